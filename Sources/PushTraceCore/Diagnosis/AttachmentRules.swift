@@ -1,0 +1,63 @@
+import PushTraceRecords
+
+/// What the system accepts as a notification attachment (`UNNotificationAttachment`): types by file extension,
+/// and the size limit of each type.
+public enum AttachmentKind: String, Sendable, CaseIterable {
+    case image, audio, video
+
+    /// The largest file the system accepts for this kind.
+    public var maxBytes: Int64 {
+        switch self {
+        case .image: 10 * 1024 * 1024
+        case .audio: 5 * 1024 * 1024
+        case .video: 50 * 1024 * 1024
+        }
+    }
+
+    /// File extensions the system recognises for this kind.
+    public var extensions: Set<String> {
+        switch self {
+        case .image: ["jpg", "jpeg", "png", "gif", "heic", "heif"]
+        case .audio: ["aif", "aiff", "wav", "mp3", "m4a"]
+        case .video: ["mp4", "m4v", "mov", "mpg", "mpeg", "avi"]
+        }
+    }
+
+    /// The kind of a file name's extension, if recognised.
+    public init?(fileExtension: String) {
+        let ext = fileExtension.lowercased()
+        guard let kind = Self.allCases.first(where: { $0.extensions.contains(ext) }) else { return nil }
+        self = kind
+    }
+
+    /// The kind named by a UTI (`public.jpeg`) or a MIME type (`image/jpeg`), if either says.
+    public init?(uti: String?, mime: String?) {
+        if let mime = mime?.lowercased() {
+            if mime.hasPrefix("image/") { self = .image; return }
+            if mime.hasPrefix("audio/") { self = .audio; return }
+            if mime.hasPrefix("video/") { self = .video; return }
+        }
+        guard let uti = uti?.lowercased() else { return nil }
+        if ["jpeg", "png", "gif", "heic", "heif", "image"].contains(where: uti.contains) { self = .image }
+        else if ["audio", "mp3", "wav", "aiff", "m4a"].contains(where: uti.contains) { self = .audio }
+        else if ["movie", "video", "mpeg-4", "mpeg", "avi"].contains(where: uti.contains) { self = .video }
+        else { return nil }
+    }
+
+    /// The last path component of a URL, without its query or fragment (SPEC §6).
+    public static func fileName(ofURL url: String) -> String {
+        var path = Substring(url)
+        if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<cut] }
+        if let scheme = path.range(of: "://") {
+            let afterHost = path[scheme.upperBound...]
+            path = afterHost.firstIndex(of: "/").map { afterHost[$0...] } ?? ""
+        }
+        return String(path.split(separator: "/").last ?? "")
+    }
+
+    /// The extension of a file name ("" when it has none).
+    public static func fileExtension(of name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
+    }
+}

@@ -1,0 +1,43 @@
+/// The answer codes of SPEC §6, in priority order: the primary cause of a notification is its first finding in
+/// this order.
+public enum Cause: String, Codable, Sendable, CaseIterable, Comparable {
+    case unknownNotification = "unknown_notification"
+    case apnsRejected = "apns_rejected"
+    case alertMissing = "alert_missing"
+    case mutableContentMissing = "mutable_content_missing"
+    case serviceNotRun = "service_not_run"
+    case serviceCrashed = "service_crashed"
+    case serviceTimeout = "service_timeout"
+    case attachmentFailed = "attachment_failed"
+    case categoryUnregistered = "category_unregistered"
+    case categoryNotHandled = "category_not_handled"
+    case interactionDisabled = "interaction_disabled"
+    case contentCrashed = "content_crashed"
+    case completionNotCalled = "completion_not_called"
+    case dismissedBeforeUpdate = "dismissed_before_update"
+    case appGroupMismatch = "app_group_mismatch"
+    case notDelivered = "not_delivered"
+    case awaitingDeviceLogs = "awaiting_device_logs"
+    case notExpanded = "not_expanded"
+    /// Not in SPEC §6: an action the content extension forwarded (`dismissAndForwardAction`) that the main app's
+    /// response handler never reported. Without it such a notification would have no fitting answer.
+    case forwardedActionUnhandled = "forwarded_action_unhandled"
+    case ok
+
+    public static func < (lhs: Cause, rhs: Cause) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+
+    /// The family a cause belongs to, for grouping in the demo and in reports.
+    public var family: String {
+        switch self {
+        case .unknownNotification, .notDelivered, .awaitingDeviceLogs: return "delivery"
+        case .apnsRejected, .alertMissing, .mutableContentMissing: return "payload"
+        case .serviceNotRun, .serviceCrashed, .serviceTimeout, .attachmentFailed: return "service extension"
+        case .categoryUnregistered, .categoryNotHandled, .interactionDisabled: return "configuration"
+        case .contentCrashed, .completionNotCalled, .dismissedBeforeUpdate, .appGroupMismatch,
+             .forwardedActionUnhandled: return "content extension"
+        case .notExpanded, .ok: return "user"
+        }
+    }
+}

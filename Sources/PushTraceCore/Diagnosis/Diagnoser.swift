@@ -1,0 +1,79 @@
+import PushTraceRecords
+
+/// Answers "why" for one notification (SPEC §6): runs every rule over its records and the config in force, and
+/// orders the findings by ``Cause`` priority. Pure: no clock, no database, no I/O.
+public struct Diagnoser: Sendable {
+    public var settings: DiagnosisSettings
+
+    public init(settings: DiagnosisSettings = .default) {
+        self.settings = settings
+    }
+
+    public func diagnose(_ input: DiagnosisInput) -> Diagnosis {
+        guard !input.entries.isEmpty else {
+            let finding = Finding(.unknownNotification,
+                                  "Nothing is stored for notification \(input.notificationID) in \(input.appID).",
+                                  evidence: [],
+                                  fix: "Check the ID (it is the apns-id / UNNotificationRequest.identifier), the app, "
+                                    + "and that the backend posts push.sent and the device has uploaded its bundles.")
+            return Diagnosis(cause: .unknownNotification, findings: [finding])
+        }
+        let facts = Facts(input)
+        var findings: [Finding] = []
+        findings += PayloadRules.findings(facts)
+        findings += ServiceRules.findings(facts)
+        findings += ConfigurationRules.findings(facts)
+        findings += ContentRules.findings(facts, settings: settings)
+        findings += DeliveryRules.findings(facts, settings: settings)
+        findings.sort { $0.code < $1.code }
+        if findings.isEmpty {
+            let ok = Finding(.ok, "Delivered, expanded, the card shown, and every action handled.",
+                             evidence: facts.all(.contentReceived) + facts.all(.contentAction), fix: "Nothing to change.")
+            findings = [ok]
+        }
+        return Diagnosis(cause: findings[0].code, findings: findings)
+    }
+}
+
+/// The records of one notification, indexed the way the rules ask for them.
+struct Facts {
+    let input: DiagnosisInput
+    let sent: TimelineEntry?
+    let deviceEntries: [TimelineEntry]
+
+    init(_ input: DiagnosisInput) {
+        self.input = input
+        self.sent = input.entries.first { $0.event == .pushSent }
+        self.deviceEntries = input.entries.filter { $0.process != .server }
+    }
+
+    var config: ConfigInForce { input.config }
+
+    func all(_ event: EventName) -> [TimelineEntry] { input.entries.filter { $0.event == event } }
+    func first(_ event: EventName) -> TimelineEntry? { input.entries.first { $0.event == event } }
+    func has(_ event: EventName) -> Bool { first(event) != nil }
+
+    /// The push's category: from `push.sent`, else as the extensions saw it.
+    var category: String? {
+        sent?.record.category ?? first(.serviceReceived)?.record.category ?? first(.contentReceived)?.record.category
+    }
+
+    /// The entry that names the category, for evidence.
+    var categoryEvidence: [TimelineEntry] {
+        [sent ?? first(.serviceReceived) ?? first(.contentReceived)].compactMap { $0 }
+    }
+
+    var shownOnDevice: [TimelineEntry] { input.entries.filter { $0.event.map(EventName.shownOnDevice.contains) ?? false } }
+}
+
+/// Formats milliseconds as seconds for sentences ("28.0 s").
+func seconds(_ ms: Int64) -> String {
+    let tenths = (ms + 50) / 100
+    return "\(tenths / 10).\(tenths % 10) s"
+}
+
+/// Formats a byte count for sentences ("31.2 MB").
+func megabytes(_ bytes: Int64) -> String {
+    let tenths = (bytes * 10 + 524_288) / 1_048_576
+    return "\(tenths / 10).\(tenths % 10) MB"
+}

@@ -1,0 +1,77 @@
+import PushTraceRecords
+
+/// One stored record as the diagnosis and the timeline see it: its corrected time and the decoded fields.
+public struct TimelineEntry: Sendable, Hashable {
+    /// Corrected time (SPEC §5), epoch milliseconds.
+    public var ts: Int64
+    /// The writer's own clock, when it differs from `ts` (corrected, or held back behind `push.sent`).
+    public var deviceTs: Int64?
+    /// The device whose bundle held the record (nil for the backend's records).
+    public var deviceID: String?
+    public var record: Record
+    /// The line as stored, with every field including those this version does not know.
+    public var json: String
+
+    public init(ts: Int64, deviceTs: Int64? = nil, deviceID: String? = nil, record: Record, json: String) {
+        self.ts = ts
+        self.deviceTs = deviceTs
+        self.deviceID = deviceID
+        self.record = record
+        self.json = json
+    }
+
+    public var event: EventName? { record.eventName }
+    public var process: ProcessKind? { record.processKind }
+}
+
+/// The config records in force for a notification (SPEC §4, §6): the latest of each process at or before the
+/// notification's first record.
+public struct ConfigInForce: Sendable, Hashable {
+    public var app: TimelineEntry?
+    public var service: TimelineEntry?
+    public var content: TimelineEntry?
+
+    public init(app: TimelineEntry? = nil, service: TimelineEntry? = nil, content: TimelineEntry? = nil) {
+        self.app = app
+        self.service = service
+        self.content = content
+    }
+
+    /// Every config present, app first.
+    public var all: [TimelineEntry] { [app, service, content].compactMap { $0 } }
+}
+
+/// What the diagnosis of one notification reads: all of it comes from the store, none of it from I/O here.
+public struct DiagnosisInput: Sendable {
+    public var appID: String
+    public var notificationID: String
+    /// The notification's event records, in time order.
+    public var entries: [TimelineEntry]
+    public var config: ConfigInForce
+    /// The latest corrected time of any record the notification's device uploaded for this app, if known.
+    public var deviceLastSeen: Int64?
+
+    public init(appID: String, notificationID: String, entries: [TimelineEntry], config: ConfigInForce = .init(),
+                deviceLastSeen: Int64? = nil) {
+        self.appID = appID
+        self.notificationID = notificationID
+        self.entries = entries.sorted { $0.ts < $1.ts }
+        self.config = config
+        self.deviceLastSeen = deviceLastSeen
+    }
+}
+
+/// Thresholds of the diagnosis a team may tune.
+public struct DiagnosisSettings: Sendable, Hashable {
+    /// How long after the push a device's later uploads must reach before silence means `not_delivered`.
+    public var notDeliveredAfterMs: Int64
+    /// How soon after a `shared.write` a `dismiss` counts as closing the card before it showed the update.
+    public var dismissWindowMs: Int64
+
+    public init(notDeliveredAfterMs: Int64 = 30 * 60_000, dismissWindowMs: Int64 = 1_000) {
+        self.notDeliveredAfterMs = notDeliveredAfterMs
+        self.dismissWindowMs = dismissWindowMs
+    }
+
+    public static let `default` = DiagnosisSettings()
+}

@@ -1,0 +1,88 @@
+import Foundation
+import PushTraceRecords
+
+/// The answer to `pushtrace why`: the diagnosis and the timeline it rests on, as JSON (SPEC §7) or text.
+public struct WhyReport: Sendable {
+    public var appID: String
+    public var notificationID: String
+    public var diagnosis: Diagnosis
+    /// The notification's events in time order, device steps never before `push.sent` (SPEC §5).
+    public var timeline: [TimelineEntry]
+
+    public init(input: DiagnosisInput, diagnosis: Diagnosis) {
+        self.appID = input.appID
+        self.notificationID = input.notificationID
+        self.diagnosis = diagnosis
+        self.timeline = Self.displayed(input.entries)
+    }
+
+    /// Holds device steps back to `push.sent` when a residual clock error would put them before it;
+    /// the writer's own time stays in `deviceTs`.
+    static func displayed(_ entries: [TimelineEntry]) -> [TimelineEntry] {
+        guard let sent = entries.first(where: { $0.event == .pushSent })?.ts else { return entries }
+        return entries.map { entry in
+            guard entry.process != .server, entry.ts < sent else { return entry }
+            var held = entry
+            held.deviceTs = entry.deviceTs ?? entry.ts
+            held.ts = sent
+            return held
+        }.sorted { ($0.ts, $0.process == .server ? 0 : 1) < ($1.ts, $1.process == .server ? 0 : 1) }
+    }
+
+    /// The JSON document of SPEC §7.
+    public var jsonValue: JSONValue {
+        .object([
+            "notification_id": .string(notificationID),
+            "app_id": appID.isEmpty ? .null : .string(appID),
+            "cause": .string(diagnosis.cause.rawValue),
+            "findings": .array(diagnosis.findings.map { finding in
+                .object([
+                    "code": .string(finding.code.rawValue),
+                    "message": .string(finding.message),
+                    "evidence": .array(finding.evidence.map(\.jsonValue)),
+                    "fix": .string(finding.fix),
+                ])
+            }),
+            "timeline": .array(timeline.map(\.jsonValue)),
+        ])
+    }
+}
+
+extension TimelineEntry {
+    /// Every field of the stored line, with `ts` the corrected time and `device_ts` the writer's own when it differs.
+    public var jsonValue: JSONValue {
+        var fields = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(json.utf8))) ?? [:]
+        fields["ts"] = .int(ts)
+        if let deviceTs { fields["device_ts"] = .int(deviceTs) }
+        return .object(fields)
+    }
+
+    /// The fields beyond the envelope, as `key=value` pairs sorted by key, for one-line display.
+    public var detail: String {
+        guard case .object(let fields) = jsonValue else { return "" }
+        let envelope: Set<String> = ["type", "ts", "device_ts", "process", "event", "notification_id"]
+        return fields.keys.sorted().filter { !envelope.contains($0) }.map { "\($0)=\(fields[$0]!.compactText)" }
+            .joined(separator: " ")
+    }
+}
+
+extension JSONValue {
+    /// The value as compact JSON, strings unquoted when they have no spaces.
+    public var compactText: String {
+        switch self {
+        case .string(let s): return s.contains(" ") || s.isEmpty ? "\"\(s)\"" : s
+        default:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "?"
+        }
+    }
+
+    /// The value as a JSON document (pretty-printed, keys sorted).
+    public func jsonText(pretty: Bool = true) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            : [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
+    }
+}

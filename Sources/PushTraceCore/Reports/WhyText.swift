@@ -1,0 +1,70 @@
+import Foundation
+import PushTraceRecords
+
+extension WhyReport {
+    /// The readable answer: the cause and its sentence first, then every finding with its fix, then the timeline
+    /// with times relative to the first step.
+    public var text: String {
+        var out = "\(notificationID)  (\(appID.isEmpty ? "no app" : appID))\n"
+        let primary = diagnosis.findings[0]
+        out += "cause: \(diagnosis.cause.rawValue)\n"
+        out += wrap(primary.message, indent: "  ") + "\n"
+        out += wrap("fix: " + primary.fix, indent: "  ") + "\n"
+        if diagnosis.findings.count > 1 {
+            out += "\nalso found:\n"
+            for finding in diagnosis.findings.dropFirst() {
+                out += wrap("\(finding.code.rawValue): \(finding.message)", indent: "  - ", hanging: "    ") + "\n"
+            }
+        }
+        guard let origin = timeline.first?.ts else { return out }
+        out += "\ntimeline (from \(Self.utc(origin)) UTC):\n"
+        for entry in timeline {
+            let relative = Self.relative(entry.ts - origin)
+            let process = (entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
+            let event = (entry.record.event ?? entry.record.type ?? "?")
+            let name = event.padding(toLength: max(event.count, 28), withPad: " ", startingAt: 0)
+            var line = "  \(relative)  \(process)\(name) \(entry.detail)"
+            if let deviceTs = entry.deviceTs { line += "  [device clock \(Self.relative(deviceTs - entry.ts))]" }
+            out += line.trimmingCharacters(in: .whitespaces) == "" ? "" : line + "\n"
+        }
+        return out
+    }
+
+    static func relative(_ ms: Int64) -> String {
+        let sign = ms < 0 ? "-" : "+"
+        let value = abs(ms)
+        let text = value >= 60_000 ? "\(value / 60_000)m\(String(format: "%04.1f", Double(value % 60_000) / 1000))s"
+            : String(format: "%.3fs", Double(value) / 1000)
+        return (sign + text).leftPadded(to: 10)
+    }
+
+    static func utc(_ ms: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate,
+                                   .withFractionalSeconds, .withSpaceBetweenDateAndTime]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}
+
+/// Wraps `text` at 78 columns.
+func wrap(_ text: String, indent: String, hanging: String? = nil, width: Int = 78) -> String {
+    var lines: [String] = []
+    var current = indent
+    for word in text.split(separator: " ") {
+        let prefixOnly = current == indent || current == (hanging ?? indent)
+        if !prefixOnly && current.count + 1 + word.count > width {
+            lines.append(current)
+            current = (hanging ?? indent) + word
+        } else {
+            current += (prefixOnly ? "" : " ") + word
+        }
+    }
+    lines.append(current)
+    return lines.joined(separator: "\n")
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import PushTraceCore
+import PushTraceRecords
+
+/// What to simulate.
+public struct SimulationOptions: Sendable {
+    public var seed: UInt64
+    public var notifications: Int
+    /// The end of the simulated period, epoch milliseconds (default Monday 2026-11-16 00:00 UTC).
+    public var end: Int64
+    public var days: Int
+
+    public init(seed: UInt64 = 42, notifications: Int = 600, end: Int64 = 1_794_787_200_000, days: Int = 14) {
+        self.seed = seed
+        self.notifications = notifications
+        self.end = end
+        self.days = days
+    }
+}
+
+/// The answer key a simulation writes beside its bundles (`scenarios.json`).
+public struct SimulationSummary: Codable, Sendable {
+    /// A notification and the cause its records were written to produce.
+    public struct Expectation: Codable, Sendable, Hashable {
+        public var appID: String
+        public var notificationID: String
+        public var cause: Cause
+
+        enum CodingKeys: String, CodingKey { case appID = "app_id", notificationID = "notification_id", cause }
+    }
+
+    public var seed: UInt64
+    public var notifications: Int
+    public var records: Int
+    public var bundles: Int
+    /// Up to three notifications per cause, to try `pushtrace why` on.
+    public var examples: [String: [Expectation]]
+    /// Every notification's expected cause (written for simulations of at most 20,000 notifications).
+    public var expected: [Expectation]?
+}
+
+/// Writes realistic bundles: three apps, their devices (some with drifted configuration, some with wrong clocks),
+/// normal traffic, and every cause of SPEC §6 at least once.
+public enum Simulator {
+    /// Simulates into `directory` (one folder per app) and writes `scenarios.json` there.
+    public static func run(_ options: SimulationOptions, into directory: URL,
+                           progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> SimulationSummary {
+        var rng = SeededRandom(seed: options.seed)
+        let start = options.end - Int64(options.days) * 86_400_000
+        let fleet = makeFleet(options, &rng)
+        var serverRecords: [String: [PendingRecord]] = [:]
+        var deviceRecords: [String: [PendingRecord]] = [:]
+        var expectations: [SimulationSummary.Expectation] = []
+        let forced = Cause.allCases.filter { $0 != .unknownNotification }
+        for i in 0..<options.notifications {
+            let cause = i < forced.count * max(1, options.notifications / 400) ? forced[i % forced.count] : weightedCause(&rng)
+            let app = SimulatedApp.all[i < forced.count * 3 ? i / forced.count % 3 : Int(rng.int(0...2))]
+            let device = pickDevice(for: cause, app: app, fleet: fleet, &rng)
+            let category = cause == .categoryNotHandled ? app.categories[1].id : rng.pick(app.categories).id
+            let latest = cause == .notDelivered ? start + (options.end - start) * 7 / 10 : options.end - 3 * 3_600_000
+            let notification = SimulatedNotification(id: rng.uuid(), device: device, category: category,
+                                                     sentTs: rng.int(start...latest), expected: cause)
+            var builder = ScenarioBuilder(notification)
+            builder.build(&rng)
+            serverRecords[app.id, default: []] += builder.server
+            deviceRecords[device.id, default: []] += builder.device
+            expectations.append(.init(appID: app.id, notificationID: notification.id, cause: cause))
+            if i % 10_000 == 9_999 { progress?(i + 1, options.notifications) }
+        }
+        progress?(options.notifications, options.notifications)
+
+        var writer = try BundleFileWriter(directory: directory)
+        for device in fleet where device.flaw != .offline {
+            var records = deviceRecords[device.id] ?? []
+            records.append(PendingRecord(ts: options.end - rng.int(60_000...2_400_000), process: .app, type: "log",
+                                         fields: [("level", "info"), ("message", "app became active")]))
+            try writer.writeDevice(device, records: records, start: start, end: options.end, &rng)
+        }
+        for app in SimulatedApp.all {
+            try writer.writeServer(app: app, records: serverRecords[app.id] ?? [], end: options.end, &rng)
+        }
+        var examples: [String: [SimulationSummary.Expectation]] = [:]
+        for expectation in expectations where examples[expectation.cause.rawValue, default: []].count < 3 {
+            examples[expectation.cause.rawValue, default: []].append(expectation)
+        }
+        let summary = SimulationSummary(seed: options.seed, notifications: options.notifications, records: writer.records,
+                                        bundles: writer.bundles, examples: examples,
+                                        expected: options.notifications <= 20_000 ? expectations : nil)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(summary).write(to: directory.appendingPathComponent("scenarios.json"))
+        return summary
+    }
+
+    private static func makeFleet(_ options: SimulationOptions, _ rng: inout SeededRandom) -> [SimulatedDevice] {
+        let perApp = max(4, options.notifications / (3 * 25))
+        var fleet: [SimulatedDevice] = []
+        for app in SimulatedApp.all {
+            let flaws = [DeviceFlaw](repeating: .none, count: perApp) + DeviceFlaw.allCases.filter { $0 != .none }
+            for flaw in flaws {
+                let roll = Double(rng.int(0...999)) / 1000
+                let skew = roll < 0.8 ? rng.int(-1_500...1_500)
+                    : roll < 0.9 ? 3_600_000 + rng.int(-2_000...2_000) : -rng.int(60_000...900_000)
+                let version = rng.pick(app.versions)
+                fleet.append(SimulatedDevice(app: app, id: "d-" + String(rng.next() & 0xFF_FFFF, radix: 16).leftPadded(6),
+                                             model: rng.pick(SimulatedDevice.models), os: rng.pick(SimulatedDevice.systems),
+                                             appVersion: version, build: String(rng.int(40...400)), skewMs: skew, flaw: flaw))
+            }
+        }
+        return fleet
+    }
+
+    private static func pickDevice(for cause: Cause, app: SimulatedApp, fleet: [SimulatedDevice],
+                                   _ rng: inout SeededRandom) -> SimulatedDevice {
+        let flaw: DeviceFlaw = switch cause {
+        case .categoryNotHandled: .plistDrift
+        case .interactionDisabled: .interactionDisabled
+        case .appGroupMismatch: .appGroupDrift
+        case .awaitingDeviceLogs: .offline
+        default: .none
+        }
+        return rng.pick(fleet.filter { $0.app.id == app.id && $0.flaw == flaw })
+    }
+
+    /// Everyday traffic: mostly fine, with the failures real apps see at realistic rates.
+    private static func weightedCause(_ rng: inout SeededRandom) -> Cause {
+        let weights: [(Cause, Int)] = [
+            (.notExpanded, 330), (.serviceTimeout, 30), (.attachmentFailed, 25), (.serviceCrashed, 10),
+            (.completionNotCalled, 10), (.apnsRejected, 10), (.dismissedBeforeUpdate, 10), (.forwardedActionUnhandled, 8),
+            (.contentCrashed, 6), (.categoryUnregistered, 6), (.awaitingDeviceLogs, 5), (.notDelivered, 5),
+            (.mutableContentMissing, 4), (.alertMissing, 3), (.serviceNotRun, 3), (.categoryNotHandled, 3),
+            (.interactionDisabled, 3), (.appGroupMismatch, 3),
+        ]
+        var roll = Int(rng.int(0...999))
+        for (cause, weight) in weights {
+            if roll < weight { return cause }
+            roll -= weight
+        }
+        return .ok
+    }
+}

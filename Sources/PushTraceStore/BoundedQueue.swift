@@ -1,0 +1,36 @@
+import Foundation
+
+/// A blocking first-in first-out queue of bounded length between two threads: `push` waits while it is full,
+/// `pop` waits while it is empty. It lets decoding (one core) run ahead of storing (the other) by a bounded amount.
+final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var elements: [Element] = []
+    private var head = 0
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func push(_ element: Element) {
+        condition.lock()
+        defer { condition.unlock() }
+        while elements.count - head >= capacity { condition.wait() }
+        elements.append(element)
+        condition.broadcast()
+    }
+
+    func pop() -> Element {
+        condition.lock()
+        defer { condition.unlock() }
+        while elements.count == head { condition.wait() }
+        let element = elements[head]
+        head += 1
+        if head > 1024, head * 2 > elements.count {
+            elements.removeFirst(head)
+            head = 0
+        }
+        condition.broadcast()
+        return element
+    }
+}

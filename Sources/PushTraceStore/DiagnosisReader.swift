@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+/// Reads what the diagnosis of one notification needs: its events, the config in force, and its device's
+/// latest upload.
+struct DiagnosisReader {
+    let db: Database
+    private let decoder = JSONDecoder()
+
+    init(_ db: Database) { self.db = db }
+
+    func input(appID: String, notificationID: String) throws -> DiagnosisInput {
+        let entries = try self.entries(appID: appID, notificationID: notificationID, type: "event")
+        let deviceID = entries.first(where: { $0.deviceID != nil })?.deviceID
+            ?? entries.first(where: { $0.event == .pushSent })?.record.deviceID
+        var config = ConfigInForce()
+        var lastSeen: Int64?
+        if let deviceID, let first = entries.first?.ts {
+            config.app = try self.config(appID: appID, deviceID: deviceID, process: .app, at: first)
+            config.service = try self.config(appID: appID, deviceID: deviceID, process: .service, at: first)
+            config.content = try self.config(appID: appID, deviceID: deviceID, process: .content, at: first)
+            lastSeen = try Int64.fetchOne(db, sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?",
+                                          arguments: [appID, deviceID])
+        }
+        return DiagnosisInput(appID: appID, notificationID: notificationID, entries: entries, config: config,
+                              deviceLastSeen: lastSeen)
+    }
+
+    /// The notification's records of one type (`event`, `log`), in time order.
+    func entries(appID: String, notificationID: String, type: String) throws -> [TimelineEntry] {
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT ts, device_ts, device_id, body FROM record
+            WHERE app_id = ? AND notification_id = ? AND type = ? ORDER BY ts, id
+            """), arguments: [appID, notificationID, type])
+        var entries: [TimelineEntry] = []
+        while let row = try rows.next() {
+            entries.append(try entry(row))
+        }
+        return entries
+    }
+
+    private func config(appID: String, deviceID: String, process: ProcessKind, at ts: Int64) throws -> TimelineEntry? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT ts, device_ts, device_id, body FROM config
+            WHERE app_id = ? AND device_id = ? AND process = ? AND ts <= ? ORDER BY ts DESC LIMIT 1
+            """), arguments: [appID, deviceID, process.rawValue, ts])
+        return try row.map(entry)
+    }
+
+    private func entry(_ row: Row) throws -> TimelineEntry {
+        let body: String = row[3]
+        let record = try decoder.decode(PushTraceRecords.Record.self, from: Data(body.utf8))
+        return TimelineEntry(ts: row[0] ?? 0, deviceTs: row[1], deviceID: row[2], record: record, json: body)
+    }
+}

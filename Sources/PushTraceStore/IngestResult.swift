@@ -1,0 +1,22 @@
+/// What storing one bundle did: the answer the CLI prints and the server returns (SPEC §8).
+public struct IngestResult: Sendable, Hashable, Codable {
+    public var appID: String
+    public var bundleID: String
+    public var accepted: Int
+    public var rejected: Int
+    /// The bundle had been stored before: nothing was stored again.
+    public var duplicate: Bool
+    /// The first rejected lines with their reasons (all are stored; this is what is shown).
+    public var rejections: [Rejection]
+    /// The device clock offset applied to every `ts` of the bundle (SPEC §5), in milliseconds.
+    public var clockOffsetMs: Int64
+
+    /// A rejected line as shown to the uploader.
+    public struct Rejection: Sendable, Hashable, Codable {
+        public var line: Int
+        public var reason: String
+    }
+
+    /// How many rejections are listed in a result.
+    public static let listedRejections = 20
+}

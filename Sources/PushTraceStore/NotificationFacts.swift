@@ -1,0 +1,111 @@
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+/// The per-notification summary row, accumulated over one bundle and merged into `notification` at its end, so
+/// that searches and reports read one row per notification and never rescan records.
+struct NotificationFacts {
+    var deviceID: String?
+    var deviceIDFromDevice = false
+    var category: String?
+    var categoryFromPush = false
+    var appVersion: String?
+    var os: String?
+    var firstTs: Int64?
+    var lastTs: Int64?
+    var sentTs: Int64?
+    var apnsStatus: Int64?
+    var hasAlert: Bool?
+    var mutableContent: Bool?
+    var serviceReceived = false
+    var serviceDelivered = false
+    var serviceExpired = false
+    var serviceMs: Int64?
+    var serviceCrashed = false
+    var contentReceived = false
+    var contentCrashed = false
+    var actions = 0
+    var appResponses = 0
+    var records = 0
+
+    mutating func add(_ record: PushTraceRecords.Record, ts: Int64?, manifest: Manifest) {
+        records += 1
+        if let ts {
+            firstTs = min(firstTs ?? ts, ts)
+            lastTs = max(lastTs ?? ts, ts)
+        }
+        if !manifest.isFromServer {
+            deviceID = manifest.deviceID
+            deviceIDFromDevice = true
+            appVersion = manifest.appVersion ?? appVersion
+            os = manifest.os ?? os
+        }
+        guard record.recordType == .event, let event = record.eventName else { return }
+        switch event {
+        case .pushSent:
+            sentTs = ts
+            hasAlert = record.hasAlert
+            mutableContent = record.mutableContent
+            if let category = record.category { self.category = category; categoryFromPush = true }
+            if !deviceIDFromDevice { deviceID = record.deviceID ?? deviceID }
+        case .pushAPNsResponse:
+            apnsStatus = record.status
+        case .serviceReceived, .contentReceived:
+            if event == .serviceReceived { serviceReceived = true } else { contentReceived = true }
+            if !categoryFromPush, category == nil { category = record.category }
+        case .serviceDelivered:
+            serviceDelivered = true
+            if !serviceExpired { serviceMs = record.elapsedMs }
+        case .serviceExpired:
+            serviceExpired = true
+            serviceMs = record.elapsedMs
+        case .serviceAbnormalExit: serviceCrashed = true
+        case .contentAbnormalExit: contentCrashed = true
+        case .contentAction: actions += 1
+        case .appResponse: appResponses += 1
+        default: break
+        }
+    }
+
+    /// Merges these facts into the stored summary and marks its cause for settling.
+    func upsert(_ db: Database, appID: String, notificationID: String) throws {
+        let statement = try db.cachedStatement(sql: Self.upsertSQL)
+        statement.setUncheckedArguments([
+            appID, notificationID, deviceID, category, appVersion, os, firstTs, lastTs, sentTs, apnsStatus,
+            hasAlert, mutableContent, serviceReceived, serviceDelivered, serviceExpired, serviceMs, serviceCrashed,
+            contentReceived, contentCrashed, actions, appResponses, records, deviceIDFromDevice, categoryFromPush,
+        ])
+        try statement.execute()
+    }
+
+    private static let upsertSQL = """
+        INSERT INTO notification (app_id, notification_id, device_id, category, app_version, os, first_ts, last_ts,
+            sent_ts, apns_status, has_alert, mutable_content, service_received, service_delivered, service_expired,
+            service_ms, service_crashed, content_received, content_crashed, actions, app_responses, records, cause)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, NULL)
+        ON CONFLICT (app_id, notification_id) DO UPDATE SET
+            device_id = CASE WHEN ?23 THEN excluded.device_id ELSE coalesce(notification.device_id, excluded.device_id) END,
+            category = CASE WHEN ?24 THEN excluded.category ELSE coalesce(notification.category, excluded.category) END,
+            app_version = coalesce(excluded.app_version, notification.app_version),
+            os = coalesce(excluded.os, notification.os),
+            first_ts = min(coalesce(notification.first_ts, excluded.first_ts), coalesce(excluded.first_ts, notification.first_ts)),
+            last_ts = max(coalesce(notification.last_ts, excluded.last_ts), coalesce(excluded.last_ts, notification.last_ts)),
+            sent_ts = coalesce(notification.sent_ts, excluded.sent_ts),
+            apns_status = coalesce(excluded.apns_status, notification.apns_status),
+            has_alert = coalesce(excluded.has_alert, notification.has_alert),
+            mutable_content = coalesce(excluded.mutable_content, notification.mutable_content),
+            service_received = max(notification.service_received, excluded.service_received),
+            service_delivered = max(notification.service_delivered, excluded.service_delivered),
+            service_expired = max(notification.service_expired, excluded.service_expired),
+            service_ms = CASE WHEN excluded.service_expired THEN excluded.service_ms
+                              WHEN notification.service_expired THEN notification.service_ms
+                              ELSE coalesce(excluded.service_ms, notification.service_ms) END,
+            service_crashed = max(notification.service_crashed, excluded.service_crashed),
+            content_received = max(notification.content_received, excluded.content_received),
+            content_crashed = max(notification.content_crashed, excluded.content_crashed),
+            actions = notification.actions + excluded.actions,
+            app_responses = notification.app_responses + excluded.app_responses,
+            records = notification.records + excluded.records,
+            cause = NULL
+        """
+}

@@ -1,0 +1,105 @@
+import GRDB
+
+/// The database schema, as named, ordered migrations. `docs/schema.md` describes every table for `pushtrace sql`.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-bundles-records-summaries") { db in
+            try db.execute(sql: """
+                CREATE TABLE bundle (
+                    id INTEGER PRIMARY KEY,
+                    app_id TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    device_id TEXT,
+                    app_version TEXT,
+                    build TEXT,
+                    os TEXT,
+                    device_model TEXT,
+                    sdk TEXT,
+                    uploaded_at INTEGER,
+                    received_at INTEGER NOT NULL,
+                    clock_offset_ms INTEGER NOT NULL,
+                    source TEXT,
+                    accepted INTEGER NOT NULL DEFAULT 0,
+                    rejected INTEGER NOT NULL DEFAULT 0,
+                    UNIQUE (app_id, bundle_id)
+                );
+                CREATE TABLE record (
+                    id INTEGER PRIMARY KEY,
+                    bundle_ref INTEGER NOT NULL REFERENCES bundle(id),
+                    line INTEGER NOT NULL,
+                    app_id TEXT NOT NULL,
+                    device_id TEXT,
+                    type TEXT NOT NULL,
+                    process TEXT,
+                    event TEXT,
+                    notification_id TEXT,
+                    ts INTEGER,
+                    device_ts INTEGER,
+                    body TEXT NOT NULL
+                );
+                CREATE INDEX record_by_notification ON record(app_id, notification_id, ts)
+                    WHERE notification_id IS NOT NULL;
+                CREATE TABLE rejected_line (
+                    id INTEGER PRIMARY KEY,
+                    bundle_ref INTEGER NOT NULL REFERENCES bundle(id),
+                    line INTEGER NOT NULL,
+                    reason TEXT NOT NULL,
+                    raw BLOB NOT NULL
+                );
+                CREATE TABLE config (
+                    id INTEGER PRIMARY KEY,
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    process TEXT NOT NULL,
+                    ts INTEGER NOT NULL,
+                    device_ts INTEGER,
+                    app_group TEXT,
+                    body TEXT NOT NULL,
+                    UNIQUE (app_id, device_id, process, ts, body)
+                );
+                CREATE TABLE device (
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    first_seen INTEGER NOT NULL,
+                    last_seen INTEGER NOT NULL,
+                    app_version TEXT,
+                    os TEXT,
+                    device_model TEXT,
+                    PRIMARY KEY (app_id, device_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE notification (
+                    app_id TEXT NOT NULL,
+                    notification_id TEXT NOT NULL,
+                    device_id TEXT,
+                    category TEXT,
+                    app_version TEXT,
+                    os TEXT,
+                    first_ts INTEGER,
+                    last_ts INTEGER,
+                    sent_ts INTEGER,
+                    apns_status INTEGER,
+                    has_alert INTEGER,
+                    mutable_content INTEGER,
+                    service_received INTEGER NOT NULL DEFAULT 0,
+                    service_delivered INTEGER NOT NULL DEFAULT 0,
+                    service_expired INTEGER NOT NULL DEFAULT 0,
+                    service_ms INTEGER,
+                    service_crashed INTEGER NOT NULL DEFAULT 0,
+                    content_received INTEGER NOT NULL DEFAULT 0,
+                    content_crashed INTEGER NOT NULL DEFAULT 0,
+                    actions INTEGER NOT NULL DEFAULT 0,
+                    app_responses INTEGER NOT NULL DEFAULT 0,
+                    records INTEGER NOT NULL DEFAULT 0,
+                    cause TEXT,
+                    PRIMARY KEY (app_id, notification_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX notification_by_time ON notification(app_id, first_ts);
+                CREATE INDEX notification_unsettled ON notification(app_id) WHERE cause IS NULL;
+                CREATE INDEX notification_awaiting ON notification(app_id, device_id)
+                    WHERE cause = 'awaiting_device_logs';
+                """)
+        }
+        return migrator
+    }
+}

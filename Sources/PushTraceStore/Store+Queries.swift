@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+extension Store {
+    /// The apps that have records for a notification ID (normally one).
+    public func apps(forNotification id: String) throws -> [String] {
+        let key = NotificationKey.normalize(id)
+        return try pool.read { db in
+            try String.fetchAll(db, sql: "SELECT app_id FROM notification WHERE notification_id = ? ORDER BY app_id",
+                                arguments: [key])
+        }
+    }
+
+    /// The answer to `why` for one notification of one app (an `unknown_notification` answer when nothing is stored).
+    public func why(appID: String, notificationID: String) throws -> WhyReport {
+        let key = NotificationKey.normalize(notificationID)
+        let input = try pool.read { db in try DiagnosisReader(db).input(appID: appID, notificationID: key) }
+        return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
+    }
+
+    /// The `log` records of one notification from every process, in time order.
+    public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
+        let key = NotificationKey.normalize(notificationID)
+        return try pool.read { db in try DiagnosisReader(db).entries(appID: appID, notificationID: key, type: "log") }
+    }
+
+    /// Notifications matching `query`, newest first, from the per-notification summaries.
+    public func search(_ query: SearchQuery) throws -> [NotificationSummary] {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        if let app = query.appID { conditions.append("app_id = ?"); arguments.append(app) }
+        if let cause = query.cause { conditions.append("cause = ?"); arguments.append(cause.rawValue) }
+        if let category = query.category { conditions.append("category = ?"); arguments.append(category) }
+        if let device = query.deviceID { conditions.append("device_id = ?"); arguments.append(device) }
+        if let since = query.since { conditions.append("first_ts >= ?"); arguments.append(since) }
+        if let until = query.until { conditions.append("first_ts < ?"); arguments.append(until) }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        arguments.append(query.limit)
+        return try pool.read { db in
+            try NotificationSummary.fetchAll(db, sql: """
+                SELECT * FROM notification \(whereClause) ORDER BY first_ts DESC, notification_id LIMIT ?
+                """, arguments: StatementArguments(arguments))
+        }
+    }
+}
+
+/// Filters of `pushtrace search`; every one is optional.
+public struct SearchQuery: Sendable {
+    public var appID: String?
+    public var cause: Cause?
+    public var category: String?
+    public var deviceID: String?
+    /// Inclusive lower bound on the notification's first record, epoch milliseconds.
+    public var since: Int64?
+    /// Exclusive upper bound.
+    public var until: Int64?
+    public var limit: Int
+
+    public init(appID: String? = nil, cause: Cause? = nil, category: String? = nil, deviceID: String? = nil,
+                since: Int64? = nil, until: Int64? = nil, limit: Int = 50) {
+        self.appID = appID
+        self.cause = cause
+        self.category = category
+        self.deviceID = deviceID
+        self.since = since
+        self.until = until
+        self.limit = limit
+    }
+}
+
+/// One row of the per-notification summary (`notification` table).
+public struct NotificationSummary: Codable, Sendable, Hashable, FetchableRecord {
+    public var appID: String
+    public var notificationID: String
+    public var deviceID: String?
+    public var category: String?
+    public var appVersion: String?
+    public var os: String?
+    public var firstTs: Int64?
+    public var lastTs: Int64?
+    public var sentTs: Int64?
+    public var apnsStatus: Int64?
+    public var serviceMs: Int64?
+    public var actions: Int
+    public var records: Int
+    /// The primary cause; nil until settled.
+    public var cause: String?
+
+    enum CodingKeys: String, CodingKey {
+        case appID = "app_id", notificationID = "notification_id", deviceID = "device_id", category
+        case appVersion = "app_version", os, firstTs = "first_ts", lastTs = "last_ts", sentTs = "sent_ts"
+        case apnsStatus = "apns_status", serviceMs = "service_ms", actions, records, cause
+    }
+}

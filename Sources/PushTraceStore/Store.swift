@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import PushTraceCore
+
+/// The pushtrace database: one SQLite file in WAL mode, read by many, written by one.
+///
+/// Every bundle is stored in one transaction, so a bundle is either wholly stored or not at all.
+public final class Store: Sendable {
+    /// How hard a commit works to survive failures (`PRAGMA synchronous`).
+    public enum Durability: String, Sendable, CaseIterable {
+        /// WAL with `synchronous = NORMAL`: a committed bundle survives the process being killed; the last
+        /// commits may be lost if the machine loses power.
+        case normal
+        /// `synchronous = FULL`: a committed bundle also survives power loss, at the cost of an fsync per commit.
+        case full
+    }
+
+    /// Where the database lives.
+    public let path: String
+    /// The connections (one writer, concurrent readers).
+    public let pool: DatabasePool
+    /// The thresholds used when causes are settled.
+    public let settings: DiagnosisSettings
+
+    /// Opens (creating and migrating when needed) the database at `path`.
+    public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default) throws {
+        self.path = path
+        self.settings = settings
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        try Schema.migrator.migrate(pool)
+    }
+
+    /// Opens an existing database for reading only; nothing can be written through it.
+    public static func openReadOnly(path: String) throws -> DatabaseQueue {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError.missingDatabase(path)
+        }
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+}
+
+/// Failures of the store a user can act on.
+public enum StoreError: Error, CustomStringConvertible, Sendable {
+    case missingDatabase(String)
+
+    public var description: String {
+        switch self {
+        case .missingDatabase(let path):
+            return "no database at \(path): ingest bundles first (pushtrace ingest --db \(path) FILE…)"
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import PushTraceCore
+import PushTraceRecords
+import PushTraceStore
+
+struct Ingest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Store bundle files (gzip or plain NDJSON) exactly as the server would.",
+        discussion: """
+            Each file is one bundle, stored in one transaction: a file that cannot be decoded as a whole (truncated \
+            gzip, no manifest, over the size limit) changes nothing; a bad line is rejected on its own, kept with \
+            its reason, and the rest is stored. A bundle already stored (same app_id and bundle_id) is reported as \
+            a duplicate and stored nothing twice.
+
+            Device clocks are corrected per bundle (SPEC §5) against the time the file was received, taken by \
+            default from its modification time.
+
+            Examples:
+              pushtrace ingest bundles/net.rorklab.dailypick/*.ndjson.gz
+              pushtrace ingest --db /var/lib/pushtrace.sqlite --received-at now upload.ndjson.gz
+
+            Exit status: 0 when every file was stored (lines rejected on their own included), 2 when a file was \
+            refused or could not be read.
+            """)
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Argument(help: ArgumentHelp("Bundle files.", valueName: "file"))
+    var files: [String]
+
+    @Option(help: ArgumentHelp("""
+        When the files were received: 'mtime' (each file's modification time), 'now', or an instant \
+        (2026-11-10T08:30:00Z or epoch ms).
+        """, valueName: "when"))
+    var receivedAt = "mtime"
+
+    @Option(help: ArgumentHelp("Refuse a bundle that decompresses to more than this many MiB.", valueName: "MiB"))
+    var maxDecompressedMib = 64
+
+    @Option(help: ArgumentHelp("Reject a line longer than this many KiB.", valueName: "KiB"))
+    var maxLineKib = 1024
+
+    @Option(help: "text: a line per file; json: one document.")
+    var format: OutputFormat = .text
+
+    @Flag(help: "Print only problems and the totals.")
+    var quiet = false
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("name at least one bundle file") }
+        if maxDecompressedMib < 1 { throw ValidationError("--max-decompressed-mib must be at least 1") }
+        if maxLineKib < 1 { throw ValidationError("--max-line-kib must be at least 1") }
+    }
+
+    func run() throws {
+        let received: FileIngestor.ReceivedAt = switch receivedAt {
+        case "mtime": .fileModificationTime
+        case "now": .now
+        default: .fixed(try Instant.parse(receivedAt, option: "--received-at"))
+        }
+        let store = try Store(path: database.db)
+        let limits = BundleLimits(maxDecompressedBytes: maxDecompressedMib << 20, maxLineBytes: maxLineKib << 10)
+        let ingestor = FileIngestor(store: store, limits: limits, receivedAt: received)
+        var totals = (accepted: 0, rejected: 0, duplicates: 0, refused: 0)
+        var documents: [JSONValue] = []
+        let started = Date()
+        try ingestor.ingest(paths: files) { path, outcome in
+            switch outcome {
+            case .stored(let result):
+                if result.duplicate { totals.duplicates += 1 } else {
+                    totals.accepted += result.accepted
+                    totals.rejected += result.rejected
+                }
+                documents.append(.object([
+                    "file": .string(path), "app_id": .string(result.appID), "bundle_id": .string(result.bundleID),
+                    "accepted": .int(Int64(result.accepted)), "rejected": .int(Int64(result.rejected)),
+                    "duplicate": .bool(result.duplicate), "clock_offset_ms": .int(result.clockOffsetMs),
+                    "rejections": .array(result.rejections.map {
+                        .object(["line": .int(Int64($0.line)), "reason": .string($0.reason)])
+                    }),
+                ]))
+                guard format == .text, !quiet || result.rejected > 0 else { return }
+                var line = "\(path): accepted \(result.accepted), rejected \(result.rejected)"
+                if result.duplicate { line += ", duplicate (already stored; nothing stored again)" }
+                if result.clockOffsetMs != 0 { line += ", device clock corrected by \(Self.offset(result.clockOffsetMs))" }
+                print(line)
+                for rejection in result.rejections { print("  \(path):\(rejection.line): rejected: \(rejection.reason)") }
+                if result.rejected > result.rejections.count {
+                    print("  … and \(result.rejected - result.rejections.count) more rejected lines (see the rejected_line table)")
+                }
+            case .refused(let error):
+                totals.refused += 1
+                documents.append(.object(["file": .string(path), "error": .string(error.description)]))
+                printError("\(path)\(error.line.map { ":\($0)" } ?? ""): refused, nothing stored: \(error.message)")
+            case .unreadable(let why):
+                totals.refused += 1
+                documents.append(.object(["file": .string(path), "error": .string(why)]))
+                printError("\(path): \(why)")
+            }
+        }
+        let seconds = max(Date().timeIntervalSince(started), 0.001)
+        let settled = try store.settleCauses { done, total in
+            if total >= 20_000 { printError("diagnosed \(done) of \(total) notifications") }
+        }
+        let rate = Int(Double(totals.accepted) / seconds)
+        if format == .json {
+            print(JSONValue.object([
+                "files": .array(documents),
+                "accepted": .int(Int64(totals.accepted)), "rejected": .int(Int64(totals.rejected)),
+                "duplicates": .int(Int64(totals.duplicates)), "refused": .int(Int64(totals.refused)),
+                "notifications_diagnosed": .int(Int64(settled)),
+            ]).jsonText())
+        } else {
+            print("\(files.count) files: \(totals.accepted) records accepted, \(totals.rejected) rejected, "
+                  + "\(totals.duplicates) duplicate bundles, \(totals.refused) refused; "
+                  + "\(settled) notifications diagnosed (\(rate) records/s stored)")
+        }
+        if totals.refused > 0 { throw ExitCode(2) }
+    }
+
+    static func offset(_ ms: Int64) -> String {
+        let sign = ms < 0 ? "-" : "+"
+        let value = abs(ms)
+        return value >= 60_000 ? "\(sign)\(value / 60_000) min \((value % 60_000) / 1000) s" : "\(sign)\(value / 1000) s"
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import PushTraceCore
+import PushTraceRecords
+import PushTraceStore
+
+struct Logs: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The log lines of one notification from every process, in time order.",
+        discussion: """
+            What the app and its extensions logged with this notification's ID (records of type `log`), merged \
+            in corrected time.
+
+            Example:
+              pushtrace logs 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
+            """)
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: ArgumentHelp("The app, when the ID is stored for several.", valueName: "app-id")) var app: String?
+    @Argument(help: ArgumentHelp("The notification ID.", valueName: "notification-id")) var notificationID: String
+    @Option(help: "text or json.") var format: OutputFormat = .text
+
+    func run() throws {
+        let store = try database.existingStore()
+        let apps = try app.map { [$0] } ?? store.apps(forNotification: notificationID)
+        guard apps.count == 1 else {
+            if apps.isEmpty {
+                printError("nothing is stored for notification \(notificationID)")
+                throw NegativeAnswer()
+            }
+            throw UsageError("notification \(notificationID) is stored for \(apps.count) apps: "
+                             + apps.joined(separator: ", ") + "; say which with --app")
+        }
+        let entries = try store.logs(appID: apps[0], notificationID: notificationID)
+        if format == .json {
+            print(JSONValue.array(entries.map(\.jsonValue)).jsonText())
+            return
+        }
+        for entry in entries {
+            let process = (entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
+            let level = (entry.record.level ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
+            print("\(Instant.format(entry.ts))  \(process)\(level)\(entry.record.message ?? "")")
+        }
+        if entries.isEmpty { print("no log lines for \(notificationID) in \(apps[0])") }
+    }
+}

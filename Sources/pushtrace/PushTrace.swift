@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+
+/// The `pushtrace` command: ingest log bundles, then ask why a notification's card did or did not show.
+struct PushTrace: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushtrace",
+        abstract: "Push-notification observability for iOS apps: why did the rich notification not show?",
+        discussion: """
+            pushtrace correlates what the app, its Notification Service Extension and its Notification Content \
+            Extension recorded about every push, per notification ID, in one SQLite file.
+
+            A first session:
+              pushtrace simulate --out bundles          # realistic bundles, every failure cause
+              pushtrace ingest bundles/*/*               # into ./pushtrace.sqlite
+              pushtrace search --cause service_timeout  # which notifications timed out?
+              pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
+            """,
+        subcommands: [Ingest.self, Why.self, Search.self, Logs.self, SQL.self, Simulate.self])
+}
+
+/// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A negative answer the caller asked about (an unknown notification): exit status 1, output already printed.
+struct NegativeAnswer: Error {}
+
+@main
+enum Main {
+    static func main() {
+        do {
+            var command = try PushTrace.parseAsRoot()
+            try command.run()
+        } catch let error as UsageError {
+            FileHandle.standardError.write(Data("pushtrace: \(error.description)\n".utf8))
+            exit(2)
+        } catch is NegativeAnswer {
+            exit(1)
+        } catch {
+            let code = PushTrace.exitCode(for: error)
+            if code == .success { PushTrace.exit(withError: error) } // --help
+            // Anything else is bad usage or bad input (SPEC §7: exit status 2), said on stderr.
+            FileHandle.standardError.write(Data("\(PushTrace.fullMessage(for: error))\n".utf8))
+            exit(2)
+        }
+    }
+}

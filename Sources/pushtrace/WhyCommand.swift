@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import PushTraceCore
+import PushTraceStore
+
+struct Why: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Why did a notification's custom card (or its button) not work? The cause, the evidence, the fix.",
+        discussion: """
+            Prints the primary cause with a sentence and what to change, every other finding, and the timeline of \
+            the notification's steps across the backend, the service extension, the content extension and the app \
+            (times relative to the first step, device clocks corrected).
+
+            Examples:
+              pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
+              pushtrace why --app net.rorklab.dailypick 6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10 --format json
+
+            Exit status: 0 with an answer, 1 when nothing is stored for the ID (unknown_notification), 2 when the \
+            ID is stored for several apps and --app does not say which.
+            """)
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: ArgumentHelp("The app, when the ID is stored for several.", valueName: "app-id"))
+    var app: String?
+
+    @Argument(help: ArgumentHelp("The notification ID: the apns-id, as UNNotificationRequest.identifier shows it.",
+                                 valueName: "notification-id"))
+    var notificationID: String
+
+    @Option(help: "text (readable) or json (SPEC §7).")
+    var format: OutputFormat = .text
+
+    func run() throws {
+        let store = try database.existingStore()
+        var appID = app
+        if appID == nil {
+            let apps = try store.apps(forNotification: notificationID)
+            if apps.count > 1 {
+                throw UsageError("notification \(notificationID) is stored for \(apps.count) apps: "
+                                 + apps.joined(separator: ", ") + "; say which with --app")
+            }
+            appID = apps.first
+        }
+        let report = try store.why(appID: appID ?? "", notificationID: notificationID)
+        print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")
+        if report.diagnosis.cause == .unknownNotification { throw NegativeAnswer() }
+    }
+}
