@@ -22,10 +22,13 @@ extension WhyReport {
             let relative = Self.relative(entry.ts - origin)
             let process = (entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
             let event = (entry.record.event ?? entry.record.type ?? "?")
-            let name = event.padding(toLength: max(event.count, 28), withPad: " ", startingAt: 0)
-            var line = "  \(relative)  \(process)\(name) \(entry.detail)"
-            if let deviceTs = entry.deviceTs { line += "  [device clock \(Self.relative(deviceTs - entry.ts))]" }
-            out += line.trimmingCharacters(in: .whitespaces) == "" ? "" : line + "\n"
+            let name = event
+            var detail = entry.detail
+            if let deviceTs = entry.deviceTs {
+                detail += " [device clock \(Self.relative(deviceTs - entry.ts).trimmingCharacters(in: .whitespaces))]"
+            }
+            out += "  \(relative)  \(process)\(name)\n"
+            if !detail.isEmpty { out += wrap(detail, indent: String(repeating: " ", count: 14)) + "\n" }
         }
         return out
     }
@@ -33,7 +36,8 @@ extension WhyReport {
     static func relative(_ ms: Int64) -> String {
         let sign = ms < 0 ? "-" : "+"
         let value = abs(ms)
-        let text = value >= 60_000 ? "\(value / 60_000)m\(String(format: "%04.1f", Double(value % 60_000) / 1000))s"
+        let text = value >= 3_600_000 ? "\(value / 3_600_000)h\(String(format: "%02d", value % 3_600_000 / 60_000))m"
+            : value >= 60_000 ? "\(value / 60_000)m\(String(format: "%04.1f", Double(value % 60_000) / 1000))s"
             : String(format: "%.3fs", Double(value) / 1000)
         return (sign + text).leftPadded(to: 10)
     }

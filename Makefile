@@ -1,0 +1,36 @@
+# pushtrace — make demo, make test. Everything a fresh machine needs is installed from here.
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian packages the build and the tests need: SQLite and zlib headers, the sqlite3 shell (benchmarks).
+DEBS := libsqlite3-dev zlib1g-dev sqlite3
+
+.PHONY: all deps build release test demo bench-ingest clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product pushtrace
+
+test: deps
+	$(SWIFT) test
+
+# Simulated bundles into ./pushtrace.sqlite, then the answer for one notification of each cause family.
+demo: release
+	scripts/demo.sh
+
+# Ingest benchmark: pushtrace ingest against sqlite3's .import of the same rows (docs/PERFORMANCE.md).
+bench-ingest: release
+	scripts/bench-ingest.sh
+
+clean:
+	rm -rf .build demo-bundles pushtrace.sqlite pushtrace.sqlite-wal pushtrace.sqlite-shm
