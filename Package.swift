@@ -34,6 +34,7 @@ let package = Package(
         ]),
         .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords"]),
         .testTarget(name: "PushTraceStoreTests", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
             "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
         ]),
         .testTarget(name: "PushTraceCLITests", dependencies: ["PushTraceSimulator", "PushTraceCore"]),

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceStore
+
+/// A store in a fresh temporary folder, removed when the test ends.
+final class TemporaryStore {
+    let directory: URL
+    let store: Store
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// Stores one bundle's bytes as the CLI and the server do.
+    @discardableResult
+    func ingest(_ bytes: [UInt8], receivedAt: Int64 = 1_763_622_004_000) throws -> IngestResult {
+        let decoder = BundleDecoder(encoding: .sniff)
+        return try store.ingest(source: "test", receivedAt: receivedAt) { sink in
+            try bytes.withUnsafeBytes { try decoder.consume($0, sink) }
+            try decoder.finish(sink)
+        }
+    }
+
+    @discardableResult
+    func ingest(_ lines: [String], receivedAt: Int64 = 1_763_622_004_000) throws -> IngestResult {
+        try ingest(Array(lines.map { $0 + "\n" }.joined().utf8), receivedAt: receivedAt)
+    }
+
+    /// Row counts of every table: what "nothing changed" is checked against.
+    func counts() throws -> [String: Int] {
+        try store.pool.read { db in
+            var counts: [String: Int] = [:]
+            for table in ["bundle", "record", "rejected_line", "config", "device", "notification"] {
+                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
+            }
+            return counts
+        }
+    }
+}
+
+/// Lines of small bundles for store tests.
+enum Lines {
+    static let t0: Int64 = 1_763_622_000_000
+
+    static func manifest(app: String = "net.rorklab.dailypick", bundle: String = UUID().uuidString, device: String? = "d-1",
+                         uploadedAt: Int64? = nil) -> String {
+        var line = #"{"type":"manifest","schema":1,"bundle_id":"\#(bundle)","app_id":"\#(app)""#
+        if let device { line += #","device_id":"\#(device)""# }
+        if let uploadedAt { line += #","uploaded_at":\#(uploadedAt)"# }
+        return line + "}"
+    }
+
+    static func sent(_ id: String, at: Int64 = t0, device: String = "d-1", category: String = "DAILY_PICK") -> [String] {
+        [
+            #"{"type":"event","ts":\#(at),"process":"server","event":"push.sent","notification_id":"\#(id)","category":"\#(category)","mutable_content":true,"has_alert":true,"payload_bytes":700,"device_id":"\#(device)"}"#,
+            #"{"type":"event","ts":\#(at + 100),"process":"server","event":"push.apns_response","notification_id":"\#(id)","status":200}"#,
+        ]
+    }
+
+    static func serviceSteps(_ id: String, at: Int64 = t0 + 800, expired: Bool = false) -> [String] {
+        var lines = [
+            #"{"type":"event","ts":\#(at),"process":"service","event":"service.received","notification_id":"\#(id)","category":"DAILY_PICK"}"#,
+            #"{"type":"log","ts":\#(at + 1),"process":"service","level":"info","message":"downloading","notification_id":"\#(id)"}"#,
+        ]
+        if expired {
+            lines.append(#"{"type":"event","ts":\#(at + 29_900),"process":"service","event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900}"#)
+        } else {
+            lines.append(#"{"type":"event","ts":\#(at + 400),"process":"service","event":"service.delivered","notification_id":"\#(id)","elapsed_ms":400}"#)
+        }
+        return lines
+    }
+}

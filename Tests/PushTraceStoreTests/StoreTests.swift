@@ -1,0 +1,128 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceSimulator
+import PushTraceStore
+import Testing
+
+@Suite("Store: ingest, correlation, idempotency")
+struct StoreTests {
+    @Test("every simulated notification gets the cause it was written to produce")
+    func simulatedCauses() throws {
+        let temporary = try TemporaryStore()
+        let bundles = temporary.directory.appendingPathComponent("bundles")
+        let summary = try Simulator.run(SimulationOptions(seed: 7, notifications: 400), into: bundles)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: bundles.path)
+            .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
+        var stored = 0
+        try FileIngestor(store: temporary.store).ingest(paths: files) { path, outcome in
+            guard case .stored(let result) = outcome else { Issue.record("\(path): \(outcome)"); return }
+            #expect(result.rejected == 0)
+            stored += result.accepted
+        }
+        #expect(stored == summary.records)
+        try temporary.store.settleCauses()
+        let expected = try #require(summary.expected)
+        #expect(Set(expected.map(\.cause)) == Set(Cause.allCases).subtracting([.unknownNotification]))
+        for expectation in expected {
+            let why = try temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
+            #expect(why.diagnosis.cause == expectation.cause, "\(expectation.notificationID)")
+        }
+        let timeouts = try temporary.store.search(SearchQuery(cause: .serviceTimeout, limit: 1000))
+        #expect(timeouts.count == expected.filter { $0.cause == .serviceTimeout }.count)
+    }
+
+    @Test("the same bundle twice is a duplicate and changes no count")
+    func duplicate() throws {
+        let temporary = try TemporaryStore()
+        let bundle = [Lines.manifest(bundle: "b-1")] + Lines.serviceSteps("n-1")
+        let first = try temporary.ingest(bundle)
+        let before = try temporary.counts()
+        let second = try temporary.ingest(bundle)
+        #expect(!first.duplicate && second.duplicate)
+        #expect(second.accepted == first.accepted)
+        #expect(try temporary.counts() == before)
+    }
+
+    @Test("one notification ID in two apps stays two notifications")
+    func appsIsolated() throws {
+        let temporary = try TemporaryStore()
+        try temporary.ingest([Lines.manifest(app: "app.one", device: "server")] + Lines.sent("shared-id"))
+        try temporary.ingest([Lines.manifest(app: "app.two")] + Lines.serviceSteps("shared-id", expired: true))
+        #expect(try temporary.store.apps(forNotification: "shared-id") == ["app.one", "app.two"])
+        #expect(try temporary.store.why(appID: "app.one", notificationID: "shared-id").timeline.count == 2)
+        #expect(try temporary.store.why(appID: "app.two", notificationID: "shared-id").diagnosis.cause == .serviceTimeout)
+    }
+
+    @Test("an uppercase device ID and a lowercase push.sent ID are one notification")
+    func caseInsensitiveUUIDs() throws {
+        let temporary = try TemporaryStore()
+        let id = "6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10"
+        try temporary.ingest([Lines.manifest(device: "server")] + Lines.sent(id.lowercased()))
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps(id))
+        #expect(try temporary.counts()["notification"] == 1)
+        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: id)
+        #expect(why.timeline.map(\.record.event) == ["push.sent", "push.apns_response", "service.received", "service.delivered"])
+    }
+
+    @Test("a device clock an hour ahead is corrected, the raw time kept, and steps follow push.sent")
+    func clockCorrection() throws {
+        let temporary = try TemporaryStore()
+        let hour: Int64 = 3_600_000
+        let receivedAt = Lines.t0 + 60_000
+        try temporary.ingest([Lines.manifest(device: "server")] + Lines.sent("n-1"))
+        let result = try temporary.ingest([Lines.manifest(uploadedAt: receivedAt + hour)]
+                                          + Lines.serviceSteps("n-1", at: Lines.t0 + 800 + hour), receivedAt: receivedAt)
+        #expect(result.clockOffsetMs == -hour)
+        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        let received = try #require(why.timeline.first { $0.record.event == "service.received" })
+        #expect(received.ts == Lines.t0 + 800)
+        #expect(received.deviceTs == Lines.t0 + 800 + hour)
+        #expect(why.timeline.first?.record.event == "push.sent")
+    }
+
+    @Test("a bundle refused as a whole changes nothing")
+    func wholeBundleFailure() throws {
+        let temporary = try TemporaryStore()
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-0"))
+        let before = try temporary.counts()
+        let body = Deflater.gzip(Array(([Lines.manifest()] + Lines.serviceSteps("n-1")).joined(separator: "\n").utf8))
+        #expect(throws: BundleError.self) { try temporary.ingest(Array(body.dropLast(5))) }
+        #expect(try temporary.counts() == before)
+    }
+
+    @Test("a bad line is rejected alone, kept raw with its reason, and the rest is stored")
+    func badLineAlone() throws {
+        let temporary = try TemporaryStore()
+        let bad = #"{"type":"event","ts":1763622001,"process":"service","event":"service.received","notification_id":"n-1"}"#
+        let result = try temporary.ingest([Lines.manifest(), bad] + Lines.serviceSteps("n-1"))
+        #expect(result.accepted == 3 && result.rejected == 1)
+        #expect(result.rejections.first?.line == 2)
+        let (reason, raw) = try temporary.store.pool.read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT reason, raw FROM rejected_line"))
+            return (row["reason"] as String, row["raw"] as Data)
+        }
+        #expect(reason.contains("looks like seconds"))
+        #expect(String(decoding: raw, as: UTF8.self) == bad)
+    }
+
+    @Test("a push awaits the device's logs, then is not delivered once the device uploads 30 minutes later")
+    func awaitingThenNotDelivered() throws {
+        let temporary = try TemporaryStore()
+        try temporary.ingest([Lines.manifest(device: "server")] + Lines.sent("n-1", device: "d-9"))
+        try temporary.store.settleCauses()
+        #expect(try temporary.store.search(SearchQuery(cause: .awaitingDeviceLogs)).map(\.notificationID) == ["n-1"])
+        let later = Lines.t0 + 45 * 60_000
+        try temporary.ingest([Lines.manifest(device: "d-9")] + Lines.serviceSteps("n-2", at: later))
+        #expect(try temporary.store.settleCauses() == 2)
+        #expect(try temporary.store.search(SearchQuery(cause: .notDelivered)).map(\.notificationID) == ["n-1"])
+    }
+
+    @Test("the logs of one notification, from every process, in time order")
+    func logs() throws {
+        let temporary = try TemporaryStore()
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
+        let logs = try temporary.store.logs(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        #expect(logs.map(\.record.message) == ["downloading"])
+    }
+}
