@@ -37,7 +37,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
         ]),
-        .testTarget(name: "PushTraceCLITests", dependencies: ["PushTraceSimulator", "PushTraceCore"]),
+        .testTarget(name: "PushTraceCLITests", dependencies: ["pushtrace", "PushTraceSimulator", "PushTraceCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -49,6 +49,7 @@ enum DeliveryRules {
     }
 
     private static func minutes(_ ms: Int64) -> String {
-        ms >= 3_600_000 ? "\(ms / 3_600_000) h \((ms % 3_600_000) / 60_000) min" : "\(ms / 60_000) min"
+        ms >= 172_800_000 ? "\(ms / 86_400_000) days"
+            : ms >= 3_600_000 ? "\(ms / 3_600_000) h \((ms % 3_600_000) / 60_000) min" : "\(ms / 60_000) min"
     }
 }

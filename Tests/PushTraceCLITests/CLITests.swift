@@ -1,0 +1,118 @@
+import Foundation
+import PushTraceCore
+import Testing
+
+@Suite("The pushtrace executable")
+struct CLITests {
+    static let id = "6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10"
+    static let server = [
+        #"{"type":"manifest","bundle_id":"s-1","app_id":"net.rorklab.dailypick","device_id":"server"}"#,
+        #"{"type":"event","ts":1763622000000,"process":"server","event":"push.sent","notification_id":"6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10","category":"DAILY_PICK","mutable_content":true,"has_alert":true,"payload_bytes":812,"device_id":"d-7c1e0b"}"#,
+        #"{"type":"event","ts":1763622000150,"process":"server","event":"push.apns_response","notification_id":"6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10","status":200}"#,
+    ]
+    static let device = [
+        #"{"type":"manifest","bundle_id":"b-1","app_id":"net.rorklab.dailypick","device_id":"d-7c1e0b"}"#,
+        #"{"type":"event","ts":1763622000900,"process":"service","event":"service.received","notification_id":"\#(id)"}"#,
+        #"{"type":"event","ts":1763622028900,"process":"service","event":"service.download","notification_id":"\#(id)","url_host":"img.dailypick.net","duration_ms":28000,"http_status":200}"#,
+        #"{"type":"event","ts":1763622030800,"process":"service","event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900}"#,
+    ]
+
+    @Test("ingest then why --format json: the cause, findings and timeline of SPEC §7")
+    func whyJSON() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        try work.write("device.ndjson.gz", bytes: Deflater.gzip(Array(Self.device.map { $0 + "\n" }.joined().utf8)))
+        let ingest = try work.run("ingest", "server.ndjson", "device.ndjson.gz")
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        #expect(ingest.stdout.contains("device.ndjson.gz: accepted 3, rejected 0"))
+
+        let why = try work.run("why", Self.id, "--format", "json")
+        #expect(why.status == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(why.stdout.utf8)) as? [String: Any])
+        #expect(json["cause"] as? String == "service_timeout")
+        #expect(json["app_id"] as? String == "net.rorklab.dailypick")
+        #expect(json["notification_id"] as? String == Self.id.lowercased())
+        let findings = try #require(json["findings"] as? [[String: Any]])
+        #expect(findings.first?["code"] as? String == "service_timeout")
+        #expect((findings.first?["message"] as? String)?.contains("28.0 s download") == true)
+        #expect((findings.first?["evidence"] as? [Any])?.isEmpty == false)
+        #expect(findings.first?["fix"] is String)
+        let timeline = try #require(json["timeline"] as? [[String: Any]])
+        #expect(timeline.map { $0["event"] as? String } == ["push.sent", "push.apns_response", "service.received",
+                                                           "service.download", "service.expired"])
+        #expect(timeline.first?["ts"] as? Int == 1_763_622_000_000)
+
+        let text = try work.run("why", Self.id.lowercased())
+        #expect(text.stdout.hasPrefix("\(Self.id.lowercased())  (net.rorklab.dailypick)\ncause: service_timeout\n"))
+        #expect(text.stdout.contains("+30.800s  service service.expired"), "\(text.stdout)")
+    }
+
+    @Test("an unknown ID answers unknown_notification and exits 1")
+    func unknownID() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        _ = try work.run("ingest", "server.ndjson")
+        let why = try work.run("why", "no-such-id", "--format", "json")
+        #expect(why.status == 1)
+        #expect(why.stdout.contains("\"cause\" : \"unknown_notification\""))
+    }
+
+    @Test("an ID stored for two apps, without --app, exits 2 listing them")
+    func ambiguousID() throws {
+        let work = try WorkFolder()
+        try work.write("a.ndjson", Self.server)
+        try work.write("b.ndjson", Self.server.map { $0.replacingOccurrences(of: "net.rorklab.dailypick", with: "com.other.app") })
+        _ = try work.run("ingest", "a.ndjson", "b.ndjson")
+        let why = try work.run("why", Self.id)
+        #expect(why.status == 2)
+        #expect(why.stderr.contains("com.other.app, net.rorklab.dailypick"))
+        #expect(try work.run("why", Self.id, "--app", "com.other.app").status == 0)
+    }
+
+    @Test("a refused file names the file and line, stores nothing, and exits 2")
+    func refusedFile() throws {
+        let work = try WorkFolder()
+        try work.write("good.ndjson", Self.server)
+        try work.write("bad.ndjson", Array(Self.device.dropFirst()))
+        let result = try work.run("ingest", "good.ndjson", "bad.ndjson")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("bad.ndjson:1: refused, nothing stored: expected the manifest"))
+        let count = try work.run("sql", "--format", "csv", "SELECT count(*) FROM record")
+        #expect(count.stdout == "count(*)\n2\n")
+    }
+
+    @Test("a rejected line is named with its file and line, the rest stored, exit 0")
+    func rejectedLine() throws {
+        let work = try WorkFolder()
+        try work.write("d.ndjson", Self.device + [#"{"type":"event","ts":1763622001,"process":"app","event":"app.response","notification_id":"x","action":"a"}"#])
+        let result = try work.run("ingest", "d.ndjson")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("d.ndjson:5: rejected: `ts` 1763622001 looks like seconds"))
+    }
+
+    @Test("sql is read-only, and search, logs and simulate answer")
+    func otherCommands() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        try work.write("device.ndjson", Self.device)
+        _ = try work.run("ingest", "server.ndjson", "device.ndjson")
+        let write = try work.run("sql", "DELETE FROM record")
+        #expect(write.status == 2)
+        #expect(write.stderr.contains("read-only"))
+        let search = try work.run("search", "--cause", "service_timeout")
+        #expect(search.stdout.contains("6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10"))
+        #expect(try work.run("search", "--cause", "nope").status == 2)
+        #expect(try work.run("logs", Self.id).status == 0)
+        let simulate = try work.run("simulate", "--out", "sim", "--notifications", "40")
+        #expect(simulate.status == 0)
+        #expect(FileManager.default.fileExists(atPath: work.url.appendingPathComponent("sim/scenarios.json").path))
+    }
+
+    @Test("reading a database that does not exist is a clear error")
+    func missingDatabase() throws {
+        let work = try WorkFolder()
+        let why = try work.run("why", "--db", "nowhere.sqlite", "x")
+        #expect(why.status == 2)
+        #expect(why.stderr.contains("no database at nowhere.sqlite"))
+    }
+}

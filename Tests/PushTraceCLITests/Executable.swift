@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// Runs the built `pushtrace` executable, as a user would.
+struct Executable {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static let url: URL = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+        ].map { $0.appendingPathComponent("pushtrace") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }()
+
+    static func run(_ arguments: [String], in directory: URL) throws -> Output {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read before waiting, so a large output never blocks the child on a full pipe.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+/// A temporary working folder for one test.
+final class WorkFolder {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-cli-\(UUID().uuidString)")
+
+    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func write(_ name: String, _ lines: [String]) throws {
+        try Data(lines.map { $0 + "\n" }.joined().utf8).write(to: url.appendingPathComponent(name))
+    }
+
+    func write(_ name: String, bytes: [UInt8]) throws {
+        try Data(bytes).write(to: url.appendingPathComponent(name))
+    }
+
+    func run(_ arguments: String...) throws -> Executable.Output { try Executable.run(arguments, in: url) }
+}
