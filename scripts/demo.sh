@@ -11,7 +11,7 @@ echo "== pushtrace simulate: three apps, their devices, two weeks of pushes"
 "$bin" simulate --out "$out" --notifications 600 --seed 42
 echo
 echo "== pushtrace ingest: every bundle into $db"
-"$bin" ingest --db "$db" --quiet "$out"/*/*
+"$bin" ingest --db "$db" --quiet "$out"
 echo
 echo "== what went wrong, by cause"
 "$bin" sql --db "$db" "SELECT cause, count(*) AS notifications FROM notification GROUP BY cause ORDER BY 2 DESC"

@@ -60,6 +60,51 @@ public struct Record: Codable, Sendable, Hashable {
         self.notificationID = notificationID
     }
 
+    /// Decodes only the keys the line has: a line carries a handful of the vocabulary's fields, and looking up
+    /// every one of them would cost more than the rest of decoding. Unknown keys are skipped (the raw line keeps them).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        for k in c.allKeys {
+            switch k {
+            case .type: type = try c.decodeIfPresent(String.self, forKey: k)
+            case .ts: ts = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .process: process = try c.decodeIfPresent(String.self, forKey: k)
+            case .event: event = try c.decodeIfPresent(String.self, forKey: k)
+            case .notificationID: notificationID = try c.decodeIfPresent(String.self, forKey: k)
+            case .level: level = try c.decodeIfPresent(String.self, forKey: k)
+            case .message: message = try c.decodeIfPresent(String.self, forKey: k)
+            case .appGroup: appGroup = try c.decodeIfPresent(String.self, forKey: k)
+            case .categories: categories = try c.decodeIfPresent([CategoryConfig].self, forKey: k)
+            case .interactiveControls: interactiveControls = try c.decodeIfPresent(Bool.self, forKey: k)
+            case .infoPlist: infoPlist = try c.decodeIfPresent(ContentExtensionPlist.self, forKey: k)
+            case .category: category = try c.decodeIfPresent(String.self, forKey: k)
+            case .mutableContent: mutableContent = try c.decodeIfPresent(Bool.self, forKey: k)
+            case .hasAlert: hasAlert = try c.decodeIfPresent(Bool.self, forKey: k)
+            case .payloadBytes: payloadBytes = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .deviceID: deviceID = try c.decodeIfPresent(String.self, forKey: k)
+            case .attachmentURL: attachmentURL = try c.decodeIfPresent(String.self, forKey: k)
+            case .status: status = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .reason: reason = try c.decodeIfPresent(String.self, forKey: k)
+            case .urlHost: urlHost = try c.decodeIfPresent(String.self, forKey: k)
+            case .durationMs: durationMs = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .httpStatus: httpStatus = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .bytes: bytes = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .mime: mime = try c.decodeIfPresent(String.self, forKey: k)
+            case .error: error = try c.decodeIfPresent(String.self, forKey: k)
+            case .ok: ok = try c.decodeIfPresent(Bool.self, forKey: k)
+            case .uti: uti = try c.decodeIfPresent(String.self, forKey: k)
+            case .elapsedMs: elapsedMs = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .lastFootprintBytes: lastFootprintBytes = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .action: action = try c.decodeIfPresent(String.self, forKey: k)
+            case .response: response = try c.decodeIfPresent(String.self, forKey: k)
+            case .waitedMs: waitedMs = try c.decodeIfPresent(Int64.self, forKey: k)
+            case .suite: suite = try c.decodeIfPresent(String.self, forKey: k)
+            case .key: self.key = try c.decodeIfPresent(String.self, forKey: k)
+            case .found: found = try c.decodeIfPresent(Bool.self, forKey: k)
+            }
+        }
+    }
+
     /// The record's kind, when it is one this version knows.
     public var recordType: RecordType? { type.flatMap(RecordType.init(rawValue:)) }
     /// The writing process, when it is one of the four of SPEC §2.

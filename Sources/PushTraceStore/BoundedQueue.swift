@@ -17,20 +17,22 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         while elements.count - head >= capacity { condition.wait() }
         elements.append(element)
-        condition.broadcast()
+        // Wake the consumer only if it may be waiting for an element.
+        if elements.count - head == 1 { condition.broadcast() }
     }
 
     func pop() -> Element {
         condition.lock()
         defer { condition.unlock() }
         while elements.count == head { condition.wait() }
+        // Wake the producer only if it may be waiting for room.
+        if elements.count - head == capacity { condition.broadcast() }
         let element = elements[head]
         head += 1
         if head > 1024, head * 2 > elements.count {
             elements.removeFirst(head)
             head = 0
         }
-        condition.broadcast()
         return element
     }
 }

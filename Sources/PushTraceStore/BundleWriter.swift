@@ -56,19 +56,19 @@ struct BundleWriter {
     private mutating func begin(_ manifest: Manifest) throws {
         let appID = manifest.appID!, bundleID = manifest.bundleID!
         self.manifest = manifest
-        if let row = try Row.fetchOne(db, sql: """
+        if let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = ? AND bundle_id = ?
-            """, arguments: [appID, bundleID]) {
+            """), arguments: [appID, bundleID]) {
             duplicateOf = IngestResult(appID: appID, bundleID: bundleID, accepted: row[0], rejected: row[1],
                                        duplicate: true, rejections: [], clockOffsetMs: row[2])
             return
         }
         offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
                                 received_at, clock_offset_ms, source)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, manifest.appVersion,
+            """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, manifest.appVersion,
                              manifest.build, manifest.os, manifest.deviceModel, manifest.sdk, manifest.uploadedAt,
                              receivedAt, offset, source])
         bundleRef = db.lastInsertedRowID
@@ -91,10 +91,10 @@ struct BundleWriter {
             deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
         }
         if record.recordType == .config, let deviceID, let ts, let process = record.process {
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, app_group, body)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [manifest.appID, deviceID, process, ts, deviceTs, record.appGroup, decoded.json])
+                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, record.appGroup, decoded.json])
         }
         if let id = decoded.notificationID {
             facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)
@@ -110,7 +110,7 @@ struct BundleWriter {
             try facts.upsert(db, appID: appID, notificationID: id)
         }
         if let deviceID = manifest.deviceID, !manifest.isFromServer, let last = deviceLastSeen, let first = deviceFirstSeen {
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app_id, device_id) DO UPDATE SET
@@ -119,15 +119,15 @@ struct BundleWriter {
                     app_version = coalesce(excluded.app_version, device.app_version),
                     os = coalesce(excluded.os, device.os),
                     device_model = coalesce(excluded.device_model, device.device_model)
-                """, arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
+                """).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
             // Silence from this device now means something for the pushes it has not mentioned: settle them again.
-            try db.execute(sql: """
-                UPDATE notification SET cause = NULL
+            try db.cachedStatement(sql: """
+                UPDATE notification INDEXED BY notification_awaiting SET cause = NULL
                 WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
-                """, arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
+                """).execute(arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
         }
-        try db.execute(sql: "UPDATE bundle SET accepted = ?, rejected = ? WHERE id = ?",
-                       arguments: [accepted, rejected, bundleRef])
+        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ? WHERE id = ?")
+            .execute(arguments: [accepted, rejected, bundleRef])
         return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
                             duplicate: false, rejections: rejections, clockOffsetMs: offset)
     }

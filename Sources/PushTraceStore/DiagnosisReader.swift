@@ -7,7 +7,8 @@ import PushTraceRecords
 /// latest upload.
 struct DiagnosisReader {
     let db: Database
-    private let decoder = JSONDecoder()
+    /// Config records per app, device and process, newest last: a device's notifications share them.
+    private let configs = ConfigCache()
 
     init(_ db: Database) { self.db = db }
 
@@ -42,16 +43,32 @@ struct DiagnosisReader {
     }
 
     private func config(appID: String, deviceID: String, process: ProcessKind, at ts: Int64) throws -> TimelineEntry? {
-        let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT ts, device_ts, device_id, body FROM config
-            WHERE app_id = ? AND device_id = ? AND process = ? AND ts <= ? ORDER BY ts DESC LIMIT 1
-            """), arguments: [appID, deviceID, process.rawValue, ts])
-        return try row.map(entry)
+        let key = [appID, deviceID, process.rawValue]
+        let all: [TimelineEntry]
+        if let cached = configs.entries[key] {
+            all = cached
+        } else {
+            all = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT ts, device_ts, device_id, body FROM config
+                WHERE app_id = ? AND device_id = ? AND process = ? ORDER BY ts, id
+                """), arguments: [appID, deviceID, process.rawValue]).map(entry)
+            if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
+            configs.entries[key] = all
+        }
+        return all.last { $0.ts <= ts }
     }
 
     private func entry(_ row: Row) throws -> TimelineEntry {
         let body: String = row[3]
-        let record = try decoder.decode(PushTraceRecords.Record.self, from: Data(body.utf8))
+        guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
+            throw DatabaseError(message: "a stored record body is not a JSON object")
+        }
+        let record = PushTraceRecords.Record(jsonObject: object)
         return TimelineEntry(ts: row[0] ?? 0, deviceTs: row[1], deviceID: row[2], record: record, json: body)
     }
+}
+
+/// A reader's memo of config records (one reader is used by one thread at a time).
+private final class ConfigCache {
+    var entries: [[String]: [TimelineEntry]] = [:]
 }

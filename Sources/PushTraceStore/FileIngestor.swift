@@ -41,8 +41,8 @@ public struct FileIngestor: Sendable {
         case unreadable(String)
     }
 
-    /// Ingests `paths` in order, calling `report` with each file's outcome as soon as it is committed (or refused).
-    /// Store failures (disk full, locked database) are thrown; what was committed before stays committed.
+    /// Ingests `paths` in order, calling `report` with each file's outcome once it is committed (or refused).
+    /// Store failures (disk full, locked database) are thrown; what was reported before stays committed.
     public func ingest(paths: [String], report: (String, Outcome) -> Void) throws {
         let queue = BoundedQueue<Message>(capacity: 64)
         let limits = self.limits, receivedAt = self.receivedAt
@@ -51,31 +51,47 @@ public struct FileIngestor: Sendable {
         }
         decoding.stackSize = 1 << 20
         decoding.start()
-        for path in paths {
-            switch queue.pop() {
-            case .unreadable(let why): report(path, .unreadable(why))
-            case .refused(let error): report(path, .refused(error))
-            case .begin(let receivedAt):
-                var finished = false
-                do {
-                    let stored = try store.ingest(source: (path as NSString).lastPathComponent, receivedAt: receivedAt) { sink in
-                        while true {
-                            switch queue.pop() {
-                            case .items(let items): for item in items { try sink(item) }
-                            case .end: finished = true; return
-                            case .refused(let error): finished = true; throw error
-                            case .begin, .unreadable: preconditionFailure("a file's messages interleaved")
-                            }
+        var next = 0
+        while next < paths.count {
+            // Many small files share one commit; each file is still stored all-or-nothing (a savepoint each), and
+            // its outcome is reported only after the commit.
+            var outcomes: [(String, Outcome)] = []
+            let groupStart = Date()
+            try store.inGroupCommit { group in
+                while next < paths.count, outcomes.count < 1_000, Date().timeIntervalSince(groupStart) < 0.5 {
+                    let path = paths[next]
+                    next += 1
+                    outcomes.append((path, try ingestOne(path: path, from: queue, into: group)))
+                }
+            }
+            for (path, outcome) in outcomes { report(path, outcome) }
+        }
+    }
+
+    private func ingestOne(path: String, from queue: BoundedQueue<Message>, into group: GroupCommit) throws -> Outcome {
+        switch queue.pop() {
+        case .unreadable(let why): return .unreadable(why)
+        case .refused(let error): return .refused(error)
+        case .items, .end: preconditionFailure("a file's messages arrived before its beginning")
+        case .begin(let receivedAt):
+            var finished = false
+            do {
+                let stored = try group.ingest(source: (path as NSString).lastPathComponent, receivedAt: receivedAt) { sink in
+                    while true {
+                        switch queue.pop() {
+                        case .items(let items): for item in items { try sink(item) }
+                        case .end: finished = true; return
+                        case .refused(let error): finished = true; throw error
+                        case .begin, .unreadable: preconditionFailure("a file's messages interleaved")
                         }
                     }
-                    report(path, .stored(stored))
-                } catch let error as BundleError {
-                    report(path, .refused(error))
-                } catch {
-                    if !finished { drain(queue) }
-                    throw error
                 }
-            case .items, .end: preconditionFailure("a file's messages arrived before its beginning")
+                return .stored(stored)
+            } catch let error as BundleError {
+                return .refused(error)
+            } catch {
+                if !finished { drain(queue) }
+                throw error
             }
         }
     }

@@ -56,7 +56,7 @@ enum Schema {
                     device_ts INTEGER,
                     app_group TEXT,
                     body TEXT NOT NULL,
-                    UNIQUE (app_id, device_id, process, ts, body)
+                    UNIQUE (app_id, device_id, process, ts)
                 );
                 CREATE TABLE device (
                     app_id TEXT NOT NULL,

@@ -7,34 +7,79 @@ extension Store {
     /// Diagnoses every notification whose summary changed since it was last diagnosed, and stores its primary
     /// cause in the summary (for `search` and reports). Returns how many were settled.
     ///
+    /// Diagnosis runs on every core through concurrent WAL readers; the causes are written by the one writer. A
+    /// notification that received new records meanwhile keeps its pending mark and is diagnosed again.
+    ///
     /// - Parameter progress: called after each batch with the number settled so far and the number there were.
     @discardableResult
-    public func settleCauses(batchSize: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+    public func settleCauses(batchSize: Int = 4_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
         let total = try pool.read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE cause IS NULL") ?? 0
         }
-        var done = 0
         let diagnoser = Diagnoser(settings: settings)
+        let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
+        var done = 0
+        var skip = 0
         while true {
-            let settled = try pool.write { db -> Int in
-                let keys = try Row.fetchAll(db, sql: """
-                    SELECT app_id, notification_id FROM notification WHERE cause IS NULL LIMIT ?
-                    """, arguments: [batchSize])
-                let reader = DiagnosisReader(db)
-                let update = try db.cachedStatement(sql: "UPDATE notification SET cause = ? WHERE app_id = ? AND notification_id = ?")
-                for key in keys {
-                    let appID: String = key[0], id: String = key[1]
-                    let input = try reader.input(appID: appID, notificationID: id)
-                    let cause = diagnoser.diagnose(input).cause
-                    update.setUncheckedArguments([cause.rawValue, appID, id])
-                    try update.execute()
-                }
-                return keys.count
+            let keys = try pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT app_id, notification_id, records FROM notification WHERE cause IS NULL
+                    ORDER BY app_id, device_id LIMIT ? OFFSET ?
+                    """, arguments: [batchSize, skip]).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
             }
-            if settled == 0 { break }
+            if keys.isEmpty { break }
+            // Each lane takes a contiguous run of devices, so that a device's config records are read once.
+            let results = SettledBatch(lanes: lanes)
+            let lane = (keys.count + lanes - 1) / lanes
+            DispatchQueue.concurrentPerform(iterations: lanes) { index in
+                let slice = keys[min(keys.count, index * lane)..<min(keys.count, (index + 1) * lane)]
+                results.store(index, Result {
+                    try pool.read { db in
+                        let reader = DiagnosisReader(db)
+                        return try slice.map { key in
+                            (key, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
+                        }
+                    }
+                })
+            }
+            let settled = try pool.write { db -> Int in
+                let update = try db.cachedStatement(sql: """
+                    UPDATE notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
+                    """)
+                var changed = 0
+                for (key, cause) in try results.all() {
+                    try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID, key.records])
+                    changed += db.changesCount
+                }
+                return changed
+            }
+            // Rows that changed under us stay pending; step over them in this pass.
+            skip += keys.count - settled
             done += settled
             progress?(done, max(total, done))
         }
         return done
+    }
+}
+
+private struct PendingKey: Sendable {
+    var appID: String
+    var notificationID: String
+    var records: Int
+}
+
+/// The diagnoses of one batch, one slot per lane, filled concurrently.
+private final class SettledBatch: @unchecked Sendable {
+    private var slots: [Result<[(PendingKey, Cause)], any Error>?]
+    private let lock = NSLock()
+
+    init(lanes: Int) { slots = Array(repeating: nil, count: lanes) }
+
+    func store(_ lane: Int, _ result: Result<[(PendingKey, Cause)], any Error>) {
+        lock.withLock { slots[lane] = result }
+    }
+
+    func all() throws -> [(PendingKey, Cause)] {
+        try lock.withLock { try slots.flatMap { try $0?.get() ?? [] } }
     }
 }

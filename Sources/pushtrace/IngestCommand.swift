@@ -18,6 +18,7 @@ struct Ingest: ParsableCommand {
 
             Examples:
               pushtrace ingest bundles/net.rorklab.dailypick/*.ndjson.gz
+              pushtrace ingest bundles                  # every bundle file under the folder
               pushtrace ingest --db /var/lib/pushtrace.sqlite --received-at now upload.ndjson.gz
 
             Exit status: 0 when every file was stored (lines rejected on their own included), 2 when a file was \
@@ -26,7 +27,8 @@ struct Ingest: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
-    @Argument(help: ArgumentHelp("Bundle files.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Bundle files, or folders to take every *.ndjson[.gz] file from (recursively, in name order).",
+                                 valueName: "file"))
     var files: [String]
 
     @Option(help: ArgumentHelp("""
@@ -65,7 +67,8 @@ struct Ingest: ParsableCommand {
         var totals = (accepted: 0, rejected: 0, duplicates: 0, refused: 0)
         var documents: [JSONValue] = []
         let started = Date()
-        try ingestor.ingest(paths: files) { path, outcome in
+        let paths = try BundlePaths.expand(files)
+        try ingestor.ingest(paths: paths) { path, outcome in
             switch outcome {
             case .stored(let result):
                 if result.duplicate { totals.duplicates += 1 } else {
@@ -112,7 +115,7 @@ struct Ingest: ParsableCommand {
                 "notifications_diagnosed": .int(Int64(settled)),
             ]).jsonText())
         } else {
-            print("\(files.count) files: \(totals.accepted) records accepted, \(totals.rejected) rejected, "
+            print("\(paths.count) files: \(totals.accepted) records accepted, \(totals.rejected) rejected, "
                   + "\(totals.duplicates) duplicate bundles, \(totals.refused) refused; "
                   + "\(settled) notifications diagnosed (\(rate) records/s stored)")
         }
@@ -123,5 +126,31 @@ struct Ingest: ParsableCommand {
         let sign = ms < 0 ? "-" : "+"
         let value = abs(ms)
         return value >= 60_000 ? "\(sign)\(value / 60_000) min \((value % 60_000) / 1000) s" : "\(sign)\(value / 1000) s"
+    }
+}
+
+/// Command-line paths to bundle files: files as given, folders expanded to the bundle files under them.
+enum BundlePaths {
+    static let suffixes = [".ndjson", ".ndjson.gz", ".jsonl", ".jsonl.gz", ".gz"]
+
+    static func expand(_ arguments: [String]) throws -> [String] {
+        var paths: [String] = []
+        for argument in arguments {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue else {
+                paths.append(argument) // A missing file is reported with the others, in order.
+                continue
+            }
+            guard let entries = FileManager.default.enumerator(atPath: argument) else {
+                throw UsageError("\(argument): cannot list this folder")
+            }
+            let found = entries.compactMap { $0 as? String }
+                .filter { name in suffixes.contains { name.hasSuffix($0) } }
+                .sorted()
+                .map { (argument as NSString).appendingPathComponent($0) }
+            if found.isEmpty { throw UsageError("\(argument): no bundle files (*.ndjson, *.ndjson.gz) in this folder") }
+            paths += found
+        }
+        return paths
     }
 }

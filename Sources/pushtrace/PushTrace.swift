@@ -12,7 +12,7 @@ struct PushTrace: ParsableCommand {
 
             A first session:
               pushtrace simulate --out bundles          # realistic bundles, every failure cause
-              pushtrace ingest bundles/*/*               # into ./pushtrace.sqlite
+              pushtrace ingest bundles                  # into ./pushtrace.sqlite
               pushtrace search --cause service_timeout  # which notifications timed out?
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
             """,
