@@ -44,13 +44,18 @@ public struct FileIngestor: Sendable {
     /// Ingests `paths` in order, calling `report` with each file's outcome once it is committed (or refused).
     /// Store failures (disk full, locked database) are thrown; what was reported before stays committed.
     public func ingest(paths: [String], report: (String, Outcome) -> Void) throws {
-        let queue = BoundedQueue<Message>(capacity: 64)
+        // Files are decoded on two threads (alternate files, a queue each) and stored in their order by this one.
+        let queues = [BoundedQueue<Message>(capacity: 32), BoundedQueue<Message>(capacity: 32)]
         let limits = self.limits, receivedAt = self.receivedAt
-        let decoding = Thread {
-            for path in paths { Self.decode(path: path, limits: limits, receivedAt: receivedAt, into: queue) }
+        for (lane, queue) in queues.enumerated() {
+            let decoding = Thread {
+                for index in stride(from: lane, to: paths.count, by: queues.count) {
+                    Self.decode(path: paths[index], limits: limits, receivedAt: receivedAt, into: queue)
+                }
+            }
+            decoding.stackSize = 1 << 20
+            decoding.start()
         }
-        decoding.stackSize = 1 << 20
-        decoding.start()
         var next = 0
         while next < paths.count {
             // Many small files share one commit; each file is still stored all-or-nothing (a savepoint each), and
@@ -58,10 +63,10 @@ public struct FileIngestor: Sendable {
             var outcomes: [(String, Outcome)] = []
             let groupStart = Date()
             try store.inGroupCommit { group in
-                while next < paths.count, outcomes.count < 1_000, Date().timeIntervalSince(groupStart) < 0.5 {
+                while next < paths.count, outcomes.count < 10_000, Date().timeIntervalSince(groupStart) < 2 {
                     let path = paths[next]
                     next += 1
-                    outcomes.append((path, try ingestOne(path: path, from: queue, into: group)))
+                    outcomes.append((path, try ingestOne(path: path, from: queues[(next - 1) % queues.count], into: group)))
                 }
             }
             for (path, outcome) in outcomes { report(path, outcome) }

@@ -8,31 +8,27 @@ extension Store {
     /// cause in the summary (for `search` and reports). Returns how many were settled.
     ///
     /// Diagnosis runs on every core through concurrent WAL readers; the causes are written by the one writer. A
-    /// notification that received new records meanwhile keeps its pending mark and is diagnosed again.
+    /// notification that received new records meanwhile keeps its pending mark for the next call.
     ///
     /// - Parameter progress: called after each batch with the number settled so far and the number there were.
     @discardableResult
     public func settleCauses(batchSize: Int = 4_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        let total = try pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE cause IS NULL") ?? 0
+        // The pending keys, once, in device order: each lane then takes a contiguous run of devices.
+        let pending = try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT app_id, notification_id, records FROM notification WHERE cause IS NULL ORDER BY app_id, device_id
+                """).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
         }
         let diagnoser = Diagnoser(settings: settings)
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
         var done = 0
-        var skip = 0
-        while true {
-            let keys = try pool.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT app_id, notification_id, records FROM notification WHERE cause IS NULL
-                    ORDER BY app_id, device_id LIMIT ? OFFSET ?
-                    """, arguments: [batchSize, skip]).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
-            }
-            if keys.isEmpty { break }
+        for start in stride(from: 0, to: pending.count, by: batchSize) {
+            let keys = pending[start..<min(start + batchSize, pending.count)]
             // Each lane takes a contiguous run of devices, so that a device's config records are read once.
             let results = SettledBatch(lanes: lanes)
             let lane = (keys.count + lanes - 1) / lanes
             DispatchQueue.concurrentPerform(iterations: lanes) { index in
-                let slice = keys[min(keys.count, index * lane)..<min(keys.count, (index + 1) * lane)]
+                let slice = keys.dropFirst(index * lane).prefix(lane)
                 results.store(index, Result {
                     try pool.read { db in
                         let reader = DiagnosisReader(db)
@@ -53,10 +49,9 @@ extension Store {
                 }
                 return changed
             }
-            // Rows that changed under us stay pending; step over them in this pass.
-            skip += keys.count - settled
+            // A row that changed under us stays pending, for the next pass.
             done += settled
-            progress?(done, max(total, done))
+            progress?(done, pending.count)
         }
         return done
     }

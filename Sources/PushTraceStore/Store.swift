@@ -32,6 +32,8 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             // A larger page cache keeps a group commit's dirty pages in memory instead of spilling them mid-transaction.
             try db.execute(sql: "PRAGMA cache_size = -65536")
+            // Each bundle is a savepoint inside a group commit; its rollback journal then lives in memory, not a temp file.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)

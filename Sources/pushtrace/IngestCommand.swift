@@ -103,9 +103,11 @@ struct Ingest: ParsableCommand {
             }
         }
         let seconds = max(Date().timeIntervalSince(started), 0.001)
+        let diagnosing = Date()
         let settled = try store.settleCauses { done, total in
             if total >= 20_000 { printError("diagnosed \(done) of \(total) notifications") }
         }
+        let diagnosisSeconds = Date().timeIntervalSince(diagnosing)
         let rate = Int(Double(totals.accepted) / seconds)
         if format == .json {
             print(JSONValue.object([
@@ -113,6 +115,7 @@ struct Ingest: ParsableCommand {
                 "accepted": .int(Int64(totals.accepted)), "rejected": .int(Int64(totals.rejected)),
                 "duplicates": .int(Int64(totals.duplicates)), "refused": .int(Int64(totals.refused)),
                 "notifications_diagnosed": .int(Int64(settled)),
+                "store_ms": .int(Int64(seconds * 1000)), "diagnose_ms": .int(Int64(diagnosisSeconds * 1000)),
             ]).jsonText())
         } else {
             print("\(paths.count) files: \(totals.accepted) records accepted, \(totals.rejected) rejected, "

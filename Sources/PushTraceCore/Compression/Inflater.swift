@@ -29,7 +29,8 @@ public final class Inflater {
     private var inMember = false
     private var membersCompleted = 0
     private var rawDeflateDecided = false
-    private var output = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Output space; left uninitialised because zlib writes before anything reads (bundles are many and small).
+    private var output = [UInt8](unsafeUninitializedCapacity: 32 * 1024) { _, count in count = 32 * 1024 }
 
     public init(format: Format) throws {
         self.format = format
