@@ -54,6 +54,9 @@ struct SimulatedDevice {
     static let models = ["iPhone15,2", "iPhone15,3", "iPhone16,1", "iPhone14,5", "iPhone17,1", "iPhone13,2"]
     static let systems = ["iOS 17.6.1", "iOS 18.0.1", "iOS 18.1", "iOS 18.2", "iOS 26.0"]
 
+    /// Devices are identified per app (two apps may see the same `device_id`).
+    var key: String { app.id + "/" + id }
+
     /// The App Group the main app uses for shared state.
     var appSuite: String { flaw == .appGroupDrift ? app.appGroup + ".shared" : app.appGroup }
 

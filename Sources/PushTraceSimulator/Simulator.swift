@@ -63,7 +63,7 @@ public enum Simulator {
             var builder = ScenarioBuilder(notification)
             builder.build(&rng)
             serverRecords[app.id, default: []] += builder.server
-            deviceRecords[device.id, default: []] += builder.device
+            deviceRecords[device.key, default: []] += builder.device
             expectations.append(.init(appID: app.id, notificationID: notification.id, cause: cause))
             if i % 10_000 == 9_999 { progress?(i + 1, options.notifications) }
         }
@@ -71,7 +71,7 @@ public enum Simulator {
 
         var writer = try BundleFileWriter(directory: directory)
         for device in fleet where device.flaw != .offline {
-            var records = deviceRecords[device.id] ?? []
+            var records = deviceRecords[device.key] ?? []
             records.append(PendingRecord(ts: options.end - rng.int(60_000...2_400_000), process: .app, type: "log",
                                          fields: [("level", "info"), ("message", "app became active")]))
             try writer.writeDevice(device, records: records, start: start, end: options.end, &rng)

@@ -2,7 +2,7 @@ import Foundation
 import PushTraceCore
 
 /// Ingests bundle files (gzip or plain NDJSON) exactly as the server would, decoding on one thread while the
-/// store writes on another. Each file is one bundle and one transaction.
+/// store writes on another. Each file is one bundle, stored all-or-nothing; many share a commit.
 public struct FileIngestor: Sendable {
     /// When a file is taken to have been received (the reference for device clock correction, SPEC §5).
     public enum ReceivedAt: Sendable, Hashable {

@@ -4,7 +4,8 @@ import PushTraceCore
 
 /// The pushtrace database: one SQLite file in WAL mode, read by many, written by one.
 ///
-/// Every bundle is stored in one transaction, so a bundle is either wholly stored or not at all.
+/// Every bundle is stored atomically (a transaction of its own, or a savepoint in a group commit), so a bundle is
+/// either wholly stored or not at all.
 public final class Store: Sendable {
     /// How hard a commit works to survive failures (`PRAGMA synchronous`).
     public enum Durability: String, Sendable, CaseIterable {

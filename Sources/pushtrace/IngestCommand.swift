@@ -8,7 +8,7 @@ struct Ingest: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Store bundle files (gzip or plain NDJSON) exactly as the server would.",
         discussion: """
-            Each file is one bundle, stored in one transaction: a file that cannot be decoded as a whole (truncated \
+            Each file is one bundle, stored all-or-nothing: a file that cannot be decoded as a whole (truncated \
             gzip, no manifest, over the size limit) changes nothing; a bad line is rejected on its own, kept with \
             its reason, and the rest is stored. A bundle already stored (same app_id and bundle_id) is reported as \
             a duplicate and stored nothing twice.
@@ -68,7 +68,14 @@ struct Ingest: ParsableCommand {
         var documents: [JSONValue] = []
         let started = Date()
         let paths = try BundlePaths.expand(files)
+        var filesDone = 0
+        var lastProgress = started
         try ingestor.ingest(paths: paths) { path, outcome in
+            filesDone += 1
+            if Date().timeIntervalSince(lastProgress) >= 5 {
+                lastProgress = Date()
+                printError("stored \(filesDone) of \(paths.count) files (\(totals.accepted) records)")
+            }
             switch outcome {
             case .stored(let result):
                 if result.duplicate { totals.duplicates += 1 } else {
