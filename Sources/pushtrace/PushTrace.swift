@@ -11,7 +11,7 @@ struct PushTrace: ParsableCommand {
             Extension recorded about every push, per notification ID, in one SQLite file.
 
             A first session:
-              pushtrace simulate --out bundles          # realistic bundles, every failure cause
+              pushtrace simulate --out bundles          # realistic bundles, all causes
               pushtrace ingest bundles                  # into ./pushtrace.sqlite
               pushtrace search --cause service_timeout  # which notifications timed out?
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10

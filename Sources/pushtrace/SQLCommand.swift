@@ -13,8 +13,8 @@ struct SQL: ParsableCommand {
             would write is refused.
 
             Examples:
-              pushtrace sql "SELECT cause, count(*) FROM notification GROUP BY cause ORDER BY 2 DESC"
-              pushtrace sql --format csv "SELECT notification_id, service_ms FROM notification WHERE service_expired"
+              pushtrace sql "SELECT cause, count(*) FROM notification GROUP BY cause"
+              pushtrace sql --format csv "SELECT * FROM notification WHERE service_expired"
               pushtrace sql --format json "SELECT line, reason FROM rejected_line"
             """)
 

@@ -11,7 +11,8 @@ struct Search: ParsableCommand {
 
             Examples:
               pushtrace search --cause service_timeout
-              pushtrace search --app net.rorklab.dailypick --category DAILY_PICK --since 2026-11-09 --until 2026-11-16
+              pushtrace search --app net.rorklab.dailypick --category DAILY_PICK
+              pushtrace search --since 2026-11-09 --until 2026-11-16
               pushtrace search --device d-7c1e0b --format json
 
             Causes: \(Cause.allCases.map(\.rawValue).joined(separator: ", ")).

@@ -13,7 +13,8 @@ struct Why: ParsableCommand {
 
             Examples:
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
-              pushtrace why --app net.rorklab.dailypick 6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10 --format json
+              pushtrace why 6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10 --format json
+              pushtrace why promo-42 --app net.rorklab.dailypick
 
             Exit status: 0 with an answer, 1 when nothing is stored for the ID (unknown_notification), 2 when the \
             ID is stored for several apps and --app does not say which.
