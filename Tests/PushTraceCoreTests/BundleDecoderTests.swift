@@ -80,6 +80,20 @@ struct BundleDecoderTests {
         #expect(decoded.error?.message == "the manifest field `app_id` must be a string")
     }
 
+    @Test("a manifest with invalid UTF-8 refuses the bundle")
+    func manifestInvalidUTF8() {
+        let decoded = Decoded(Array(#"{"type":"manifest","app_id":"caf"#.utf8) + [0xFF] + Array("\"}\n".utf8))
+        #expect(decoded.error?.line == 1)
+        #expect(decoded.error?.message == "the manifest has invalid UTF-8 at byte 33 of the line")
+    }
+
+    @Test("uploaded_at in seconds refuses the bundle, saying so")
+    func uploadedAtSeconds() {
+        let manifest = Fixture.manifest.replacingOccurrences(of: "1763622003120", with: "1763622003")
+        let decoded = Decoded(Fixture.text([manifest]))
+        #expect(decoded.error?.message.contains("`uploaded_at` 1763622003 looks like seconds") == true)
+    }
+
     @Test("invalid UTF-8 rejects that line alone")
     func invalidUTF8() {
         var bytes = Fixture.text([Fixture.manifest])

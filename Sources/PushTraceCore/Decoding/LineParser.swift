@@ -10,7 +10,7 @@ struct LineParser {
     static let smallestMilliseconds: Int64 = 100_000_000_000
 
     func manifest(_ line: ArraySlice<UInt8>, number: Int) throws(BundleError) -> Manifest {
-        let text = try utf8(line).mapError(number)
+        let text = try utf8(line).manifestText(line: number)
         let manifest: Manifest
         do {
             manifest = try decoder.decode(Manifest.self, from: Data(text.utf8))
@@ -159,7 +159,8 @@ struct LineParser {
 }
 
 private extension Result where Failure == BundleError {
-    func mapError(_ line: Int) throws(BundleError) -> Success {
+    /// The manifest line's text, or its UTF-8 error as a whole-bundle failure at `line`.
+    func manifestText(line: Int) throws(BundleError) -> Success {
         switch self {
         case .success(let value): return value
         case .failure(var error):
