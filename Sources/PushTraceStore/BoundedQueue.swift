@@ -2,11 +2,13 @@ import Foundation
 
 /// A blocking first-in first-out queue of bounded length between two threads: `push` waits while it is full,
 /// `pop` waits while it is empty. It lets decoding (one core) run ahead of storing (the other) by a bounded amount.
+/// Once the consumer closes it, `push` drops elements instead of waiting, so the producer can always finish.
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var elements: [Element] = []
     private var head = 0
     private let capacity: Int
+    private var closed = false
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -15,7 +17,8 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func push(_ element: Element) {
         condition.lock()
         defer { condition.unlock() }
-        while elements.count - head >= capacity { condition.wait() }
+        while elements.count - head >= capacity, !closed { condition.wait() }
+        if closed { return }
         elements.append(element)
         // Wake the consumer only if it may be waiting for an element.
         if elements.count - head == 1 { condition.broadcast() }
@@ -34,5 +37,22 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
             head = 0
         }
         return element
+    }
+
+    /// Whether the consumer has gone: a producer should stop.
+    var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
+
+    /// Called by the consumer when it will pop no more: releases a waiting producer and drops what is queued.
+    func close() {
+        condition.lock()
+        defer { condition.unlock() }
+        closed = true
+        elements.removeAll()
+        head = 0
+        condition.broadcast()
     }
 }

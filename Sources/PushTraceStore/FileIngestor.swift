@@ -44,18 +44,17 @@ public struct FileIngestor: Sendable {
     /// Ingests `paths` in order, calling `report` with each file's outcome once it is committed (or refused).
     /// Store failures (disk full, locked database) are thrown; what was reported before stays committed.
     public func ingest(paths: [String], report: (String, Outcome) -> Void) throws {
-        // Files are decoded on two threads (alternate files, a queue each) and stored in their order by this one.
-        let queues = [BoundedQueue<Message>(capacity: 32), BoundedQueue<Message>(capacity: 32)]
+        let queue = BoundedQueue<Message>(capacity: 64)
         let limits = self.limits, receivedAt = self.receivedAt
-        for (lane, queue) in queues.enumerated() {
-            let decoding = Thread {
-                for index in stride(from: lane, to: paths.count, by: queues.count) {
-                    Self.decode(path: paths[index], limits: limits, receivedAt: receivedAt, into: queue)
-                }
+        let decoding = Thread {
+            for path in paths where !queue.isClosed {
+                Self.decode(path: path, limits: limits, receivedAt: receivedAt, into: queue)
             }
-            decoding.stackSize = 1 << 20
-            decoding.start()
         }
+        decoding.stackSize = 1 << 20
+        decoding.start()
+        // However this ends (a store failure included), the decoding thread is released, not left blocked.
+        defer { queue.close() }
         var next = 0
         while next < paths.count {
             // Many small files share one commit; each file is still stored all-or-nothing (a savepoint each), and
@@ -66,7 +65,7 @@ public struct FileIngestor: Sendable {
                 while next < paths.count, outcomes.count < 10_000, Date().timeIntervalSince(groupStart) < 2 {
                     let path = paths[next]
                     next += 1
-                    outcomes.append((path, try ingestOne(path: path, from: queues[(next - 1) % queues.count], into: group)))
+                    outcomes.append((path, try ingestOne(path: path, from: queue, into: group)))
                 }
             }
             for (path, outcome) in outcomes { report(path, outcome) }
@@ -79,14 +78,13 @@ public struct FileIngestor: Sendable {
         case .refused(let error): return .refused(error)
         case .items, .end: preconditionFailure("a file's messages arrived before its beginning")
         case .begin(let receivedAt):
-            var finished = false
             do {
                 let stored = try group.ingest(source: (path as NSString).lastPathComponent, receivedAt: receivedAt) { sink in
                     while true {
                         switch queue.pop() {
                         case .items(let items): for item in items { try sink(item) }
-                        case .end: finished = true; return
-                        case .refused(let error): finished = true; throw error
+                        case .end: return
+                        case .refused(let error): throw error
                         case .begin, .unreadable: preconditionFailure("a file's messages interleaved")
                         }
                     }
@@ -94,19 +92,6 @@ public struct FileIngestor: Sendable {
                 return .stored(stored)
             } catch let error as BundleError {
                 return .refused(error)
-            } catch {
-                if !finished { drain(queue) }
-                throw error
-            }
-        }
-    }
-
-    /// Consumes the rest of the current file so the decoding thread is never left blocked.
-    private func drain(_ queue: BoundedQueue<Message>) {
-        while true {
-            switch queue.pop() {
-            case .end, .refused: return
-            default: continue
             }
         }
     }
@@ -138,7 +123,7 @@ public struct FileIngestor: Sendable {
             }
         }
         do {
-            while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
+            while !queue.isClosed, let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
                 try chunk.withUnsafeBytes { try decoder.consume($0, emit) }
             }
             try decoder.finish(emit)

@@ -20,6 +20,10 @@ struct Logs: ParsableCommand {
     @Argument(help: ArgumentHelp("The notification ID.", valueName: "notification-id")) var notificationID: String
     @Option(help: "text or json.") var format: OutputFormat = .text
 
+    func validate() throws {
+        if notificationID.isEmpty { throw ValidationError("the notification ID is empty") }
+    }
+
     func run() throws {
         let store = try database.existingStore()
         let apps = try app.map { [$0] } ?? store.apps(forNotification: notificationID)

@@ -39,6 +39,8 @@ enum Main {
             exit(2)
         } catch is NegativeAnswer {
             exit(1)
+        } catch let code as ExitCode {
+            exit(code.rawValue) // The command has said what was wrong.
         } catch {
             let code = PushTrace.exitCode(for: error)
             if code == .success { PushTrace.exit(withError: error) } // --help

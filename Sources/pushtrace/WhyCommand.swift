@@ -32,6 +32,10 @@ struct Why: ParsableCommand {
     @Option(help: "text (readable) or json (SPEC §7).")
     var format: OutputFormat = .text
 
+    func validate() throws {
+        if notificationID.isEmpty { throw ValidationError("the notification ID is empty") }
+    }
+
     func run() throws {
         let store = try database.existingStore()
         var appID = app

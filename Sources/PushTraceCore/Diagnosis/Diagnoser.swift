@@ -12,7 +12,8 @@ public struct Diagnoser: Sendable {
     public func diagnose(_ input: DiagnosisInput) -> Diagnosis {
         guard !input.entries.isEmpty else {
             let finding = Finding(.unknownNotification,
-                                  "Nothing is stored for notification \(input.notificationID) in \(input.appID).",
+                                  "Nothing is stored for notification \(input.notificationID)"
+                                    + (input.appID.isEmpty ? "." : " in \(input.appID)."),
                                   evidence: [],
                                   fix: "Check the ID (it is the apns-id / UNNotificationRequest.identifier), the app, "
                                     + "and that the backend posts push.sent and the device has uploaded its bundles.")

@@ -1,0 +1,23 @@
+import Foundation
+@testable import PushTraceStore
+import Testing
+
+@Suite("The decode-to-store queue")
+struct BoundedQueueTests {
+    @Test("elements come out in order, and closing releases a producer blocked on a full queue")
+    func orderAndClose() {
+        let queue = BoundedQueue<Int>(capacity: 2)
+        let finished = DispatchSemaphore(value: 0)
+        let producer = Thread {
+            for i in 0..<100 { queue.push(i) } // Blocks at 2 until popped, or until closed.
+            finished.signal()
+        }
+        producer.start()
+        #expect(queue.pop() == 0)
+        #expect(queue.pop() == 1)
+        #expect(!queue.isClosed)
+        queue.close()
+        #expect(queue.isClosed)
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+    }
+}
