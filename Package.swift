@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -13,6 +13,16 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // zlib from the system (Debian's zlib1g-dev): streaming gzip/deflate.
@@ -27,15 +37,46 @@ let package = Package(
         .target(name: "PushTraceStore", dependencies: [
             "PushTraceCore", "PushTraceRecords",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics.
+        .target(name: "PushTraceServer", dependencies: [
+            "PushTraceCore", "PushTraceStore", "PushTraceRecords",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .executableTarget(name: "pushtrace", dependencies: [
-            "PushTraceCore", "PushTraceStore", "PushTraceSimulator", "PushTraceRecords",
+            "PushTraceCore", "PushTraceStore", "PushTraceSimulator", "PushTraceRecords", "PushTraceServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // A load generator for the crash test and the HTTP benchmark: many concurrent uploaders of bundle files.
+        .executableTarget(name: "pushtrace-load", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Helpers shared by the test targets: temporary stores and small hand-written bundles.
+        .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],
+                path: "Tests/PushTraceTestSupport"),
         .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords"]),
         .testTarget(name: "PushTraceStoreTests", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
-            "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
+            "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
+        ]),
+        .testTarget(name: "PushTraceServerTests", dependencies: [
+            "PushTraceServer", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
+            "PushTraceTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "PushTraceCLITests", dependencies: ["pushtrace", "PushTraceSimulator", "PushTraceCore"]),
     ],

@@ -100,6 +100,21 @@ enum Schema {
                     WHERE cause = 'awaiting_device_logs';
                 """)
         }
+        migrator.registerMigration("v2-tokens") { db in
+            // Only a SHA-256 of each token's secret is kept; the token itself is shown once, at creation.
+            try db.execute(sql: """
+                CREATE TABLE token (
+                    id TEXT PRIMARY KEY,
+                    app_id TEXT,
+                    scope TEXT NOT NULL CHECK (scope IN ('ingest', 'read', 'admin')),
+                    secret_sha256 BLOB NOT NULL,
+                    label TEXT,
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER,
+                    CHECK (app_id IS NOT NULL OR scope = 'admin')
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

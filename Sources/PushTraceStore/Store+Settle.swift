@@ -10,14 +10,17 @@ extension Store {
     /// Diagnosis runs on every core through concurrent WAL readers; the causes are written by the one writer. A
     /// notification that received new records meanwhile keeps its pending mark for the next call.
     ///
-    /// - Parameter progress: called after each batch with the number settled so far and the number there were.
+    /// - Parameters:
+    ///   - limit: settle at most this many (the server settles in small steps between commits); nil for all.
+    ///   - progress: called after each batch with the number settled so far and the number there were.
     @discardableResult
-    public func settleCauses(batchSize: Int = 4_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+    public func settleCauses(limit: Int? = nil, batchSize: Int = 4_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
         // The pending keys, once, in device order: each lane then takes a contiguous run of devices.
         let pending = try pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT app_id, notification_id, records FROM notification WHERE cause IS NULL ORDER BY app_id, device_id
-                """).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
+                LIMIT ?
+                """, arguments: [limit ?? -1]).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
         }
         let diagnoser = Diagnoser(settings: settings)
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))

@@ -24,11 +24,14 @@ public final class Store: Sendable {
     public let settings: DiagnosisSettings
 
     /// Opens (creating and migrating when needed) the database at `path`.
-    public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default) throws {
+    ///
+    /// - Parameter busyTimeout: how long a write waits for another process's lock before it fails.
+    public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
+                busyTimeout: TimeInterval = 10) throws {
         self.path = path
         self.settings = settings
         var config = Configuration()
-        config.busyMode = .timeout(10)
+        config.busyMode = .timeout(busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             // A larger page cache keeps a group commit's dirty pages in memory instead of spilling them mid-transaction.
@@ -38,6 +41,11 @@ public final class Store: Sendable {
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
+    }
+
+    /// Closes every connection (after checkpointing the WAL); the store cannot be used afterwards.
+    public func close() throws {
+        try pool.close()
     }
 
     /// Opens an existing database for reading only; nothing can be written through it.

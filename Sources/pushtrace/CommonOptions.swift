@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceCore
 import PushTraceStore
 
 /// `--db`, shared by every command that reads or writes data.
@@ -24,26 +25,13 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 /// Instants on the command line: `2026-11-10`, `2026-11-10T08:30:00Z`, or epoch milliseconds.
 enum Instant {
     static func parse(_ text: String, option: String) throws -> Int64 {
-        if let ms = Int64(text) { return ms }
-        let full = ISO8601DateFormatter()
-        full.formatOptions = [.withInternetDateTime]
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let day = ISO8601DateFormatter()
-        day.formatOptions = [.withFullDate]
-        for formatter in [full, fractional, day] {
-            if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        guard let ms = InstantText.parse(text) else {
+            throw UsageError("\(option) \"\(text)\" is not a date: use 2026-11-10, 2026-11-10T08:30:00Z or epoch milliseconds")
         }
-        throw UsageError("\(option) \"\(text)\" is not a date: use 2026-11-10, 2026-11-10T08:30:00Z or epoch milliseconds")
+        return ms
     }
 
-    static func format(_ ms: Int64?) -> String {
-        guard let ms else { return "-" }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate,
-                                   .withSpaceBetweenDateAndTime]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
-    }
+    static func format(_ ms: Int64?) -> String { InstantText.format(ms) }
 }
 
 /// Prints to standard error (progress and diagnostics, never the answer).

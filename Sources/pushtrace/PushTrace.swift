@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// The `pushtrace` command: ingest log bundles, then ask why a notification's card did or did not show.
-struct PushTrace: ParsableCommand {
+struct PushTrace: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushtrace",
         abstract: "Push-notification observability for iOS apps: why did the rich notification not show?",
@@ -16,7 +16,7 @@ struct PushTrace: ParsableCommand {
               pushtrace search --cause service_timeout  # which notifications timed out?
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
             """,
-        subcommands: [Ingest.self, Why.self, Search.self, Logs.self, SQL.self, Simulate.self])
+        subcommands: [Ingest.self, Why.self, Search.self, Logs.self, SQL.self, Simulate.self, Serve.self, TokenCommand.self])
 }
 
 /// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).
@@ -30,10 +30,14 @@ struct NegativeAnswer: Error {}
 
 @main
 enum Main {
-    static func main() {
+    static func main() async {
         do {
             var command = try PushTrace.parseAsRoot()
-            try command.run()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch let error as UsageError {
             FileHandle.standardError.write(Data("pushtrace: \(error.description)\n".utf8))
             exit(2)

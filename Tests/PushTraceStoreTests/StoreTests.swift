@@ -3,6 +3,7 @@ import GRDB
 import PushTraceCore
 import PushTraceSimulator
 import PushTraceStore
+import PushTraceTestSupport
 import Testing
 
 @Suite("Store: ingest, correlation, idempotency")

@@ -4,21 +4,24 @@ import PushTraceCore
 import PushTraceStore
 
 /// A store in a fresh temporary folder, removed when the test ends.
-final class TemporaryStore {
-    let directory: URL
-    let store: Store
+public final class TemporaryStore: Sendable {
+    public let directory: URL
+    public let store: Store
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
     }
 
+    /// The database file.
+    public var path: String { store.path }
+
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     /// Stores one bundle's bytes as the CLI and the server do.
     @discardableResult
-    func ingest(_ bytes: [UInt8], receivedAt: Int64 = 1_763_622_004_000) throws -> IngestResult {
+    public func ingest(_ bytes: [UInt8], receivedAt: Int64 = 1_763_622_004_000) throws -> IngestResult {
         let decoder = BundleDecoder(encoding: .sniff)
         return try store.ingest(source: "test", receivedAt: receivedAt) { sink in
             try bytes.withUnsafeBytes { try decoder.consume($0, sink) }
@@ -27,12 +30,12 @@ final class TemporaryStore {
     }
 
     @discardableResult
-    func ingest(_ lines: [String], receivedAt: Int64 = 1_763_622_004_000) throws -> IngestResult {
+    public func ingest(_ lines: [String], receivedAt: Int64 = 1_763_622_004_000) throws -> IngestResult {
         try ingest(Array(lines.map { $0 + "\n" }.joined().utf8), receivedAt: receivedAt)
     }
 
     /// Row counts of every table: what "nothing changed" is checked against.
-    func counts() throws -> [String: Int] {
+    public func counts() throws -> [String: Int] {
         try store.pool.read { db in
             var counts: [String: Int] = [:]
             for table in ["bundle", "record", "rejected_line", "config", "device", "notification"] {
@@ -44,10 +47,10 @@ final class TemporaryStore {
 }
 
 /// Lines of small bundles for store tests.
-enum Lines {
-    static let t0: Int64 = 1_763_622_000_000
+public enum Lines {
+    public static let t0: Int64 = 1_763_622_000_000
 
-    static func manifest(app: String = "net.rorklab.dailypick", bundle: String = UUID().uuidString, device: String? = "d-1",
+    public static func manifest(app: String = "net.rorklab.dailypick", bundle: String = UUID().uuidString, device: String? = "d-1",
                          uploadedAt: Int64? = nil) -> String {
         var line = #"{"type":"manifest","schema":1,"bundle_id":"\#(bundle)","app_id":"\#(app)""#
         if let device { line += #","device_id":"\#(device)""# }
@@ -55,14 +58,14 @@ enum Lines {
         return line + "}"
     }
 
-    static func sent(_ id: String, at: Int64 = t0, device: String = "d-1", category: String = "DAILY_PICK") -> [String] {
+    public static func sent(_ id: String, at: Int64 = t0, device: String = "d-1", category: String = "DAILY_PICK") -> [String] {
         [
             #"{"type":"event","ts":\#(at),"process":"server","event":"push.sent","notification_id":"\#(id)","category":"\#(category)","mutable_content":true,"has_alert":true,"payload_bytes":700,"device_id":"\#(device)"}"#,
             #"{"type":"event","ts":\#(at + 100),"process":"server","event":"push.apns_response","notification_id":"\#(id)","status":200}"#,
         ]
     }
 
-    static func serviceSteps(_ id: String, at: Int64 = t0 + 800, expired: Bool = false) -> [String] {
+    public static func serviceSteps(_ id: String, at: Int64 = t0 + 800, expired: Bool = false) -> [String] {
         var lines = [
             #"{"type":"event","ts":\#(at),"process":"service","event":"service.received","notification_id":"\#(id)","category":"DAILY_PICK"}"#,
             #"{"type":"log","ts":\#(at + 1),"process":"service","level":"info","message":"downloading","notification_id":"\#(id)"}"#,

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PushTraceCore
+import PushTraceRecords
+
+/// An error answered to an HTTP client: its status and the JSON body of SPEC §8, `{"error", "message"}`.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    /// A stable, machine-readable code.
+    public var code: String
+    /// What was wrong, in a sentence a developer can act on.
+    public var message: String
+    /// When the client should try again (429, 503), in seconds.
+    public var retryAfter: Int?
+    /// Close the connection after the answer (the body was refused unread).
+    public var closesConnection = false
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retryAfter = retryAfter
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if closesConnection { headers[.connection] = "close" }
+        let body = JSONValue.object(["error": .string(code), "message": .string(message)]).jsonText(pretty: false) + "\n"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+extension APIError {
+    static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "bad_request", message) }
+    static func undecodable(_ message: String) -> APIError { APIError(.badRequest, "undecodable", message) }
+    static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, "unauthorized", message) }
+    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, "forbidden", message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
+    static func tooLarge(_ message: String) -> APIError { APIError(.contentTooLarge, "too_large", message) }
+    static func unsupportedEncoding(_ message: String) -> APIError {
+        APIError(.unsupportedMediaType, "unsupported_encoding", message)
+    }
+    static func overloaded(retryAfter: Int) -> APIError {
+        APIError(.tooManyRequests, "overloaded", "the ingest queue is full; retry after \(retryAfter) s", retryAfter: retryAfter)
+    }
+    static func unavailable(_ message: String, retryAfter: Int) -> APIError {
+        APIError(.serviceUnavailable, "unavailable", message, retryAfter: retryAfter)
+    }
+}
+
+extension APIError {
+    /// The answer to a bundle refused whole by the decoder (SPEC §8).
+    init(bundleError error: BundleError) {
+        let message = error.line.map { "line \($0): \(error.message)" } ?? error.message
+        switch error.kind {
+        case .undecodable: self = .undecodable(message)
+        case .tooLarge: self = .tooLarge(message)
+        case .unsupportedEncoding: self = .unsupportedEncoding(message)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import HTTPTypes
+import Hummingbird
+import PushTraceStore
+
+/// Checks a request's bearer token against the store (SPEC §8): 401 without a live token, 403 when its scope or
+/// app does not allow what is asked.
+struct Authenticator: Sendable {
+    let store: Store
+    let requiresTokens: Bool
+
+    /// Who is asking: a token, or everyone when tokens are off (`--no-auth`).
+    enum Caller: Sendable {
+        case anyone
+        case token(TokenInfo)
+
+        /// The one app a caller is confined to, or nil for every app.
+        var confinedApp: String? {
+            if case .token(let token) = self, token.scope != .admin { return token.appID }
+            return nil
+        }
+
+        /// Whether the caller may act on `appID`.
+        func covers(appID: String) -> Bool {
+            if case .token(let token) = self { return token.covers(appID: appID) }
+            return true
+        }
+    }
+
+    /// The caller, if its token has one of `scopes`.
+    func caller(of request: Request, allowing scopes: Set<TokenScope>, toDo action: String) throws -> Caller {
+        guard requiresTokens else { return .anyone }
+        guard let header = request.headers[.authorization] else {
+            throw APIError.unauthorized("no token: send `Authorization: Bearer <token>` (pushtrace token create makes one)")
+        }
+        let prefix = "bearer "
+        guard header.count > prefix.count, header.lowercased().hasPrefix(prefix) else {
+            throw APIError.unauthorized("the Authorization header must be `Bearer <token>`")
+        }
+        let text = header.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        guard let token = try store.verifyToken(text) else {
+            throw APIError.unauthorized("unknown or revoked token")
+        }
+        guard scopes.contains(token.scope) else {
+            throw APIError.forbidden("a token with scope \(token.scope.rawValue) cannot \(action)")
+        }
+        return .token(token)
+    }
+}

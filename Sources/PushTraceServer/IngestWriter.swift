@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import PushTraceCore
+import PushTraceStore
+import ServiceLifecycle
+
+/// The server's one writer: decoded bundles wait in a bounded queue and are stored on one thread, many to a
+/// commit, each acknowledged only once its commit has succeeded.
+///
+/// A full queue refuses at once (429); a commit that fails (a lock held elsewhere beyond the busy timeout, a full
+/// disk, a read-only file) fails every bundle it held (503) and leaves nothing behind. Between commits, idle time
+/// settles the causes of notifications that received records. As a `Service`, it drains what was accepted before
+/// a graceful shutdown completes, then closes the database.
+public final class IngestWriter: Service, @unchecked Sendable {
+    /// A bundle decoded by a request, ready to store.
+    struct Bundle: Sendable {
+        var source: String
+        var receivedAt: Int64
+        var items: [BundleItem]
+    }
+
+    private struct Submission {
+        var bundle: Bundle
+        var continuation: CheckedContinuation<IngestResult, any Error>
+        var logger: Logger
+    }
+
+    let store: Store
+    private let settings: ServerSettings
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    // Guards `waiting` and `accepting`; signalled when a submission arrives or the writer must stop.
+    private let condition = NSCondition()
+    private var waiting: [Submission] = []
+    private var accepting = true
+    // Touched by the writer thread only.
+    private var causeGaugeKeys = Set<CauseCount.Key>()
+    private var causeGaugeRefreshed = Date.distantPast
+
+    init(store: Store, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Queues a bundle and returns its result once committed. Throws ``APIError`` 429 when the queue is full and
+    /// 503 when the store cannot commit or the server is stopping.
+    func submit(_ bundle: Bundle, logger: Logger) async throws -> IngestResult {
+        try await withCheckedThrowingContinuation { continuation in
+            condition.lock()
+            defer { condition.unlock() }
+            guard accepting else {
+                continuation.resume(throwing: APIError.unavailable("the server is shutting down",
+                                                                   retryAfter: settings.retryAfterUnavailable))
+                return
+            }
+            guard waiting.count < settings.queueCapacity else {
+                continuation.resume(throwing: APIError.overloaded(retryAfter: settings.retryAfterOverloaded))
+                return
+            }
+            waiting.append(Submission(bundle: bundle, continuation: continuation, logger: logger))
+            if waiting.count == 1 { condition.signal() }
+        }
+    }
+
+    public func run() async throws {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    let thread = Thread {
+                        self.writeLoop()
+                        done.resume()
+                    }
+                    thread.name = "pushtrace-writer"
+                    thread.start()
+                }
+            } onGracefulShutdown: {
+                self.stopAccepting()
+            }
+        } onCancel: {
+            self.stopAccepting()
+        }
+        try store.close()
+        logger.info("store closed", metadata: ["db": "\(store.path)"])
+    }
+
+    private func stopAccepting() {
+        condition.lock()
+        accepting = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func writeLoop() {
+        while true {
+            condition.lock()
+            // Idle for a second: settle causes meanwhile.
+            if waiting.isEmpty, accepting { condition.wait(until: Date(timeIntervalSinceNow: 1)) }
+            if waiting.isEmpty, !accepting {
+                condition.unlock()
+                return
+            }
+            let batch = Array(waiting.prefix(settings.maxBundlesPerCommit))
+            waiting.removeFirst(batch.count)
+            let depth = waiting.count
+            condition.unlock()
+            metrics.queueDepth(depth)
+            if !batch.isEmpty { commit(batch) }
+            if depth == 0 { settleStep() }
+        }
+    }
+
+    /// Stores `batch` in one transaction; when that fails, stores each bundle on its own so that one bundle the
+    /// store refuses does not fail the others.
+    private func commit(_ batch: [Submission]) {
+        let start = ContinuousClock.now
+        do {
+            // A bundle the decoder would refuse fails alone; any other error (SQLite's) aborts the whole group.
+            let results = try store.inGroupCommit { group in
+                try batch.map { submission -> Result<IngestResult, BundleError> in
+                    do { return .success(try self.ingest(submission.bundle, into: group)) } catch let error as BundleError {
+                        return .failure(error)
+                    }
+                }
+            }
+            metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: false)
+            for (submission, result) in zip(batch, results) { acknowledge(submission, result) }
+        } catch {
+            metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
+            guard batch.count > 1 else {
+                batch[0].logger.error("commit failed", metadata: ["error": "\(error)"])
+                batch[0].continuation.resume(throwing: APIError.unavailable(
+                    "the store could not commit: \(error)", retryAfter: settings.retryAfterUnavailable))
+                return
+            }
+            logger.warning("group commit failed; storing its bundles one by one", metadata: [
+                "bundles": "\(batch.count)", "error": "\(error)",
+            ])
+            for submission in batch { commit([submission]) }
+        }
+    }
+
+    private func ingest(_ bundle: Bundle, into group: GroupCommit) throws -> IngestResult {
+        try group.ingest(source: bundle.source, receivedAt: bundle.receivedAt) { sink in
+            for item in bundle.items { try sink(item) }
+        }
+    }
+
+    private func acknowledge(_ submission: Submission, _ result: Result<IngestResult, BundleError>) {
+        switch result {
+        case .success(let stored):
+            if stored.duplicate {
+                metrics.bundle("duplicate")
+            } else {
+                metrics.bundle("accepted")
+                metrics.records(accepted: stored.accepted, rejected: stored.rejected)
+                metrics.product(appID: stored.appID, items: submission.bundle.items)
+            }
+            submission.logger.debug("bundle committed", metadata: [
+                "app": "\(stored.appID)", "bundle": "\(stored.bundleID)", "accepted": "\(stored.accepted)",
+                "rejected": "\(stored.rejected)", "duplicate": "\(stored.duplicate)",
+            ])
+            submission.continuation.resume(returning: stored)
+        case .failure(let error):
+            metrics.bundle("rejected")
+            submission.continuation.resume(throwing: APIError(bundleError: error))
+        }
+    }
+
+    private func settleStep() {
+        do {
+            try store.settleCauses(limit: settings.settleStep)
+            if Date().timeIntervalSince(causeGaugeRefreshed) >= 60 {
+                causeGaugeRefreshed = Date()
+                let since = Int64(Date().timeIntervalSince1970 * 1000) - 86_400_000
+                causeGaugeKeys = metrics.notificationsByCause(
+                    try store.causeCounts(since: since).map {
+                        CauseCount(appID: $0.appID, category: $0.category, cause: $0.cause, count: $0.count)
+                    },
+                    previous: causeGaugeKeys)
+            }
+        } catch {
+            logger.warning("settling causes failed; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PushTraceCore
+import PushTraceRecords
+import PushTraceStore
+
+/// `GET /v1/notifications/{id}` (the `why` answer) and `GET /v1/notifications` (search), for read and admin tokens.
+struct ReadRoutes: Sendable {
+    let store: Store
+    let authenticator: Authenticator
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/notifications/:id") { request, context in try why(request, context: context) }
+        router.get("/v1/notifications") { request, context in try search(request, context: context) }
+    }
+
+    /// The `why` JSON of SPEC §7, or its text with `Accept: text/plain`. 404 (with the `unknown_notification`
+    /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
+    func why(_ request: Request, context: BasicRequestContext) throws -> Response {
+        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
+        let id = try context.parameters.require("id")
+        var app = try requestedApp(request, caller: caller)
+        if app == nil {
+            let apps = try store.apps(forNotification: id)
+            if apps.count > 1 {
+                throw APIError(.conflict, "ambiguous_notification", "notification \(id) is stored for \(apps.count) apps: "
+                               + apps.joined(separator: ", ") + "; say which with ?app=")
+            }
+            app = apps.first
+        }
+        let report = try store.why(appID: app ?? "", notificationID: id)
+        let unknown = report.diagnosis.cause == .unknownNotification
+        if Self.wantsText(request) {
+            return Response(status: unknown ? .notFound : .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: report.text)))
+        }
+        guard unknown, case .object(var fields) = report.jsonValue else { return IngestRoutes.json(report.jsonValue) }
+        // An unknown ID is an error (404) whose body is still the `why` answer.
+        fields["error"] = "unknown_notification"
+        fields["message"] = .string(report.diagnosis.findings.first?.message ?? "nothing is stored for \(id)")
+        return IngestRoutes.json(.object(fields), status: .notFound)
+    }
+
+    /// Notification summaries, newest first: `app`, `cause`, `category`, `device`, `since`, `until` (epoch
+    /// milliseconds or ISO 8601), `limit`.
+    func search(_ request: Request, context: BasicRequestContext) throws -> Response {
+        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
+        let parameters = request.uri.queryParameters
+        var query = SearchQuery(appID: try requestedApp(request, caller: caller))
+        if let cause = parameters["cause"].map(String.init) {
+            guard let known = Cause(rawValue: cause) else {
+                throw APIError.badRequest("cause \(cause) is not a cause; use one of "
+                                          + Cause.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            query.cause = known
+        }
+        query.category = parameters["category"].map(String.init)
+        query.deviceID = parameters["device"].map(String.init)
+        query.since = try parameters["since"].map { try Self.instant(String($0), name: "since") }
+        query.until = try parameters["until"].map { try Self.instant(String($0), name: "until") }
+        if let limit = parameters["limit"] {
+            guard let value = Int(limit), (1...10_000).contains(value) else {
+                throw APIError.badRequest("limit must be a number from 1 to 10000, not \(limit)")
+            }
+            query.limit = value
+        }
+        let rows = try store.search(query)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(status: .ok, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(rows))))
+    }
+
+    /// The app a read is about: the query's `app`, which a read token may only set to its own app (and implies).
+    private func requestedApp(_ request: Request, caller: Authenticator.Caller) throws -> String? {
+        let asked = request.uri.queryParameters["app"].map(String.init)
+        guard let confined = caller.confinedApp else { return asked }
+        if let asked, asked != confined {
+            throw APIError.forbidden("this token reads app \(confined), not \(asked)")
+        }
+        return confined
+    }
+
+    static func wantsText(_ request: Request) -> Bool {
+        guard let accept = request.headers[.accept]?.lowercased() else { return false }
+        return accept.contains("text/plain") && !accept.contains("application/json")
+    }
+
+    static func instant(_ text: String, name: String) throws -> Int64 {
+        guard let ms = InstantText.parse(text) else {
+            throw APIError.badRequest("\(name)=\(text) is not a time: use epoch milliseconds, 2026-11-10 or 2026-11-10T08:30:00Z")
+        }
+        return ms
+    }
+}

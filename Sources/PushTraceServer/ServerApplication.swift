@@ -1,0 +1,44 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PushTraceStore
+
+/// Builds the pushtrace HTTP server (SPEC §8) over a store: routes, the one writer, metrics.
+///
+/// ```swift
+/// let app = ServerApplication.make(store: store, settings: settings, logger: logger)
+/// try await app.runService()   // until SIGTERM or SIGINT
+/// ```
+public enum ServerApplication {
+    /// The application; run it as a service (it stops accepting on SIGTERM/SIGINT, finishes the bundles in
+    /// flight and closes the database).
+    public static func make(store: Store, settings: ServerSettings, metrics: ServerMetrics = ServerMetrics(),
+                            logger: Logger) -> some ApplicationProtocol {
+        let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
+        let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens)
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: LogRequestsMiddleware(.debug))
+        router.add(middleware: ResponseMiddleware(metrics: metrics))
+        IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)
+        ReadRoutes(store: store, authenticator: authenticator).register(on: router)
+        router.get("/healthz") { _, _ in
+            IngestRoutes.json(.object(["status": "ok"]))
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+        }
+        let maxBodyBytes = settings.maxBodyBytes
+        return Application(
+            router: router,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ExpectContinueHandler(maxBodyBytes: maxBodyBytes)],
+                // A client that stops sending mid-request is disconnected rather than holding a connection forever.
+                idleTimeout: .seconds(60))),
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "pushtrace"),
+            services: [writer],
+            logger: logger)
+    }
+}

@@ -1,0 +1,188 @@
+import CoreMetrics
+import Foundation
+import Metrics
+import NIOConcurrencyHelpers
+import Prometheus
+import PushTraceCore
+import PushTraceRecords
+
+/// The metrics a server exports at `GET /metrics`: ingest health and product metrics by app and category.
+///
+/// Each server has its own registry (no global `MetricsSystem` bootstrap), so several can run in one process.
+public final class ServerMetrics: Sendable {
+    /// The registry `GET /metrics` prints.
+    public let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+    private let labels = LabelLimiter()
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["pushtrace_service_duration_seconds"] =
+            [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 25, 30, 35].map { .milliseconds(Int64($0 * 1000)) }
+        factory.durationHistogramBuckets["pushtrace_ingest_duration_seconds"] =
+            [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000].map { .microseconds(Int64($0 * 1000)) }
+        factory.durationHistogramBuckets["pushtrace_commit_duration_seconds"] =
+            factory.durationHistogramBuckets["pushtrace_ingest_duration_seconds"]
+        self.factory = factory
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public func exposition() -> [UInt8] {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    // MARK: Ingest health
+
+    func bundle(_ outcome: String) {
+        CoreMetrics.Counter(label: "pushtrace_bundles_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    func records(accepted: Int, rejected: Int) {
+        CoreMetrics.Counter(label: "pushtrace_records_total", dimensions: [("outcome", "accepted")], factory: factory)
+            .increment(by: accepted)
+        CoreMetrics.Counter(label: "pushtrace_records_total", dimensions: [("outcome", "rejected")], factory: factory)
+            .increment(by: rejected)
+    }
+
+    func bytes(raw: Int, decompressed: Int) {
+        CoreMetrics.Counter(label: "pushtrace_received_bytes_total", dimensions: [("stage", "raw")], factory: factory).increment(by: raw)
+        CoreMetrics.Counter(label: "pushtrace_received_bytes_total", dimensions: [("stage", "decompressed")], factory: factory)
+            .increment(by: decompressed)
+    }
+
+    func response(route: String, status: Int) {
+        CoreMetrics.Counter(label: "pushtrace_http_responses_total", dimensions: [("route", route), ("status", String(status))],
+                factory: factory).increment()
+    }
+
+    func ingestLatency(_ duration: Duration) {
+        CoreMetrics.Timer(label: "pushtrace_ingest_duration_seconds", factory: factory).record(duration: duration)
+    }
+
+    func queueDepth(_ depth: Int) {
+        CoreMetrics.Gauge(label: "pushtrace_ingest_queue_depth", factory: factory).record(depth)
+    }
+
+    func commit(bundles: Int, duration: Duration, failed: Bool) {
+        CoreMetrics.Counter(label: "pushtrace_commits_total", dimensions: [("outcome", failed ? "failed" : "committed")],
+                factory: factory).increment()
+        if !failed {
+            CoreMetrics.Timer(label: "pushtrace_commit_duration_seconds", factory: factory).record(duration: duration)
+            CoreMetrics.Counter(label: "pushtrace_committed_bundles_total", factory: factory).increment(by: bundles)
+        }
+    }
+
+    // MARK: Product
+
+    /// Counts what a stored bundle tells about the extensions, by app and category.
+    func product(appID: String, items: [BundleItem]) {
+        let app = labels.app(appID)
+        // Categories travel on the `received` events; later steps of the same notification take theirs.
+        var categories: [String: String] = [:]
+        for case .record(let decoded) in items {
+            if let id = decoded.notificationID, let category = decoded.record.category { categories[id] = category }
+        }
+        for case .record(let decoded) in items {
+            guard let event = decoded.record.eventName else { continue }
+            let category = labels.category(decoded.notificationID.flatMap { categories[$0] }, app: app)
+            let dimensions = [("app", app), ("category", category)]
+            switch event {
+            case .serviceReceived:
+                CoreMetrics.Counter(label: "pushtrace_service_runs_total", dimensions: dimensions, factory: factory).increment()
+            case .serviceExpired, .serviceDelivered:
+                if event == .serviceExpired {
+                    CoreMetrics.Counter(label: "pushtrace_service_timeouts_total", dimensions: dimensions, factory: factory).increment()
+                }
+                if let elapsed = decoded.record.elapsedMs, elapsed >= 0 {
+                    CoreMetrics.Timer(label: "pushtrace_service_duration_seconds", dimensions: dimensions, factory: factory)
+                        .recordMilliseconds(elapsed)
+                }
+            case .serviceAbnormalExit:
+                CoreMetrics.Counter(label: "pushtrace_service_crashes_total", dimensions: dimensions, factory: factory).increment()
+            case .contentReceived:
+                CoreMetrics.Counter(label: "pushtrace_content_expansions_total", dimensions: dimensions, factory: factory).increment()
+            case .contentAction:
+                CoreMetrics.Counter(label: "pushtrace_content_actions_total", dimensions: dimensions, factory: factory).increment()
+            default:
+                break
+            }
+        }
+    }
+
+    /// Sets `pushtrace_notifications{app,category,cause}`: notifications first seen in the last 24 hours by
+    /// primary cause. Combinations no longer present drop to zero.
+    func notificationsByCause(_ counts: [CauseCount], previous: Set<CauseCount.Key>) -> Set<CauseCount.Key> {
+        var seen = Set<CauseCount.Key>()
+        for count in counts {
+            let key = CauseCount.Key(app: labels.app(count.appID), category: labels.category(count.category, app: labels.app(count.appID)),
+                                     cause: count.cause)
+            seen.insert(key)
+            gauge(key).record(count.count)
+        }
+        for key in previous.subtracting(seen) { gauge(key).record(0) }
+        return seen
+    }
+
+    private func gauge(_ key: CauseCount.Key) -> CoreMetrics.Gauge {
+        CoreMetrics.Gauge(label: "pushtrace_notifications", dimensions: [("app", key.app), ("category", key.category), ("cause", key.cause)],
+              factory: factory)
+    }
+}
+
+/// One row of the notifications-by-cause gauge.
+public struct CauseCount: Sendable {
+    public var appID: String
+    public var category: String?
+    public var cause: String
+    public var count: Int
+
+    struct Key: Hashable, Sendable {
+        var app: String
+        var category: String
+        var cause: String
+    }
+
+    public init(appID: String, category: String?, cause: String, count: Int) {
+        self.appID = appID
+        self.category = category
+        self.cause = cause
+        self.count = count
+    }
+}
+
+/// Bounds label cardinality: category names come from devices, and a buggy or hostile one must not create a series
+/// per typo. Past the limits, values are reported as `other`.
+final class LabelLimiter: Sendable {
+    private let state = NIOLockedValueBox(State())
+    private let maxApps = 200
+    private let maxCategoriesPerApp = 100
+
+    private struct State {
+        var apps: Set<String> = []
+        var categories: [String: Set<String>] = [:]
+    }
+
+    func app(_ appID: String) -> String {
+        state.withLockedValue { state in
+            if state.apps.contains(appID) { return appID }
+            guard state.apps.count < maxApps else { return "other" }
+            state.apps.insert(appID)
+            return appID
+        }
+    }
+
+    func category(_ category: String?, app: String) -> String {
+        guard let category, !category.isEmpty else { return "none" }
+        return state.withLockedValue { state in
+            var known = state.categories[app, default: []]
+            if known.contains(category) { return category }
+            guard known.count < maxCategoriesPerApp else { return "other" }
+            known.insert(category)
+            state.categories[app] = known
+            return category
+        }
+    }
+}

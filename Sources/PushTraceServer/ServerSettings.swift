@@ -1,0 +1,26 @@
+import PushTraceCore
+import PushTraceStore
+
+/// How `pushtrace serve` runs: where it listens, what it accepts, and how it pushes back under load.
+public struct ServerSettings: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Decompressed size and line length caps of one bundle (413 and a rejected line when over).
+    public var limits = BundleLimits.default
+    /// The largest request body as received (compressed), in bytes; 413 when over.
+    public var maxBodyBytes = 16 << 20
+    /// Bundles decoded and waiting for the writer; a request that finds it full gets 429.
+    public var queueCapacity = 256
+    /// At most this many bundles share one commit.
+    public var maxBundlesPerCommit = 2_000
+    /// `Retry-After` of a 429 (the queue drains in well under a second).
+    public var retryAfterOverloaded = 1
+    /// `Retry-After` of a 503 (storage failed: a lock held elsewhere, a full disk).
+    public var retryAfterUnavailable = 5
+    /// When false, every request is allowed without a token: for local development only.
+    public var requiresTokens = true
+    /// How many notifications are diagnosed per step between commits.
+    public var settleStep = 2_000
+
+    public init() {}
+}

@@ -1,0 +1,80 @@
+import Crypto
+import Foundation
+
+/// What a token may do (SPEC §8).
+public enum TokenScope: String, Sendable, CaseIterable, Codable {
+    /// Uploads bundles and events for its one app; reads nothing.
+    case ingest
+    /// Reads its one app.
+    case read
+    /// Reads every app (and may ingest for any).
+    case admin
+}
+
+/// A stored token, without its secret.
+public struct TokenInfo: Sendable, Hashable, Codable {
+    /// The public part of the token (`pt_<id>_…`): what `token list` shows and `token revoke` takes.
+    public var id: String
+    /// The app the token is for; nil for an admin token, which covers every app.
+    public var appID: String?
+    public var scope: TokenScope
+    public var label: String?
+    /// Epoch milliseconds.
+    public var createdAt: Int64
+    public var revokedAt: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case id, appID = "app_id", scope, label, createdAt = "created_at", revokedAt = "revoked_at"
+    }
+
+    /// Whether this token may act on `appID` at all (an admin token may act on any app).
+    public func covers(appID: String) -> Bool {
+        scope == .admin || self.appID == appID
+    }
+}
+
+/// The text of a bearer token, `pt_<id>_<secret>`: a public ID to find it by and a 256-bit random secret of which
+/// only the SHA-256 is stored.
+public struct TokenText: Sendable, Hashable {
+    public var id: String
+    public var secret: String
+
+    /// A new token from the system's cryptographic random source.
+    public static func generate() -> TokenText {
+        var generator = SystemRandomNumberGenerator()
+        let id = (0..<6).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            .base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return TokenText(id: id, secret: secret)
+    }
+
+    /// Parses `pt_<id>_<secret>`; nil for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "pt", parts[1].count == 12, !parts[2].isEmpty,
+              parts[1].allSatisfy(\.isHexDigit) else { return nil }
+        self.id = String(parts[1])
+        self.secret = String(parts[2])
+    }
+
+    init(id: String, secret: String) {
+        self.id = id
+        self.secret = secret
+    }
+
+    /// The token as given to a client (`Authorization: Bearer …`).
+    public var text: String { "pt_\(id)_\(secret)" }
+
+    /// The SHA-256 of the secret: all that is stored.
+    var secretHash: Data { Data(SHA256.hash(data: Data(secret.utf8))) }
+
+    /// Compares two hashes in time independent of where they differ.
+    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+}

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushTraceCore
+import PushTraceServer
+import PushTraceStore
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the ingestion server: bundles and backend events in, why and search out (SPEC §8).",
+        discussion: """
+            Every setting is a flag or an environment variable; a flag wins. Uploads need a token \
+            (pushtrace token create); an upload is answered 200 only after its bundle has committed.
+
+            Endpoints:
+              POST /v1/bundles              a bundle (ingest token of its app)
+              POST /v1/events               the backend's push.sent / push.apns_response records
+              GET  /v1/notifications/ID     the why answer (read token; Accept: text/plain for text)
+              GET  /v1/notifications?app=…&cause=…&since=…   search
+              GET  /metrics                 Prometheus metrics
+              GET  /healthz                 liveness
+
+            Durability: 'normal' (WAL, synchronous=NORMAL) keeps every acknowledged bundle when the process is \
+            killed; the last commits before a power loss or kernel crash may be lost. 'full' (synchronous=FULL) \
+            also survives power loss, for an fsync per commit; group commit keeps that cost per batch, not per \
+            bundle.
+
+            SIGTERM or SIGINT stops accepting, finishes the bundles in flight, and closes the database.
+
+            Examples:
+              pushtrace serve --db /var/lib/pushtrace/pushtrace.sqlite --port 8080
+              PUSHTRACE_DB=/data/pt.sqlite PUSHTRACE_PORT=9000 pushtrace serve --durability full
+              pushtrace serve --no-auth                  # local development only
+            """)
+
+    @Option(help: ArgumentHelp("The SQLite database file (env PUSHTRACE_DB; default pushtrace.sqlite).", valueName: "path"))
+    var db: String?
+
+    @Option(help: ArgumentHelp("The address to listen on (env PUSHTRACE_HOST; default 127.0.0.1).", valueName: "host"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("The port (env PUSHTRACE_PORT; default 8080).", valueName: "port"))
+    var port: Int?
+
+    @Option(help: ArgumentHelp("normal or full (env PUSHTRACE_DURABILITY; default normal); see above.", valueName: "mode"))
+    var durability: String?
+
+    @Option(help: ArgumentHelp("Refuse a request body larger than this, as received (env PUSHTRACE_MAX_BODY_MIB; default 16).",
+                               valueName: "MiB"))
+    var maxBodyMib: Int?
+
+    @Option(help: ArgumentHelp("Refuse a bundle that decompresses to more (env PUSHTRACE_MAX_DECOMPRESSED_MIB; default 64).",
+                               valueName: "MiB"))
+    var maxDecompressedMib: Int?
+
+    @Option(help: ArgumentHelp("Reject a line longer than this (env PUSHTRACE_MAX_LINE_KIB; default 1024).", valueName: "KiB"))
+    var maxLineKib: Int?
+
+    @Option(help: ArgumentHelp("Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default 256).",
+                               valueName: "n"))
+    var queue: Int?
+
+    @Option(help: ArgumentHelp("""
+        Seconds a commit waits for a lock held by another process before uploads get 503 \
+        (env PUSHTRACE_BUSY_TIMEOUT; default 10).
+        """, valueName: "seconds"))
+    var busyTimeout: Double?
+
+    @Option(help: ArgumentHelp("trace, debug, info, notice, warning or error (env PUSHTRACE_LOG_LEVEL; default info).",
+                               valueName: "level"))
+    var logLevel: String?
+
+    @Flag(help: "Accept every request without a token (env PUSHTRACE_NO_AUTH=1). For local development only.")
+    var noAuth = false
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        func setting<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
+            if let flag { return flag }
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let value = parse(text) else { throw UsageError("\(name)=\(text) is not a valid value") }
+            return value
+        }
+        var settings = ServerSettings()
+        settings.host = try setting(host, "PUSHTRACE_HOST", { $0 }) ?? settings.host
+        settings.port = try setting(port, "PUSHTRACE_PORT", Int.init) ?? settings.port
+        let path = try setting(db, "PUSHTRACE_DB", { $0 }) ?? "pushtrace.sqlite"
+        let durabilityText = try setting(durability, "PUSHTRACE_DURABILITY", { $0 }) ?? "normal"
+        guard let mode = Store.Durability(rawValue: durabilityText) else {
+            throw UsageError("durability \(durabilityText) is not normal or full")
+        }
+        settings.maxBodyBytes = try megabytes(setting(maxBodyMib, "PUSHTRACE_MAX_BODY_MIB", Int.init), "max body", default: 16)
+        settings.limits.maxDecompressedBytes = try megabytes(
+            setting(maxDecompressedMib, "PUSHTRACE_MAX_DECOMPRESSED_MIB", Int.init), "max decompressed", default: 64)
+        let lineKib = try setting(maxLineKib, "PUSHTRACE_MAX_LINE_KIB", Int.init) ?? 1024
+        guard lineKib >= 1 else { throw UsageError("the line limit must be at least 1 KiB") }
+        settings.limits.maxLineBytes = lineKib << 10
+        settings.queueCapacity = try setting(queue, "PUSHTRACE_QUEUE", Int.init) ?? settings.queueCapacity
+        guard settings.queueCapacity >= 1 else { throw UsageError("the queue must hold at least 1 bundle") }
+        let timeout = try setting(busyTimeout, "PUSHTRACE_BUSY_TIMEOUT", Double.init) ?? 10
+        let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else { throw UsageError("log level \(levelText) is not known") }
+        settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))
+
+        var logger = Logger(label: "pushtrace")
+        logger.logLevel = level
+        let store = try Store(path: path, durability: mode, busyTimeout: timeout)
+        if !settings.requiresTokens {
+            let warning = "NO AUTHENTICATION (--no-auth): anyone who can reach this port can upload and read every app. "
+                + "Use it for local development only."
+            printError("pushtrace: WARNING: " + warning)
+            logger.warning("\(warning)")
+        }
+        logger.info("pushtrace serving", metadata: [
+            "address": "\(settings.host):\(settings.port)", "db": "\(path)", "durability": "\(mode.rawValue)",
+            "max_body_bytes": "\(settings.maxBodyBytes)", "queue": "\(settings.queueCapacity)",
+        ])
+        let app = ServerApplication.make(store: store, settings: settings, logger: logger)
+        try await app.runService()
+    }
+
+    private func megabytes(_ value: Int?, _ name: String, default fallback: Int) throws -> Int {
+        let mib = value ?? fallback
+        guard mib >= 1 else { throw UsageError("the \(name) limit must be at least 1 MiB") }
+        return mib << 20
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import PushTraceStore
+
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Create, list and revoke the server's access tokens.",
+        discussion: """
+            Scopes: 'ingest' uploads bundles and events for one app and reads nothing; 'read' reads one app; \
+            'admin' reads every app (and may upload for any). A token is printed once, at creation: only a hash \
+            of it is stored, so a lost token is revoked and replaced, never recovered.
+
+            Examples:
+              pushtrace token create --app net.rorklab.dailypick --scope ingest --label "iOS app 2.3"
+              pushtrace token create --scope admin --label grafana
+              pushtrace token list
+              pushtrace token revoke 3f9a1c0e7b2d
+            """,
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a token and print it (once).")
+
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: ArgumentHelp("The app the token is for (required for ingest and read).", valueName: "app-id"))
+        var app: String?
+        @Option(help: ArgumentHelp("ingest, read or admin.", valueName: "scope"))
+        var scope: String
+        @Option(help: ArgumentHelp("A note on who uses it.", valueName: "text"))
+        var label: String?
+
+        func validate() throws {
+            guard let parsed = TokenScope(rawValue: scope) else {
+                throw ValidationError("--scope \(scope) is not a scope; use ingest, read or admin")
+            }
+            if parsed != .admin, app?.isEmpty ?? true {
+                throw ValidationError("an \(parsed.rawValue) token is for one app: say which with --app")
+            }
+            if parsed == .admin, app != nil {
+                throw ValidationError("an admin token covers every app: leave out --app")
+            }
+        }
+
+        func run() throws {
+            let store = try Store(path: database.db)
+            let (info, text) = try store.createToken(appID: app, scope: TokenScope(rawValue: scope)!, label: label,
+                                                     now: Int64(Date().timeIntervalSince1970 * 1000))
+            print(text.text)
+            printError("token \(info.id) (\(info.scope.rawValue)\(info.appID.map { " for \($0)" } ?? ", every app")) "
+                       + "created. It is shown only now: keep it in a secret store.")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List tokens (never their secrets).")
+
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "text (a table) or json.") var format: OutputFormat = .text
+
+        func run() throws {
+            let tokens = try database.existingStore().tokens()
+            if format == .json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(tokens), as: UTF8.self))
+                return
+            }
+            var table = TextTable(["ID", "SCOPE", "APP", "LABEL", "CREATED (UTC)", "REVOKED (UTC)"])
+            for token in tokens {
+                table.add([token.id, token.scope.rawValue, token.appID ?? "(every app)", token.label ?? "-",
+                           Instant.format(token.createdAt), token.revokedAt.map { Instant.format($0) } ?? "-"])
+            }
+            print(table.rendered)
+            print("\(tokens.count) token\(tokens.count == 1 ? "" : "s")")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a token: requests with it fail from now on.")
+
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: ArgumentHelp("The token's ID, as `token list` shows it (or the whole token).", valueName: "id"))
+        var id: String
+
+        func run() throws {
+            let tokenID = TokenText(id)?.id ?? id
+            guard try database.existingStore().revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) else {
+                throw UsageError("no token with ID \(tokenID) (see pushtrace token list)")
+            }
+            print("token \(tokenID) revoked")
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PushTraceCore
+import PushTraceServer
+import PushTraceStore
+import PushTraceTestSupport
+
+/// A live pushtrace server on 127.0.0.1 over a fresh store, with a token of each kind.
+struct TestServer: Sendable {
+    let folder: TemporaryStore
+    var settings: ServerSettings
+    /// Kept short so that a lock held elsewhere turns into 503 quickly.
+    var busyTimeout: TimeInterval = 0.5
+    let ingestToken: String
+    let readToken: String
+    let adminToken: String
+    /// An ingest token of another app.
+    let otherAppToken: String
+
+    static let app = "net.rorklab.dailypick"
+    static let otherApp = "io.acme.fitlog"
+
+    init(configure: (inout ServerSettings) -> Void = { _ in }) throws {
+        folder = try TemporaryStore()
+        settings = ServerSettings()
+        settings.port = 0
+        configure(&settings)
+        let store = folder.store
+        func token(_ app: String?, _ scope: TokenScope) throws -> String {
+            try store.createToken(appID: app, scope: scope, label: nil, now: Lines.t0).1.text
+        }
+        ingestToken = try token(Self.app, .ingest)
+        readToken = try token(Self.app, .read)
+        adminToken = try token(nil, .admin)
+        otherAppToken = try token(Self.otherApp, .ingest)
+    }
+
+    /// Runs `body` against the live server; the server is stopped (gracefully) afterwards.
+    func run<T: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        var logger = Logger(label: "pushtrace-test")
+        logger.logLevel = .warning
+        // The writer closes the store at shutdown: the server gets its own, the test keeps `folder.store`.
+        let store = try Store(path: folder.path, busyTimeout: busyTimeout)
+        let app = ServerApplication.make(store: store, settings: settings, logger: logger)
+        return try await app.test(.live, body)
+    }
+
+    /// Row counts of every table.
+    func counts() throws -> [String: Int] { try folder.counts() }
+
+    /// Holds the database's write lock from another connection, as another process would, until `release`.
+    func holdWriteLock() throws -> WriteLock { try WriteLock(path: folder.path) }
+}
+
+/// Another connection in a write transaction: the server's commits wait for it.
+final class WriteLock: Sendable {
+    private let queue: DatabaseQueue
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
+    }
+
+    func release() throws {
+        try queue.writeWithoutTransaction { try $0.execute(sql: "COMMIT") }
+    }
+}
+
+/// Request helpers.
+extension TestClientProtocol {
+    func upload(_ body: [UInt8], token: String?, path: String = "/v1/bundles", encoding: String? = "gzip",
+                extra: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = extra
+        headers[.contentType] = "application/x-ndjson"
+        if let encoding { headers[.contentEncoding] = encoding }
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await execute(uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: body))
+    }
+
+    func get(_ uri: String, token: String?, accept: String? = nil) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if let accept { headers[.accept] = accept }
+        return try await execute(uri: uri, method: .get, headers: headers)
+    }
+}
+
+extension TestResponse {
+    /// The body as a JSON object.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]) ?? [:]
+    }
+
+    var text: String { String(buffer: body) }
+}
+
+/// Small bundles, gzip-compressed as the agent sends them.
+enum Bodies {
+    static func bundle(app: String = TestServer.app, bundle: String = UUID().uuidString, notification: String = UUID().uuidString)
+        -> [UInt8] {
+        gzip([Lines.manifest(app: app, bundle: bundle)] + Lines.serviceSteps(notification))
+    }
+
+    static func events(app: String = TestServer.app, notification: String) -> [UInt8] {
+        gzip([Lines.manifest(app: app, device: nil)] + Lines.sent(notification))
+    }
+
+    static func gzip(_ lines: [String]) -> [UInt8] {
+        Deflater.gzip(Array(lines.map { $0 + "\n" }.joined().utf8))
+    }
+}
