@@ -43,8 +43,10 @@ public final class Store: Sendable {
         try Schema.migrator.migrate(pool)
     }
 
-    /// Closes every connection (after checkpointing the WAL); the store cannot be used afterwards.
+    /// Checkpoints the WAL into the database file and closes every connection; the store cannot be used afterwards.
     public func close() throws {
+        // GRDB closes the writer before the readers, and a read-only last connection does not checkpoint: do it here.
+        try pool.writeWithoutTransaction { _ = try $0.checkpoint(.truncate) }
         try pool.close()
     }
 

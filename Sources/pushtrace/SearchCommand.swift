@@ -3,7 +3,7 @@ import Foundation
 import PushTraceCore
 import PushTraceStore
 
-struct Search: ParsableCommand {
+struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find notifications by app, cause, category, device and time.",
         discussion: """
@@ -14,11 +14,13 @@ struct Search: ParsableCommand {
               pushtrace search --app net.rorklab.dailypick --category DAILY_PICK
               pushtrace search --since 2026-11-09 --until 2026-11-16
               pushtrace search --device d-7c1e0b --format json
+              PUSHTRACE_TOKEN=pt_… pushtrace search --cause service_timeout --server http://127.0.0.1:8080
 
             Causes: \(Cause.allCases.map(\.rawValue).joined(separator: ", ")).
             """)
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var remote: RemoteOptions
     @Option(help: ArgumentHelp("Only this app.", valueName: "app-id")) var app: String?
     @Option(help: ArgumentHelp("Only notifications with this primary cause.", valueName: "cause")) var cause: String?
     @Option(help: ArgumentHelp("Only this category.", valueName: "category")) var category: String?
@@ -36,12 +38,21 @@ struct Search: ParsableCommand {
         if limit < 1 { throw ValidationError("--limit must be at least 1") }
     }
 
-    func run() throws {
-        let store = try database.existingStore()
-        let query = SearchQuery(appID: app, cause: cause.flatMap(Cause.init(rawValue:)), category: category, deviceID: device,
-                                since: try since.map { try Instant.parse($0, option: "--since") },
-                                until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
-        let rows = try store.search(query)
+    func run() async throws {
+        let rows: [NotificationSummary]
+        if let server = try remote.remote() {
+            let answer = try await server.get("v1/notifications", query: [
+                "app": app, "cause": cause, "category": category, "device": device, "limit": String(limit),
+                "since": try since.map { String(try Instant.parse($0, option: "--since")) },
+                "until": try until.map { String(try Instant.parse($0, option: "--until")) },
+            ], accept: "application/json")
+            rows = try JSONDecoder().decode([NotificationSummary].self, from: answer.body)
+        } else {
+            let query = SearchQuery(appID: app, cause: cause.flatMap(Cause.init(rawValue:)), category: category, deviceID: device,
+                                    since: try since.map { try Instant.parse($0, option: "--since") },
+                                    until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
+            rows = try database.existingStore().search(query)
+        }
         if format == .json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -18,11 +18,12 @@ struct Executable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }()
 
-    static func run(_ arguments: [String], in directory: URL) throws -> Output {
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Output {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -52,4 +53,8 @@ final class WorkFolder {
     }
 
     func run(_ arguments: String...) throws -> Executable.Output { try Executable.run(arguments, in: url) }
+
+    func run(_ arguments: [String], environment: [String: String]) throws -> Executable.Output {
+        try Executable.run(arguments, in: url, environment: environment)
+    }
 }

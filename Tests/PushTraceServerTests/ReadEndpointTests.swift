@@ -1,0 +1,99 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PushTraceServer
+import PushTraceTestSupport
+import Testing
+
+/// The read side: `why` and search over HTTP, tenancy of read tokens, metrics and liveness.
+@Suite struct ReadEndpointTests {
+    @Test func answersWhyAsJSONAndTextWithinTheTokensApp() async throws {
+        let server = try TestServer()
+        let id = "6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10"
+        try await server.run { client in
+            #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
+            let lines = [Lines.manifest(app: TestServer.app)] + Lines.serviceSteps(id, expired: true)
+            #expect(try await client.upload(Bodies.gzip(lines), token: server.ingestToken).status == .ok)
+
+            let json = try await client.get("/v1/notifications/\(id)", token: server.readToken)
+            #expect(json.status == .ok)
+            #expect(json.json["cause"] as? String == "service_timeout")
+            #expect(json.json["notification_id"] as? String == id.lowercased())
+            #expect((json.json["timeline"] as? [Any])?.count == 4)
+
+            let text = try await client.get("/v1/notifications/\(id)", token: server.adminToken, accept: "text/plain")
+            #expect(text.status == .ok)
+            #expect(text.text.contains("service_timeout"))
+
+            let unknown = try await client.get("/v1/notifications/nope", token: server.readToken)
+            try expectError(unknown, .notFound, "unknown_notification")
+            #expect(unknown.json["cause"] as? String == "unknown_notification")
+
+            try expectError(try await client.get("/v1/notifications/\(id)?app=\(TestServer.otherApp)", token: server.readToken),
+                            .forbidden, "forbidden")
+            try expectError(try await client.get("/v1/notifications/\(id)", token: server.ingestToken), .forbidden, "forbidden")
+            try expectError(try await client.get("/v1/notifications/\(id)", token: nil), .unauthorized, "unauthorized")
+        }
+    }
+
+    @Test func searchesTheTokensAppOnly() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            for app in [TestServer.app, TestServer.otherApp] {
+                let token = app == TestServer.app ? server.ingestToken : server.otherAppToken
+                let lines = [Lines.manifest(app: app)] + Lines.serviceSteps("n-\(app)")
+                #expect(try await client.upload(Bodies.gzip(lines), token: token).status == .ok)
+            }
+            let mine = try await client.get("/v1/notifications?limit=10", token: server.readToken)
+            let rows = try JSONSerialization.jsonObject(with: Data(buffer: mine.body)) as? [[String: Any]]
+            #expect(rows?.map { $0["app_id"] as? String } == [TestServer.app])
+            let all = try await client.get("/v1/notifications", token: server.adminToken)
+            #expect((try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [Any])?.count == 2)
+            try expectError(try await client.get("/v1/notifications?cause=gremlins", token: server.adminToken),
+                            .badRequest, "bad_request")
+            try expectError(try await client.get("/v1/notifications?since=yesterday", token: server.adminToken),
+                            .badRequest, "bad_request")
+        }
+    }
+
+    @Test func exportsIngestAndProductMetrics() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            let lines = [Lines.manifest(app: TestServer.app)] + Lines.serviceSteps("n-1", expired: true) + Lines.serviceSteps("n-2")
+            #expect(try await client.upload(Bodies.gzip(lines), token: server.ingestToken).status == .ok)
+            _ = try await client.upload(Bodies.bundle(), token: nil)
+            let metrics = try await client.get("/metrics", token: nil).text
+            for expected in [
+                #"pushtrace_bundles_total{outcome="accepted"} 1"#,
+                #"pushtrace_records_total{outcome="accepted"} 6"#,
+                #"pushtrace_service_runs_total{app="net.rorklab.dailypick",category="DAILY_PICK"} 2"#,
+                #"pushtrace_service_timeouts_total{app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#,
+                #"pushtrace_service_duration_seconds_count{app="net.rorklab.dailypick",category="DAILY_PICK"} 2"#,
+                #"pushtrace_http_responses_total{route="/v1/bundles",status="401"} 1"#,
+                "pushtrace_commit_duration_seconds_bucket",
+                "pushtrace_ingest_duration_seconds_bucket",
+                "pushtrace_received_bytes_total",
+            ] {
+                #expect(metrics.contains(expected), "missing \(expected)")
+            }
+            #expect(try await client.get("/healthz", token: nil).status == .ok)
+            try expectError(try await client.get("/v2/nothing", token: nil), .notFound, "not_found")
+        }
+    }
+
+    @Test func answersExpectContinueAtOnce() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            let port = client.port!
+            // Headers only, as curl sends them before a large body: the server must answer 100 without the body.
+            let head = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+            let answer = try RawHTTP.exchange(port: port, send: head, readTimeout: 2)
+            #expect(answer.hasPrefix("HTTP/1.1 100 Continue"), "\(answer)")
+            // Declared over the cap: no 100, a 413 at once.
+            let tooLarge = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                + "Content-Length: \(1 << 30)\r\nExpect: 100-continue\r\n\r\n"
+            let refused = try RawHTTP.exchange(port: port, send: tooLarge, readTimeout: 2)
+            #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused)")
+        }
+    }
+}
