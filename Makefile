@@ -1,10 +1,11 @@
 # pushtrace — make demo, make test. Everything a fresh machine needs is installed from here.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Debian packages the build and the tests need: SQLite and zlib headers, the sqlite3 shell (benchmarks).
-DEBS := libsqlite3-dev zlib1g-dev sqlite3
+# Debian packages the build and the tests need: SQLite and zlib headers, the sqlite3 shell (benchmarks, crash
+# test), curl (scripts talking to the server).
+DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 
-.PHONY: all deps build release test demo bench-ingest clean
+.PHONY: all deps build release test demo bench-ingest bench-http crash-test clean
 
 all: build
 
@@ -20,6 +21,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --product pushtrace
+	$(SWIFT) build -c release --product pushtrace-load
 
 test: deps
 	$(SWIFT) test
@@ -31,6 +33,14 @@ demo: release
 # Ingest benchmark: pushtrace ingest against sqlite3's .import of the same rows (docs/PERFORMANCE.md).
 bench-ingest: release
 	scripts/bench-ingest.sh
+
+# Kill the server with SIGKILL mid-upload, ROUNDS times (default 20): every acknowledged bundle stored once, none partial.
+crash-test: build
+	scripts/crash-test.sh
+
+# HTTP ingest with 1, 8 and 64 uploaders beside the CLI on the same corpus, and the gzip bomb's RSS (docs/PERFORMANCE.md).
+bench-http: release
+	scripts/bench-http.sh
 
 clean:
 	rm -rf .build demo-bundles pushtrace.sqlite pushtrace.sqlite-wal pushtrace.sqlite-shm

@@ -62,6 +62,7 @@ let package = Package(
         .executableTarget(name: "pushtrace-load", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
         .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],

@@ -1,0 +1,103 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// Uploads bundle files to a pushtrace server from many concurrent clients, as a fleet of apps would, and reports
+/// what came back. Used by `make crash-test` (which bundles were acknowledged) and the HTTP benchmark.
+@main
+struct Load: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushtrace-load",
+        abstract: "Upload bundle files to a pushtrace server from many concurrent clients; report latency and throughput.",
+        discussion: """
+            Each file is uploaded once (gzip files with Content-Encoding: gzip). A 429 or 503 is retried after its \
+            Retry-After, as the agent does; any other answer is final. A server that cannot be reached ends the run. With --acked, every acknowledged bundle is \
+            written as a line `app_id bundle_id accepted duplicate` the moment its 200 arrives.
+
+            Examples:
+              pushtrace-load --server http://127.0.0.1:8080 --concurrency 64 bench-data
+              PUSHTRACE_TOKEN=pt_… pushtrace-load --server http://127.0.0.1:8080 --acked acked.txt --replay bundles
+            """)
+
+    @Option(help: ArgumentHelp("The server, http://host:port.", valueName: "url")) var server: String
+    @Option(help: ArgumentHelp("Concurrent uploaders (one connection each).", valueName: "n")) var concurrency = 8
+    @Option(help: ArgumentHelp("Append each acknowledged bundle to this file.", valueName: "path")) var acked: String?
+    @Flag(help: "Send each file's modification time as Pushtrace-Received-At (an admin token replaying archived uploads).")
+    var replay = false
+    @Option(help: ArgumentHelp("Print the summary as text or json.", valueName: "format")) var format = "text"
+    @Argument(help: ArgumentHelp("Bundle files, or folders of *.ndjson[.gz] files.", valueName: "path")) var paths: [String]
+
+    func validate() throws {
+        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if !["text", "json"].contains(format) { throw ValidationError("--format is text or json") }
+    }
+
+    func run() async throws {
+        let files = try BundleFiles.expand(paths)
+        guard !files.isEmpty else { throw ValidationError("no bundle files under \(paths.joined(separator: ", "))") }
+        let token = ProcessInfo.processInfo.environment["PUSHTRACE_TOKEN"]
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(120))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let log = try acked.map { try AckLog(path: $0) }
+        let next = Counter()
+        let url = server.hasSuffix("/") ? server + "v1/bundles" : server + "/v1/bundles"
+        let replay = self.replay
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: [Upload].self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var uploads: [Upload] = []
+                    while let index = next.take(below: files.count) {
+                        let upload = await Upload.send(files[index], to: url, token: token, replay: replay, client: client, log: log)
+                        uploads.append(upload)
+                        // A server that cannot be reached (killed, in the crash test) ends the run.
+                        if upload.status == 0 { next.stop() }
+                    }
+                    return uploads
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        let elapsed = ContinuousClock.now - started
+        try await client.shutdown()
+        let summary = Summary(outcomes, elapsed: elapsed, concurrency: concurrency)
+        print(format == "json" ? summary.json : summary.text)
+    }
+}
+
+/// Hands out file indexes to the uploaders, until the files run out or the run is stopped.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    private var stopped = false
+
+    func take(below limit: Int) -> Int? {
+        lock.withLock {
+            guard value < limit, !stopped else { return nil }
+            defer { value += 1 }
+            return value
+        }
+    }
+
+    func stop() { lock.withLock { stopped = true } }
+}
+
+/// The acknowledged bundles, one line each, written as the answers arrive.
+final class AckLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private let handle: FileHandle
+
+    init(path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
+        handle.seekToEndOfFile()
+        self.handle = handle
+    }
+
+    func append(_ line: String) {
+        lock.withLock { handle.write(Data((line + "\n").utf8)) }
+    }
+}

@@ -1,0 +1,126 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// One file's upload: its final answer, how long it took, and how often it was asked to retry.
+struct Upload: Sendable {
+    /// The final HTTP status, or 0 when the server could not be reached.
+    var status: Int
+    var latency: Duration
+    var retries: Int
+    var accepted: Int
+    var duplicate: Bool
+    var error: String?
+
+    static func send(_ path: String, to url: String, token: String?, replay: Bool, client: HTTPClient, log: AckLog?) async -> Upload {
+        let started = ContinuousClock.now
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot read \(path)")
+        }
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-ndjson")
+        request.headers.add(name: "Content-Encoding", value: data.first == 0x1f ? "gzip" : "identity")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if replay, let modified = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date {
+            request.headers.add(name: "Pushtrace-Received-At", value: String(Int64(modified.timeIntervalSince1970 * 1000)))
+        }
+        request.body = .bytes(ByteBuffer(bytes: data))
+        var retries = 0
+        while true {
+            do {
+                let response = try await client.execute(request, timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                let status = Int(response.status.code)
+                if status == 429 || status == 503, retries < 50 {
+                    retries += 1
+                    let seconds = response.headers.first(name: "Retry-After").flatMap(Double.init) ?? 1
+                    // Jitter spreads the retries of clients refused at the same moment.
+                    try await Task.sleep(for: .milliseconds(Int(seconds * 1000 * Double.random(in: 0.5...1.5))))
+                    continue
+                }
+                let json = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+                let accepted = json?["accepted"] as? Int ?? 0
+                let duplicate = json?["duplicate"] as? Bool ?? false
+                if status == 200, let log {
+                    log.append("\(json?["app_id"] as? String ?? "?") \(json?["bundle_id"] as? String ?? "?") \(accepted) \(duplicate)")
+                }
+                return Upload(status: status, latency: ContinuousClock.now - started, retries: retries, accepted: accepted,
+                              duplicate: duplicate, error: status == 200 ? nil : String(buffer: body))
+            } catch {
+                return Upload(status: 0, latency: ContinuousClock.now - started, retries: retries, accepted: 0, duplicate: false,
+                              error: "\(error)")
+            }
+        }
+    }
+}
+
+/// Every `*.ndjson` and `*.ndjson.gz` file under the paths, in name order.
+enum BundleFiles {
+    static func expand(_ paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+            }
+            guard isDirectory.boolValue else { files.append(path); continue }
+            let enumerator = FileManager.default.enumerator(atPath: path)
+            while let name = enumerator?.nextObject() as? String {
+                if name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz") { files.append(path + "/" + name) }
+            }
+        }
+        return files.sorted()
+    }
+}
+
+/// What a run measured.
+struct Summary {
+    var uploads: [Upload]
+    var elapsed: Duration
+    var concurrency: Int
+
+    init(_ uploads: [Upload], elapsed: Duration, concurrency: Int) {
+        self.uploads = uploads
+        self.elapsed = elapsed
+        self.concurrency = concurrency
+    }
+
+    private var seconds: Double { Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18 }
+    private var statuses: [Int: Int] { uploads.reduce(into: [:]) { $0[$1.status, default: 0] += 1 } }
+    private var records: Int { uploads.reduce(0) { $0 + $1.accepted } }
+
+    private func percentile(_ p: Double) -> Double {
+        let sorted = uploads.filter { $0.status == 200 }.map {
+            Double($0.latency.components.seconds) * 1000 + Double($0.latency.components.attoseconds) / 1e15
+        }.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))]
+    }
+
+    var text: String {
+        let statusText = statuses.keys.sorted().map { "\($0 == 0 ? "unreachable" : String($0)): \(statuses[$0]!)" }
+            .joined(separator: ", ")
+        let firstError = uploads.first { $0.error != nil && $0.status != 200 }?.error ?? "-"
+        return """
+            uploads: \(uploads.count) with \(concurrency) concurrent uploaders in \(String(format: "%.2f", seconds)) s
+            answers: \(statusText); retried after 429/503: \(uploads.reduce(0) { $0 + $1.retries })
+            throughput: \(String(format: "%.0f", Double(uploads.count) / seconds)) bundles/s, \
+            \(String(format: "%.0f", Double(records) / seconds)) records/s (\(records) records accepted)
+            latency (200s): p50 \(String(format: "%.1f", percentile(0.5))) ms, p99 \(String(format: "%.1f", percentile(0.99))) ms
+            first error: \(firstError.prefix(200))
+            """
+    }
+
+    var json: String {
+        let object: [String: Any] = [
+            "uploads": uploads.count, "concurrency": concurrency, "seconds": seconds, "records": records,
+            "statuses": Dictionary(uniqueKeysWithValues: statuses.map { (String($0.key), $0.value) }),
+            "retries": uploads.reduce(0) { $0 + $1.retries },
+            "bundles_per_second": Double(uploads.count) / seconds, "records_per_second": Double(records) / seconds,
+            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99),
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

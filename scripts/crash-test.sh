@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Crash test (issue 3): many concurrent clients upload bundles and record which ones got 200; the server is killed
+# with SIGKILL at a random moment, restarted, and every acknowledged bundle must be stored exactly once with all of
+# its records, and no partial bundle may exist. ROUNDS rounds (default 20); BIN is the folder of the built executables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-20}
+BIN=${BIN:-.build/debug}
+NOTIFICATIONS=${NOTIFICATIONS:-3000}
+CONCURRENCY=${CONCURRENCY:-16}
+pushtrace="$BIN/pushtrace"
+load="$BIN/pushtrace-load"
+work=$(mktemp -d)
+server_pid=""
+cleanup() { [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_server() { # db port
+    "$pushtrace" serve --db "$1" --port "$2" --log-level error 2>>"$work/server.log" &
+    server_pid=$!
+    for _ in $(seq 1 100); do
+        curl -sf "http://127.0.0.1:$2/healthz" >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "the server did not start"; cat "$work/server.log"; exit 1
+}
+
+"$pushtrace" simulate --out "$work/bundles" --notifications "$NOTIFICATIONS" --seed 7 >/dev/null
+files=$(find "$work/bundles" -name '*.ndjson*' | wc -l)
+echo "crash test: $ROUNDS rounds, $files bundle files, $CONCURRENCY concurrent uploaders, SIGKILL at a random moment"
+
+for round in $(seq 1 "$ROUNDS"); do
+    db="$work/round-$round.sqlite"
+    acked="$work/acked-$round.txt"
+    : >"$acked"
+    token=$("$pushtrace" token create --db "$db" --scope admin 2>/dev/null)
+    port=$(free_port)
+    start_server "$db" "$port"
+    PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" --replay \
+        --acked "$acked" "$work/bundles" >"$work/load-$round.txt" 2>&1 &
+    load_pid=$!
+    delay=$(python3 -c "import random; print(round(random.uniform(0.2, 1.5), 2))")
+    sleep "$delay"
+    kill -9 "$server_pid"
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+    wait "$load_pid" || true
+    acknowledged=$(wc -l <"$acked")
+
+    # Restart on the same file: it must open and recover.
+    start_server "$db" "$port"
+    kill -TERM "$server_pid"; wait "$server_pid" || { echo "round $round: the restarted server did not stop cleanly"; exit 1; }
+    server_pid=""
+
+    missing=$(sqlite3 "$db" <<SQL
+CREATE TEMP TABLE acked (app_id TEXT, bundle_id TEXT, accepted INTEGER, duplicate TEXT);
+.separator " "
+.import $acked acked
+SELECT count(*) FROM acked a LEFT JOIN bundle b ON b.app_id = a.app_id AND b.bundle_id = a.bundle_id
+WHERE b.id IS NULL OR b.accepted != a.accepted;
+SQL
+)
+    twice=$(sqlite3 "$db" "SELECT count(*) FROM (SELECT 1 FROM bundle GROUP BY app_id, bundle_id HAVING count(*) > 1)")
+    partial=$(sqlite3 "$db" "
+        SELECT count(*) FROM bundle b
+        LEFT JOIN (SELECT bundle_ref, count(*) AS n FROM record GROUP BY bundle_ref) r ON r.bundle_ref = b.id
+        LEFT JOIN (SELECT bundle_ref, count(*) AS n FROM rejected_line GROUP BY bundle_ref) j ON j.bundle_ref = b.id
+        WHERE coalesce(r.n, 0) != b.accepted OR coalesce(j.n, 0) != b.rejected")
+    orphans=$(sqlite3 "$db" "SELECT count(*) FROM record WHERE bundle_ref NOT IN (SELECT id FROM bundle)")
+    stored=$(sqlite3 "$db" "SELECT count(*) FROM bundle")
+
+    # Upload everything again: the acknowledged come back as duplicates, the rest is stored, once.
+    start_server "$db" "$port"
+    PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" --replay \
+        --format json "$work/bundles" >"$work/reload-$round.json"
+    kill -TERM "$server_pid"; wait "$server_pid" || true
+    server_pid=""
+    final=$(sqlite3 "$db" "SELECT count(*) FROM bundle")
+
+    echo "round $round: killed after ${delay}s; $acknowledged acknowledged, $stored stored; missing $missing," \
+        "stored twice $twice, partial $partial, orphan records $orphans; after re-upload $final of $files"
+    if [ "$missing" != 0 ] || [ "$twice" != 0 ] || [ "$partial" != 0 ] || [ "$orphans" != 0 ] || [ "$final" != "$files" ]; then
+        echo "round $round FAILED"; tail -n 20 "$work/server.log"; exit 1
+    fi
+    rm -f "$db" "$db-wal" "$db-shm"
+done
+echo "crash test passed: $ROUNDS of $ROUNDS rounds"
