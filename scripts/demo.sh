@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
-# make demo: simulate realistic bundles, ingest them into ./pushtrace.sqlite, and ask `why` for one notification
-# of every cause family. Run from the repository root after `make release`.
+# make demo: simulate realistic bundles, upload them to a local `pushtrace serve` backed by ./pushtrace.sqlite, and
+# ask `why` for one notification of every cause family. Run from the repository root after `make release`.
 set -euo pipefail
 bin=.build/release/pushtrace
+load=.build/release/pushtrace-load
 db=pushtrace.sqlite
 out=demo-bundles
+server_pid=""
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
 
 rm -rf "$out" "$db" "$db-wal" "$db-shm"
 echo "== pushtrace simulate: three apps, their devices, two weeks of pushes"
 "$bin" simulate --out "$out" --notifications 600 --seed 42
 echo
-echo "== pushtrace ingest: every bundle into $db"
-"$bin" ingest --db "$db" --quiet "$out"
+echo "== pushtrace serve on 127.0.0.1, storing into $db"
+token=$("$bin" token create --db "$db" --scope admin --label demo 2>/dev/null)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+server="http://127.0.0.1:$port"
+"$bin" serve --db "$db" --port "$port" --log-level warning &
+server_pid=$!
+for _ in $(seq 1 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.05; done
+echo
+echo "== uploading every bundle as the apps would (8 at a time; each file's arrival time replayed)"
+PUSHTRACE_TOKEN=$token "$load" --server "$server" --concurrency 8 --replay "$out"
+# The server settles causes between commits; wait until every notification has one.
+for _ in $(seq 1 300); do
+  [ "$("$bin" sql --db "$db" --format csv "SELECT count(*) FROM notification WHERE cause IS NULL" | tail -n 1)" = 0 ] && break
+  sleep 0.1
+done
 echo
 echo "== what went wrong, by cause"
 "$bin" sql --db "$db" "SELECT cause, count(*) AS notifications FROM notification GROUP BY cause ORDER BY 2 DESC"
@@ -23,8 +39,12 @@ example() { # the earliest notification stored with that cause
 for cause in category_not_handled service_timeout attachment_failed dismissed_before_update apns_rejected not_delivered ok; do
   id=$(example "$cause")
   echo
-  echo "== pushtrace why $id"
-  "$bin" why --db "$db" "$id" || true
+  echo "== pushtrace why $id --server $server"
+  PUSHTRACE_TOKEN=$token "$bin" why "$id" --server "$server" || true
 done
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=""
 echo
 echo "Try: $bin search --db $db --cause service_timeout    or    $bin sql --db $db \"SELECT …\""
+echo "     $bin serve --db $db    then    curl -H 'Authorization: Bearer …' http://127.0.0.1:8080/v1/notifications/ID"

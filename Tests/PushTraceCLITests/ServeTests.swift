@@ -33,4 +33,25 @@ struct ServeTests {
         let walSize = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
         #expect(walSize == 0)
     }
+
+    @Test("token create prints the token once; list never shows a secret; revoke takes the ID")
+    func tokens() throws {
+        let work = try WorkFolder()
+        let created = try work.run("token", "create", "--app", "net.rorklab.dailypick", "--scope", "ingest", "--label", "ios")
+        #expect(created.status == 0)
+        let token = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.hasPrefix("pt_"))
+        #expect(created.stderr.contains("shown only now"))
+        let parts = token.split(separator: "_", maxSplits: 2)
+        let list = try work.run("token", "list")
+        #expect(list.stdout.contains(String(parts[1])))
+        #expect(!list.stdout.contains(String(parts[2])))
+        #expect(try work.run("token", "revoke", String(parts[1])).status == 0)
+        #expect(try work.run("token", "list", "--format", "json").stdout.contains("revoked_at"))
+        let unknown = try work.run("token", "revoke", "000000000000")
+        #expect(unknown.status == 2)
+        let noApp = try work.run("token", "create", "--scope", "read")
+        #expect(noApp.status == 2)
+        #expect(noApp.stderr.contains("--app"))
+    }
 }
