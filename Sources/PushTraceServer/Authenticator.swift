@@ -1,12 +1,26 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOConcurrencyHelpers
 import PushTraceStore
 
 /// Checks a request's bearer token against the store (SPEC §8): 401 without a live token, 403 when its scope or
 /// app does not allow what is asked.
+///
+/// A verified token is remembered for `cacheSeconds` (a store read per upload cost as much as storing it); only
+/// tokens that verified are remembered, and at most `cacheLimit` of them.
 struct Authenticator: Sendable {
     let store: Store
     let requiresTokens: Bool
+    let cacheSeconds: Double
+    private let verified = NIOLockedValueBox([String: (token: TokenInfo, until: Date)]())
+    private let cacheLimit = 10_000
+
+    init(store: Store, requiresTokens: Bool, cacheSeconds: Double) {
+        self.store = store
+        self.requiresTokens = requiresTokens
+        self.cacheSeconds = cacheSeconds
+    }
 
     /// Who is asking: a token, or everyone when tokens are off (`--no-auth`).
     enum Caller: Sendable {
@@ -37,12 +51,28 @@ struct Authenticator: Sendable {
             throw APIError.unauthorized("the Authorization header must be `Bearer <token>`")
         }
         let text = header.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
-        guard let token = try store.verifyToken(text) else {
+        guard let token = try verify(text) else {
             throw APIError.unauthorized("unknown or revoked token")
         }
         guard scopes.contains(token.scope) else {
             throw APIError.forbidden("a token with scope \(token.scope.rawValue) cannot \(action)")
         }
         return .token(token)
+    }
+
+    private func verify(_ text: String) throws -> TokenInfo? {
+        let now = Date()
+        if let cached = verified.withLockedValue({ $0[text] }), cached.until > now { return cached.token }
+        guard let token = try store.verifyToken(text) else {
+            verified.withLockedValue { _ = $0.removeValue(forKey: text) }
+            return nil
+        }
+        if cacheSeconds > 0 {
+            verified.withLockedValue { cache in
+                if cache.count >= cacheLimit { cache.removeAll() }
+                cache[text] = (token, now.addingTimeInterval(cacheSeconds))
+            }
+        }
+        return token
     }
 }

@@ -36,6 +36,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
     // Touched by the writer thread only.
     private var causeGaugeKeys = Set<CauseCount.Key>()
     private var causeGaugeRefreshed = Date.distantPast
+    private var lastSettled = Date()
 
     init(store: Store, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
         self.store = store
@@ -95,7 +96,6 @@ public final class IngestWriter: Service, @unchecked Sendable {
     private func writeLoop() {
         while true {
             condition.lock()
-            // Idle for a second: settle causes meanwhile.
             if waiting.isEmpty, accepting { condition.wait(until: Date(timeIntervalSinceNow: 1)) }
             if waiting.isEmpty, !accepting {
                 condition.unlock()
@@ -106,8 +106,14 @@ public final class IngestWriter: Service, @unchecked Sendable {
             let depth = waiting.count
             condition.unlock()
             metrics.queueDepth(depth)
-            if !batch.isEmpty { commit(batch) }
-            if depth == 0 { settleStep() }
+            if batch.isEmpty {
+                // A second with nothing to store.
+                settleStep()
+            } else {
+                commit(batch)
+                // Under steady load the queue is never idle for long: settle every ten seconds all the same.
+                if Date().timeIntervalSince(lastSettled) >= 10 { settleStep() }
+            }
         }
     }
 
@@ -168,7 +174,11 @@ public final class IngestWriter: Service, @unchecked Sendable {
         }
     }
 
+    /// Diagnoses up to `settleStep` notifications whose records changed. Settling is done when the writer is idle
+    /// rather than after every commit: a notification's bundles arrive over minutes, and each is diagnosed once
+    /// its records have settled, not once per bundle.
     private func settleStep() {
+        lastSettled = Date()
         do {
             try store.settleCauses(limit: settings.settleStep)
             if Date().timeIntervalSince(causeGaugeRefreshed) >= 60 {

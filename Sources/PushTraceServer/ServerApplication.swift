@@ -17,7 +17,8 @@ public enum ServerApplication {
     public static func make(store: Store, settings: ServerSettings, metrics: ServerMetrics = ServerMetrics(),
                             logger: Logger) -> some ApplicationProtocol {
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
-        let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens)
+        let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens,
+                                          cacheSeconds: settings.tokenCacheSeconds)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: ResponseMiddleware(metrics: metrics))

@@ -85,30 +85,35 @@ public final class ServerMetrics: Sendable {
         for case .record(let decoded) in items {
             if let id = decoded.notificationID, let category = decoded.record.category { categories[id] = category }
         }
+        // Counted per bundle first: one registry lookup per series, not per record.
+        var counts: [ProductSeries: Int] = [:]
+        var durations: [String: [Int64]] = [:]
         for case .record(let decoded) in items {
             guard let event = decoded.record.eventName else { continue }
-            let category = labels.category(decoded.notificationID.flatMap { categories[$0] }, app: app)
-            let dimensions = [("app", app), ("category", category)]
+            let category = decoded.notificationID.flatMap { categories[$0] }
             switch event {
-            case .serviceReceived:
-                CoreMetrics.Counter(label: "pushtrace_service_runs_total", dimensions: dimensions, factory: factory).increment()
+            case .serviceReceived: counts[ProductSeries("pushtrace_service_runs_total", category), default: 0] += 1
+            case .serviceAbnormalExit: counts[ProductSeries("pushtrace_service_crashes_total", category), default: 0] += 1
+            case .contentReceived: counts[ProductSeries("pushtrace_content_expansions_total", category), default: 0] += 1
+            case .contentAction: counts[ProductSeries("pushtrace_content_actions_total", category), default: 0] += 1
             case .serviceExpired, .serviceDelivered:
                 if event == .serviceExpired {
-                    CoreMetrics.Counter(label: "pushtrace_service_timeouts_total", dimensions: dimensions, factory: factory).increment()
+                    counts[ProductSeries("pushtrace_service_timeouts_total", category), default: 0] += 1
                 }
-                if let elapsed = decoded.record.elapsedMs, elapsed >= 0 {
-                    CoreMetrics.Timer(label: "pushtrace_service_duration_seconds", dimensions: dimensions, factory: factory)
-                        .recordMilliseconds(elapsed)
-                }
-            case .serviceAbnormalExit:
-                CoreMetrics.Counter(label: "pushtrace_service_crashes_total", dimensions: dimensions, factory: factory).increment()
-            case .contentReceived:
-                CoreMetrics.Counter(label: "pushtrace_content_expansions_total", dimensions: dimensions, factory: factory).increment()
-            case .contentAction:
-                CoreMetrics.Counter(label: "pushtrace_content_actions_total", dimensions: dimensions, factory: factory).increment()
+                if let elapsed = decoded.record.elapsedMs, elapsed >= 0 { durations[category ?? "", default: []].append(elapsed) }
             default:
                 break
             }
+        }
+        for (series, count) in counts {
+            CoreMetrics.Counter(label: series.name, dimensions: [("app", app), ("category", labels.category(series.category, app: app))],
+                                factory: factory).increment(by: count)
+        }
+        for (category, elapsed) in durations {
+            let timer = CoreMetrics.Timer(label: "pushtrace_service_duration_seconds",
+                                          dimensions: [("app", app), ("category", labels.category(category, app: app))],
+                                          factory: factory)
+            for milliseconds in elapsed { timer.recordMilliseconds(milliseconds) }
         }
     }
 
@@ -129,6 +134,17 @@ public final class ServerMetrics: Sendable {
     private func gauge(_ key: CauseCount.Key) -> CoreMetrics.Gauge {
         CoreMetrics.Gauge(label: "pushtrace_notifications", dimensions: [("app", key.app), ("category", key.category), ("cause", key.cause)],
               factory: factory)
+    }
+}
+
+/// A product counter and the category it counts.
+private struct ProductSeries: Hashable {
+    var name: String
+    var category: String?
+
+    init(_ name: String, _ category: String?) {
+        self.name = name
+        self.category = category
     }
 }
 

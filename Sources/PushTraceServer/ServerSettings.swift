@@ -19,6 +19,9 @@ public struct ServerSettings: Sendable {
     public var retryAfterUnavailable = 5
     /// When false, every request is allowed without a token: for local development only.
     public var requiresTokens = true
+    /// How long a verified token is trusted without asking the store again; a revoked token stops working
+    /// within this time. Zero asks the store on every request.
+    public var tokenCacheSeconds: Double = 2
     /// How many notifications are diagnosed per step between commits.
     public var settleStep = 2_000
 

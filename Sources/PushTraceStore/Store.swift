@@ -25,17 +25,21 @@ public final class Store: Sendable {
 
     /// Opens (creating and migrating when needed) the database at `path`.
     ///
-    /// - Parameter busyTimeout: how long a write waits for another process's lock before it fails.
+    /// - Parameters:
+    ///   - busyTimeout: how long a write waits for another process's lock before it fails.
+    ///   - writerCacheMiB: the writer's page cache; bulk ingest gains from a large one, a server's small commits
+    ///     need less.
     public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
-                busyTimeout: TimeInterval = 10) throws {
+                busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64) throws {
         self.path = path
         self.settings = settings
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
-            // A larger page cache keeps a group commit's dirty pages in memory instead of spilling them mid-transaction.
-            try db.execute(sql: "PRAGMA cache_size = -65536")
+            // The writer's larger page cache keeps a group commit's dirty pages in memory instead of spilling them
+            // mid-transaction; readers (one per core, more under a server's concurrent reads) need much less.
+            try db.execute(sql: "PRAGMA cache_size = -\(db.configuration.readonly ? 8192 : writerCacheMiB * 1024)")
             // Each bundle is a savepoint inside a group commit; its rollback journal then lives in memory, not a temp file.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }

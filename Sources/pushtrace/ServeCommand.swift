@@ -104,7 +104,8 @@ struct Serve: AsyncParsableCommand {
 
         var logger = Logger(label: "pushtrace")
         logger.logLevel = level
-        let store = try Store(path: path, durability: mode, busyTimeout: timeout)
+        // Commits of a few dozen bundles need a smaller page cache than bulk ingest: it keeps the server's memory small.
+        let store = try Store(path: path, durability: mode, busyTimeout: timeout, writerCacheMiB: 32)
         if !settings.requiresTokens {
             let warning = "NO AUTHENTICATION (--no-auth): anyone who can reach this port can upload and read every app. "
                 + "Use it for local development only."
