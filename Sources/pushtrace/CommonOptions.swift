@@ -34,6 +34,13 @@ enum Instant {
     static func format(_ ms: Int64?) -> String { InstantText.format(ms) }
 }
 
+/// Prints `value` as one pretty-printed JSON document (keys sorted), the `--format json` of every command.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
 /// Prints to standard error (progress and diagnostics, never the answer).
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))

@@ -54,9 +54,7 @@ struct Search: AsyncParsableCommand {
             rows = try database.existingStore().search(query)
         }
         if format == .json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+            try printJSON(rows)
             return
         }
         var table = TextTable(["FIRST SEEN (UTC)", "APP", "NOTIFICATION", "CATEGORY", "CAUSE", "DEVICE"])

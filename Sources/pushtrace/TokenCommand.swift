@@ -61,9 +61,7 @@ struct TokenCommand: ParsableCommand {
         func run() throws {
             let tokens = try database.existingStore().tokens()
             if format == .json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(tokens), as: UTF8.self))
+                try printJSON(tokens)
                 return
             }
             var table = TextTable(["ID", "SCOPE", "APP", "LABEL", "CREATED (UTC)", "REVOKED (UTC)"])
