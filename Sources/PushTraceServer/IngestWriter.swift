@@ -117,8 +117,9 @@ public final class IngestWriter: Service, @unchecked Sendable {
         }
     }
 
-    /// Stores `batch` in one transaction; when that fails, stores each bundle on its own so that one bundle the
-    /// store refuses does not fail the others.
+    /// Stores `batch` in one transaction. When the storage cannot commit (locked, full, read-only), every bundle
+    /// of it gets 503 at once; when the group failed for another reason, each bundle is stored on its own so that
+    /// one bundle the store refuses does not fail the others.
     private func commit(_ batch: [Submission]) {
         let start = ContinuousClock.now
         do {
@@ -134,10 +135,12 @@ public final class IngestWriter: Service, @unchecked Sendable {
             for (submission, result) in zip(batch, results) { acknowledge(submission, result) }
         } catch {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
-            guard batch.count > 1 else {
-                batch[0].logger.error("commit failed", metadata: ["error": "\(error)"])
-                batch[0].continuation.resume(throwing: APIError.unavailable(
-                    "the store could not commit: \(error)", retryAfter: settings.retryAfterUnavailable))
+            guard batch.count > 1, !Store.isStorageUnavailable(error) else {
+                for submission in batch {
+                    submission.logger.error("commit failed", metadata: ["error": "\(error)"])
+                    submission.continuation.resume(throwing: APIError.unavailable(
+                        "the store could not commit: \(error)", retryAfter: settings.retryAfterUnavailable))
+                }
                 return
             }
             logger.warning("group commit failed; storing its bundles one by one", metadata: [

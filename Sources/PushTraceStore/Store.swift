@@ -66,6 +66,17 @@ public final class Store: Sendable {
     }
 }
 
+extension Store {
+    /// Whether `error` means the storage itself cannot commit now (a lock held elsewhere, a full disk, a read-only
+    /// or failing file) rather than that one bundle could not be stored: retrying bundle by bundle would only
+    /// fail each of them the same way, after the same wait.
+    public static func isStorageUnavailable(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN,
+                .SQLITE_PROTOCOL, .SQLITE_NOMEM].contains(error.resultCode)
+    }
+}
+
 /// Failures of the store a user can act on.
 public enum StoreError: Error, CustomStringConvertible, Sendable {
     case missingDatabase(String)

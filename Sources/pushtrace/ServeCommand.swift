@@ -84,6 +84,7 @@ struct Serve: AsyncParsableCommand {
         var settings = ServerSettings()
         settings.host = try setting(host, "PUSHTRACE_HOST", { $0 }) ?? settings.host
         settings.port = try setting(port, "PUSHTRACE_PORT", Int.init) ?? settings.port
+        guard (0...65535).contains(settings.port) else { throw UsageError("port \(settings.port) is not 0…65535") }
         let path = try setting(db, "PUSHTRACE_DB", { $0 }) ?? "pushtrace.sqlite"
         let durabilityText = try setting(durability, "PUSHTRACE_DURABILITY", { $0 }) ?? "normal"
         guard let mode = Store.Durability(rawValue: durabilityText) else {
@@ -98,6 +99,7 @@ struct Serve: AsyncParsableCommand {
         settings.queueCapacity = try setting(queue, "PUSHTRACE_QUEUE", Int.init) ?? settings.queueCapacity
         guard settings.queueCapacity >= 1 else { throw UsageError("the queue must hold at least 1 bundle") }
         let timeout = try setting(busyTimeout, "PUSHTRACE_BUSY_TIMEOUT", Double.init) ?? 10
+        guard timeout >= 0 else { throw UsageError("the busy timeout must be 0 seconds or more") }
         let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw UsageError("log level \(levelText) is not known") }
         settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))

@@ -197,6 +197,35 @@ import Testing
         #expect(try server.counts() == before)
     }
 
+    @Test func failsEveryBundleOfAGroupWith503WhileTheStoreIsLocked() async throws {
+        let server = try TestServer()
+        let before = try server.counts()
+        let lock = try server.holdWriteLock()
+        let statuses = try await server.run { client in
+            let url = "http://127.0.0.1:\(client.port!)/v1/bundles"
+            return try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Authorization", value: "Bearer \(server.ingestToken)")
+                        request.headers.add(name: "Content-Encoding", value: "gzip")
+                        request.body = .bytes(Bodies.bundle())
+                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                        let body = try await response.body.collect(upTo: 1 << 20)
+                        let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+                        return (Int(response.status.code), json?["error"] as? String)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        try lock.release()
+        #expect(statuses.count == 6)
+        #expect(statuses.allSatisfy { $0 == (503, "unavailable") })
+        #expect(try server.counts() == before)
+    }
+
     @Test func onlyAnAdminMayReplayAnArchivedUpload() async throws {
         let server = try TestServer()
         let archived: HTTPFields = [IngestRoutesTesting.receivedAtHeader: "2025-11-20T07:00:00Z"]
