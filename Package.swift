@@ -23,14 +23,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // zlib from the system (Debian's zlib1g-dev): streaming gzip/deflate.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The record vocabulary of SPEC §2–§4, shared by the agent and the server. Foundation only.
         .target(name: "PushTraceRecords"),
-        // Bundle decoding, correlation keys, clock correction and diagnosis. No database, no network.
-        .target(name: "PushTraceCore", dependencies: ["PushTraceRecords", "CZlib"]),
+        // Bundle decoding, correlation keys, clock correction, diagnosis, reports and alert rules (read from YAML).
+        // No database, no network.
+        .target(name: "PushTraceCore", dependencies: ["PushTraceRecords", "CZlib", .product(name: "Yams", package: "Yams")]),
         // Realistic simulated bundles for the demo, the tests and the benchmarks.
         .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords"]),
         // SQLite storage (GRDB over the system libsqlite3).

@@ -27,6 +27,11 @@ struct NotificationFacts {
     var actions = 0
     var appResponses = 0
     var records = 0
+    var downloads = 0
+    var downloadBytes: Int64?
+    var attachmentFailure: String?
+    /// The content extension's actions, stored in `notification_action` for the reports.
+    var actionRows: [(ts: Int64?, action: String?, response: String?)] = []
 
     mutating func add(_ record: PushTraceRecords.Record, ts: Int64?, manifest: Manifest) {
         records += 1
@@ -61,10 +66,30 @@ struct NotificationFacts {
             serviceMs = record.elapsedMs
         case .serviceAbnormalExit: serviceCrashed = true
         case .contentAbnormalExit: contentCrashed = true
-        case .contentAction: actions += 1
+        case .contentAction:
+            actions += 1
+            actionRows.append((ts, record.action, record.response))
         case .appResponse: appResponses += 1
+        case .serviceDownload:
+            downloads += 1
+            if let bytes = record.bytes { downloadBytes = (downloadBytes ?? 0) + bytes }
+            attachmentFailure = attachmentFailure ?? Self.failureReason(record)
+        case .serviceAttachment:
+            attachmentFailure = attachmentFailure ?? Self.failureReason(record)
         default: break
         }
+    }
+
+    /// Why a download or an attachment failed, in the words the report groups failures by (the same rules as the
+    /// migration that derives it for older data, `Schema.attachmentFailureSQL`, which knows only the image limit).
+    static func failureReason(_ record: PushTraceRecords.Record) -> String? {
+        if let error = record.error { return error }
+        if record.eventName == .serviceDownload, let status = record.httpStatus, status >= 400 { return "HTTP \(status)" }
+        if record.eventName == .serviceAttachment, record.ok == false { return "attachment refused" }
+        if let bytes = record.bytes, let kind = AttachmentKind(uti: record.uti, mime: record.mime), bytes > kind.maxBytes {
+            return "\(kind.rawValue) over \(kind.maxBytes / 1_048_576) MB"
+        }
+        return nil
     }
 
     /// Merges these facts into the stored summary and marks its cause for settling.
@@ -74,15 +99,27 @@ struct NotificationFacts {
             appID, notificationID, deviceID, category, appVersion, os, firstTs, lastTs, sentTs, apnsStatus,
             hasAlert, mutableContent, serviceReceived, serviceDelivered, serviceExpired, serviceMs, serviceCrashed,
             contentReceived, contentCrashed, actions, appResponses, records, deviceIDFromDevice, categoryFromPush,
+            downloads, downloadBytes, attachmentFailure,
         ])
         try statement.execute()
+        guard !actionRows.isEmpty else { return }
+        // After the summary: its settling (the rollups) counts these rows.
+        let insertAction = try db.cachedStatement(sql: """
+            INSERT INTO notification_action (app_id, notification_id, ts, action, response) VALUES (?, ?, ?, ?, ?)
+            """)
+        for row in actionRows {
+            insertAction.setUncheckedArguments([appID, notificationID, row.ts, row.action, row.response])
+            try insertAction.execute()
+        }
     }
 
     private static let upsertSQL = """
         INSERT INTO notification (app_id, notification_id, device_id, category, app_version, os, first_ts, last_ts,
             sent_ts, apns_status, has_alert, mutable_content, service_received, service_delivered, service_expired,
-            service_ms, service_crashed, content_received, content_crashed, actions, app_responses, records, cause)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, NULL)
+            service_ms, service_crashed, content_received, content_crashed, actions, app_responses, records,
+            device_reached, downloads, download_bytes, attachment_failure, cause)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+            ?23, ?25, ?26, ?27, NULL)
         ON CONFLICT (app_id, notification_id) DO UPDATE SET
             device_id = CASE WHEN ?23 THEN excluded.device_id ELSE coalesce(notification.device_id, excluded.device_id) END,
             category = CASE WHEN ?24 THEN excluded.category ELSE coalesce(notification.category, excluded.category) END,
@@ -106,6 +143,11 @@ struct NotificationFacts {
             actions = notification.actions + excluded.actions,
             app_responses = notification.app_responses + excluded.app_responses,
             records = notification.records + excluded.records,
+            device_reached = max(notification.device_reached, excluded.device_reached),
+            downloads = notification.downloads + excluded.downloads,
+            download_bytes = CASE WHEN excluded.download_bytes IS NULL THEN notification.download_bytes
+                                  ELSE coalesce(notification.download_bytes, 0) + excluded.download_bytes END,
+            attachment_failure = coalesce(notification.attachment_failure, excluded.attachment_failure),
             cause = NULL
         """
 }

@@ -115,6 +115,54 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v3-rollups") { db in
+            // What the reports need per notification beyond v1's summary, derived from the stored records.
+            try db.execute(sql: """
+                ALTER TABLE notification ADD COLUMN device_reached INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE notification ADD COLUMN downloads INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE notification ADD COLUMN download_bytes INTEGER;
+                ALTER TABLE notification ADD COLUMN attachment_failure TEXT;
+                CREATE TABLE notification_action (
+                    app_id TEXT NOT NULL,
+                    notification_id TEXT NOT NULL,
+                    ts INTEGER,
+                    action TEXT,
+                    response TEXT
+                );
+                CREATE INDEX notification_action_by_notification ON notification_action(app_id, notification_id);
+                UPDATE notification AS n SET
+                    device_reached = EXISTS (SELECT 1 FROM record r WHERE r.app_id = n.app_id
+                        AND r.notification_id = n.notification_id AND r.device_id IS NOT NULL),
+                    downloads = (SELECT count(*) FROM record r WHERE r.app_id = n.app_id
+                        AND r.notification_id = n.notification_id AND r.event = 'service.download'),
+                    download_bytes = (SELECT sum(json_extract(r.body, '$.bytes')) FROM record r WHERE r.app_id = n.app_id
+                        AND r.notification_id = n.notification_id AND r.event = 'service.download'),
+                    attachment_failure = (SELECT \(attachmentFailureSQL) FROM record r WHERE r.app_id = n.app_id
+                        AND r.notification_id = n.notification_id AND r.event IN ('service.download', 'service.attachment')
+                        AND \(attachmentFailureSQL) IS NOT NULL ORDER BY r.ts, r.id LIMIT 1);
+                INSERT INTO notification_action (app_id, notification_id, ts, action, response)
+                    SELECT app_id, notification_id, ts, json_extract(body, '$.action'), json_extract(body, '$.response')
+                    FROM record WHERE event = 'content.action' AND notification_id IS NOT NULL ORDER BY id;
+                """)
+            for rollup in Rollup.all {
+                try db.execute(sql: rollup.createTableSQL)
+                try db.execute(sql: rollup.rebuildSQL)
+            }
+            try db.execute(sql: Rollup.triggersSQL)
+        }
         return migrator
     }
+
+    /// The failure reason of a download or attachment record `r`, as `NotificationFacts.failureReason` gives it.
+    static let attachmentFailureSQL = """
+        CASE
+            WHEN json_extract(r.body, '$.error') IS NOT NULL THEN json_extract(r.body, '$.error')
+            WHEN r.event = 'service.download' AND json_extract(r.body, '$.http_status') >= 400
+                THEN 'HTTP ' || json_extract(r.body, '$.http_status')
+            WHEN r.event = 'service.attachment' AND json_extract(r.body, '$.ok') = 0 THEN 'attachment refused'
+            WHEN json_extract(r.body, '$.bytes') > 10485760 AND (json_extract(r.body, '$.mime') LIKE 'image/%'
+                OR json_extract(r.body, '$.uti') IN ('public.jpeg', 'public.png', 'public.heic', 'com.compuserve.gif'))
+                THEN 'image over 10 MB'
+        END
+        """
 }

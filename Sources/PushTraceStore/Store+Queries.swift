@@ -53,15 +53,7 @@ extension Store {
     /// scanning it.
     public func causeCounts(since: Int64) throws -> [(appID: String, category: String?, cause: String, count: Int)] {
         try pool.read { db in
-            let apps = try String.fetchAll(db, sql: """
-                WITH RECURSIVE app(id) AS (
-                    SELECT min(app_id) FROM notification
-                    UNION ALL
-                    SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-                )
-                SELECT id FROM app WHERE id IS NOT NULL
-                """)
-            return try apps.flatMap { app in
+            try appIDs(db).flatMap { app in
                 try Row.fetchAll(db, sql: """
                     SELECT category, cause, count(*) FROM notification INDEXED BY notification_by_time
                     WHERE app_id = ? AND first_ts >= ? AND cause IS NOT NULL

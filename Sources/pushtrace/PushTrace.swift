@@ -16,7 +16,8 @@ struct PushTrace: AsyncParsableCommand {
               pushtrace search --cause service_timeout  # which notifications timed out?
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
             """,
-        subcommands: [Ingest.self, Why.self, Search.self, Logs.self, SQL.self, Simulate.self, Serve.self, TokenCommand.self])
+        subcommands: [Ingest.self, Why.self, Search.self, Logs.self, Report.self, Alerts.self, SQL.self, Simulate.self,
+                      Serve.self, TokenCommand.self])
 }
 
 /// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).
