@@ -33,6 +33,15 @@ struct Authenticator: Sendable {
             return nil
         }
 
+        /// The app a read is about: `asked`, which a read token may only set to its own app (and implies).
+        func app(asking asked: String?) throws -> String? {
+            guard let confined = confinedApp else { return asked }
+            if let asked, asked != confined {
+                throw APIError.forbidden("this token reads app \(confined), not \(asked)")
+            }
+            return confined
+        }
+
         /// Whether the caller may act on `appID`.
         func covers(appID: String) -> Bool {
             if case .token(let token) = self { return token.covers(appID: appID) }

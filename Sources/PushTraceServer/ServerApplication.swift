@@ -24,6 +24,7 @@ public enum ServerApplication {
         router.add(middleware: ResponseMiddleware(metrics: metrics))
         IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)
         ReadRoutes(store: store, authenticator: authenticator).register(on: router)
+        ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules).register(on: router)
         router.get("/healthz") { _, _ in
             IngestRoutes.json(.object(["status": "ok"]))
         }
@@ -39,7 +40,8 @@ public enum ServerApplication {
                 // A client that stops sending mid-request is disconnected rather than holding a connection forever.
                 idleTimeout: .seconds(60))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "pushtrace"),
-            services: [writer],
+            services: [writer, AlertMonitor(store: store, rules: settings.alertRules, interval: settings.alertInterval,
+                                            metrics: metrics, logger: logger)],
             logger: logger)
     }
 }

@@ -131,6 +131,29 @@ public final class ServerMetrics: Sendable {
         return seen
     }
 
+    /// The labels of one `pushtrace_alert_firing` series.
+    struct AlertKey: Hashable, Sendable {
+        var rule: String
+        var app: String
+        var category: String
+    }
+
+    /// Sets `pushtrace_alert_firing{rule,app,category}` to 1 for each firing alert and to 0 for those that fired
+    /// at the previous evaluation and no longer do; returns what fires now.
+    func alertsFiring(_ alerts: [FiringAlert], previous: Set<AlertKey>) -> Set<AlertKey> {
+        var firing = Set<AlertKey>()
+        for alert in alerts {
+            let app = labels.app(alert.appID)
+            firing.insert(AlertKey(rule: alert.rule, app: app, category: labels.category(alert.category, app: app)))
+        }
+        for key in firing.union(previous) {
+            CoreMetrics.Gauge(label: "pushtrace_alert_firing",
+                              dimensions: [("rule", key.rule), ("app", key.app), ("category", key.category)],
+                              factory: factory).record(firing.contains(key) ? 1 : 0)
+        }
+        return firing
+    }
+
     private func gauge(_ key: CauseCount.Key) -> CoreMetrics.Gauge {
         CoreMetrics.Gauge(label: "pushtrace_notifications", dimensions: [("app", key.app), ("category", key.category), ("cause", key.cause)],
               factory: factory)

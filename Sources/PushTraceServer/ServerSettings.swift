@@ -24,6 +24,10 @@ public struct ServerSettings: Sendable {
     public var tokenCacheSeconds: Double = 2
     /// How many notifications are diagnosed per step between commits.
     public var settleStep = 2_000
+    /// The alert rules the server evaluates (and `GET /v1/alerts` answers with).
+    public var alertRules = AlertRule.builtIn
+    /// How often the rules are evaluated for `pushtrace_alert_firing`.
+    public var alertInterval: Duration = .seconds(60)
 
     public init() {}
 }

@@ -70,6 +70,16 @@ struct Serve: AsyncParsableCommand {
                                valueName: "level"))
     var logLevel: String?
 
+    @Option(help: ArgumentHelp("A YAML file of alert rules, as for pushtrace alerts --rules (env PUSHTRACE_ALERT_RULES).",
+                               valueName: "file"))
+    var alertRules: String?
+
+    @Option(help: ArgumentHelp("""
+        Seconds between evaluations of the alert rules for pushtrace_alert_firing (env PUSHTRACE_ALERT_INTERVAL; \
+        default 60).
+        """, valueName: "seconds"))
+    var alertInterval: Int?
+
     @Flag(help: "Accept every request without a token (env PUSHTRACE_NO_AUTH=1). For local development only.")
     var noAuth = false
 
@@ -102,6 +112,10 @@ struct Serve: AsyncParsableCommand {
         guard timeout >= 0 else { throw UsageError("the busy timeout must be 0 seconds or more") }
         let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw UsageError("log level \(levelText) is not known") }
+        settings.alertRules = try Alerts.loadRules(setting(alertRules, "PUSHTRACE_ALERT_RULES", { $0 })).active
+        let interval = try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init) ?? 60
+        guard interval >= 1 else { throw UsageError("the alert interval must be at least 1 second") }
+        settings.alertInterval = .seconds(interval)
         settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))
 
         var logger = Logger(label: "pushtrace")

@@ -1,0 +1,65 @@
+import Foundation
+import Hummingbird
+import PushTraceCore
+import PushTraceStore
+
+/// `GET /v1/reports/weekly` and `GET /v1/alerts`, for read and admin tokens.
+struct ReportRoutes: Sendable {
+    let store: Store
+    let authenticator: Authenticator
+    let rules: [AlertRule]
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/reports/weekly") { request, _ in try weekly(request) }
+        router.get("/v1/alerts") { request, _ in try alerts(request) }
+    }
+
+    /// The delivery report of `app` (implied by a read token) for `week` (`2026-W46`; default the last complete
+    /// week): JSON, or text with `Accept: text/plain`, or Markdown with `Accept: text/markdown`.
+    func weekly(_ request: Request) throws -> Response {
+        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read reports")
+        let parameters = request.uri.queryParameters
+        guard let app = try caller.app(asking: parameters["app"].map(String.init)) else {
+            throw APIError.badRequest("app is required: /v1/reports/weekly?app=APP_ID&week=2026-W46")
+        }
+        let period: ReportPeriod
+        if let week = parameters["week"].map(String.init) {
+            guard let parsed = ReportPeriod(isoWeek: week) else {
+                throw APIError.badRequest("week=\(week) is not an ISO week: use YYYY-Www, e.g. 2026-W46")
+            }
+            period = parsed
+        } else {
+            period = ReportPeriod(weekContaining: Int64(Date().timeIntervalSince1970 * 1000)).previous
+        }
+        let report = try store.report(appID: app, period: period)
+        let accept = request.headers[.accept]?.lowercased() ?? ""
+        if accept.contains("text/markdown") {
+            return Self.text(ReportText.markdown(report), type: "text/markdown; charset=utf-8")
+        }
+        if ReadRoutes.wantsText(request) { return Self.text(ReportText.text(report), type: "text/plain; charset=utf-8") }
+        return try Self.json(report)
+    }
+
+    /// The alert rules evaluated as of `now` (epoch milliseconds or ISO 8601; default the current time). A read
+    /// token sees only its app's alerts. Always 200: firing is an answer, not an error.
+    func alerts(_ request: Request) throws -> Response {
+        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read alerts")
+        let now = try request.uri.queryParameters["now"].map { try ReadRoutes.instant(String($0), name: "now") }
+            ?? Int64(Date().timeIntervalSince1970 * 1000)
+        var report = try store.alerts(rules, now: now)
+        if let app = caller.confinedApp { report.firing.removeAll { $0.appID != app } }
+        if ReadRoutes.wantsText(request) { return Self.text(report.text, type: "text/plain; charset=utf-8") }
+        return try Self.json(report)
+    }
+
+    private static func text(_ text: String, type: String) -> Response {
+        Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private static func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(status: .ok, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
