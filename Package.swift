@@ -81,7 +81,12 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "PushTraceCLITests", dependencies: ["pushtrace", "PushTraceSimulator", "PushTraceCore"]),
+        .testTarget(name: "PushTraceCLITests", dependencies: [
+            "pushtrace", "PushTraceSimulator", "PushTraceCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -38,7 +38,7 @@ struct Executable {
 }
 
 /// A temporary working folder for one test.
-final class WorkFolder {
+final class WorkFolder: Sendable {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-cli-\(UUID().uuidString)")
 
     init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }

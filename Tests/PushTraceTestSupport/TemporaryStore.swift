@@ -65,9 +65,10 @@ public enum Lines {
         ]
     }
 
-    public static func serviceSteps(_ id: String, at: Int64 = t0 + 800, expired: Bool = false) -> [String] {
+    public static func serviceSteps(_ id: String, at: Int64 = t0 + 800, expired: Bool = false,
+                                    category: String = "DAILY_PICK") -> [String] {
         var lines = [
-            #"{"type":"event","ts":\#(at),"process":"service","event":"service.received","notification_id":"\#(id)","category":"DAILY_PICK"}"#,
+            #"{"type":"event","ts":\#(at),"process":"service","event":"service.received","notification_id":"\#(id)","category":"\#(category)"}"#,
             #"{"type":"log","ts":\#(at + 1),"process":"service","level":"info","message":"downloading","notification_id":"\#(id)"}"#,
         ]
         if expired {
@@ -76,5 +77,22 @@ public enum Lines {
             lines.append(#"{"type":"event","ts":\#(at + 400),"process":"service","event":"service.delivered","notification_id":"\#(id)","elapsed_ms":400}"#)
         }
         return lines
+    }
+}
+
+extension TemporaryStore {
+    /// The bundle files of a simulation under `directory`, in name order.
+    public static func bundleFiles(in directory: URL) throws -> [String] {
+        try FileManager.default.subpathsOfDirectory(atPath: directory.path)
+            .filter { $0.contains(".ndjson") }.sorted().map { directory.appendingPathComponent($0).path }
+    }
+
+    /// Ingests every bundle file under `directory` as `pushtrace ingest` does, then settles the causes.
+    public func ingestFiles(in directory: URL) throws {
+        try FileIngestor(store: store).ingest(paths: Self.bundleFiles(in: directory)) { path, outcome in
+            if case .refused(let error) = outcome { preconditionFailure("\(path) refused: \(error)") }
+            if case .unreadable(let reason) = outcome { preconditionFailure("\(path) unreadable: \(reason)") }
+        }
+        try store.settleCauses()
     }
 }

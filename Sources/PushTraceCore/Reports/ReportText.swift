@@ -19,7 +19,7 @@ public enum ReportText {
             case .title(let text): return "# " + text + "\n"
             case .heading(let text): return "\n## " + text + "\n"
             case .line(let text): return text + "  "
-            case .table(let table): return table.markdown()
+            case .table(let table): return "\n" + table.markdown()
             }
         }.joined(separator: "\n") + "\n"
     }
@@ -76,7 +76,7 @@ public enum ReportText {
         }
 
         blocks.append(.heading("Causes (pushtrace why ID)"))
-        var causes = Table(["cause", "count", "before", "example"], right: [1, 2])
+        var causes = Table(["cause", "count", "prev", "example"], right: [1, 2])
         for (cause, count) in now.causes.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
             causes.add([cause, grouped(count), grouped(before.causes[cause] ?? 0), report.causeExamples[cause] ?? "-"])
         }

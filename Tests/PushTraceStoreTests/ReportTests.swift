@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceSimulator
+import PushTraceStore
+import PushTraceTestSupport
+import Testing
+
+@Suite("Store: delivery reports and rollups")
+struct ReportTests {
+    static let app = "net.rorklab.dailypick"
+    static let week = ReportPeriod(isoWeek: "2026-W46")!
+
+    /// A seeded simulation, ingested and settled.
+    static func simulatedStore(seed: UInt64 = 11, notifications: Int = 3_000) throws -> TemporaryStore {
+        let temporary = try TemporaryStore()
+        let bundles = temporary.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: seed, notifications: notifications), into: bundles)
+        try temporary.ingestFiles(in: bundles)
+        return temporary
+    }
+
+    @Test("the report's figures are SPEC §7's definitions, computed here from the notifications themselves")
+    func definitions() throws {
+        let temporary = try Self.simulatedStore()
+        let report = try temporary.store.report(appID: Self.app, period: Self.week)
+        let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
+        try temporary.store.pool.read { db in
+            let range: [any DatabaseValueConvertible] = [Self.app, Self.week.start, Self.week.end]
+            let row = try #require(try Row.fetchOne(db, sql: """
+                SELECT count(*), sum(service_received), sum(service_delivered), sum(service_expired)
+                FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ?
+                """, arguments: StatementArguments(range)))
+            let (notifications, ran, delivered, timeouts): (Int, Int, Int, Int) = (row[0], row[1], row[2], row[3])
+            #expect(notifications > 300)
+            #expect(json["notifications"] as? Int == notifications)
+            let service = try #require(json["service"] as? [String: Any])
+            #expect(service["ran"] as? Int == ran)
+            #expect(service["delivered"] as? Int == delivered)
+            #expect(service["timeouts"] as? Int == timeouts)
+            #expect(timeouts > 0)
+            #expect(service["timeout_rate"] as? Double == Double(timeouts) / Double(ran))
+            // Nearest rank over the `elapsed_ms` of service.delivered / service.expired (expired wins).
+            let durations = try Int64.fetchAll(db, sql: """
+                SELECT service_ms FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ?
+                AND service_ms IS NOT NULL ORDER BY service_ms
+                """, arguments: StatementArguments(range))
+            func nearestRank(_ p: Double) -> Int64 { durations[Int((p * Double(durations.count)).rounded(.up)) - 1] }
+            let percentiles = try #require(service["duration_ms"] as? [String: Any])
+            #expect(percentiles["p50"] as? Int64 == nearestRank(0.5))
+            #expect(percentiles["p90"] as? Int64 == nearestRank(0.9))
+            #expect(percentiles["p99"] as? Int64 == nearestRank(0.99))
+            let causes = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: """
+                SELECT cause, count(*) FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ? GROUP BY cause
+                """, arguments: StatementArguments(range)).map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+            #expect(json["causes"] as? [String: Int] == causes)
+            // Every example is a notification of that cause in the week.
+            for (cause, id) in report.causeExamples {
+                let stored = try Row.fetchOne(db, sql: "SELECT cause, first_ts FROM notification WHERE app_id = ? AND notification_id = ?",
+                                              arguments: [Self.app, id])
+                #expect(stored?[0] == cause)
+                #expect(Self.week.start <= (stored?[1] ?? 0) && (stored?[1] ?? 0) < Self.week.end)
+            }
+            #expect(Set(report.causeExamples.keys) == Set(causes.keys))
+        }
+        let previous = try #require(json["previous"] as? [String: Any])
+        #expect((previous["period"] as? [String: Any])?["label"] as? String == "2026-W45")
+        #expect(previous["notifications"] as? Int == report.previous.notifications)
+        #expect(report.previous.notifications > 300)
+    }
+
+    @Test("rollups kept by the triggers equal a rebuild, after bundles that unsettle settled notifications")
+    func triggersMatchRebuild() throws {
+        let temporary = try TemporaryStore()
+        let bundles = temporary.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: 5, notifications: 800), into: bundles)
+        let files = try TemporaryStore.bundleFiles(in: bundles)
+        // Devices first, settled; then the backend's events change (and unsettle) most notifications.
+        let ingestor = FileIngestor(store: temporary.store)
+        try ingestor.ingest(paths: files.filter { !$0.contains("server-") }) { _, _ in }
+        try temporary.store.settleCauses()
+        try ingestor.ingest(paths: files.filter { $0.contains("server-") }) { _, _ in }
+        try temporary.store.settleCauses()
+        // Each table with its count column: rows emptied by unsettling hold zeros, which a rebuild does not have.
+        let tables = [("daily", "notifications"), ("hourly", "notifications"), ("daily_duration", "n"), ("daily_action", "n")]
+        func snapshot() throws -> [String: [[String]]] {
+            try temporary.store.pool.read { db in
+                var tablesRows: [String: [[String]]] = [:]
+                for (table, count) in tables {
+                    var rows: [[String]] = []
+                    for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE \(count) != 0 ORDER BY 1, 2, 3, 4") {
+                        let columns = row.columnNames.filter { $0 != "example_id" }
+                        rows.append(columns.map { column -> String in
+                            let value: DatabaseValue = row[column]
+                            return value.description
+                        })
+                    }
+                    tablesRows[table] = rows
+                }
+                return tablesRows
+            }
+        }
+        let kept = try snapshot()
+        #expect(kept["daily"]?.isEmpty == false)
+        #expect(kept["daily_action"]?.isEmpty == false)
+        try temporary.store.rebuildRollups()
+        #expect(try snapshot() == kept)
+    }
+
+    @Test("golden files: the text and JSON reports of seeded simulated data (PUSHTRACE_UPDATE_GOLDEN=1 rewrites them)")
+    func golden() throws {
+        let temporary = try Self.simulatedStore()
+        let report = try temporary.store.report(appID: Self.app, period: Self.week)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let outputs = [
+            ("report-2026-W46.txt", ReportText.text(report)),
+            ("report-2026-W46.json", String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"),
+            ("report-2026-W46.md", ReportText.markdown(report)),
+        ]
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+        for (name, output) in outputs {
+            let file = folder.appendingPathComponent(name)
+            if ProcessInfo.processInfo.environment["PUSHTRACE_UPDATE_GOLDEN"] == "1" {
+                try output.write(to: file, atomically: true, encoding: .utf8)
+            }
+            let expected = try String(contentsOf: file, encoding: .utf8)
+            #expect(output == expected, "\(name) differs; if the change is intended, rerun with PUSHTRACE_UPDATE_GOLDEN=1")
+        }
+        // The text reads at 80 columns.
+        #expect(ReportText.text(report).split(separator: "\n").allSatisfy { $0.count <= 80 })
+    }
+}
