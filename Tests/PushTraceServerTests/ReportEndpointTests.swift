@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PushTraceServer
+import PushTraceSimulator
+import PushTraceTestSupport
+import Testing
+
+/// `GET /v1/reports/weekly`, `GET /v1/alerts`, and the `pushtrace_alert_firing` gauge.
+@Suite struct ReportEndpointTests {
+    @Test func answersTheWeeklyReportAsJSONTextOrMarkdownWithinTheTokensApp() async throws {
+        let server = try TestServer()
+        let bundles = server.folder.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: 3, notifications: 600), into: bundles)
+        try server.folder.ingestFiles(in: bundles)
+        try await server.run { client in
+            let json = try await client.get("/v1/reports/weekly?week=2026-W46", token: server.readToken)
+            #expect(json.status == .ok)
+            #expect(json.json["app_id"] as? String == TestServer.app)
+            #expect((json.json["notifications"] as? Int ?? 0) > 50)
+            #expect(((json.json["previous"] as? [String: Any])?["period"] as? [String: Any])?["label"] as? String == "2026-W45")
+
+            let text = try await client.get("/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", token: server.adminToken,
+                                            accept: "text/plain")
+            #expect(text.text.hasPrefix("Delivery report: \(TestServer.app), 2026-W46"))
+            let markdown = try await client.get("/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", token: server.adminToken,
+                                                accept: "text/markdown")
+            #expect(markdown.text.hasPrefix("# Delivery report"))
+
+            try expectError(try await client.get("/v1/reports/weekly?app=\(TestServer.otherApp)", token: server.readToken),
+                            .forbidden, "forbidden")
+            try expectError(try await client.get("/v1/reports/weekly", token: server.adminToken), .badRequest, "bad_request")
+            try expectError(try await client.get("/v1/reports/weekly?app=x&week=2026-W99", token: server.adminToken),
+                            .badRequest, "bad_request")
+            try expectError(try await client.get("/v1/reports/weekly?week=2026-W46", token: nil), .unauthorized, "unauthorized")
+            try expectError(try await client.get("/v1/reports/weekly?week=2026-W46", token: server.ingestToken), .forbidden, "forbidden")
+        }
+    }
+
+    @Test func evaluatesAlertsOnRequestAndEveryIntervalIntoTheFiringGauge() async throws {
+        let server = try TestServer { $0.alertInterval = .milliseconds(200) }
+        // A week of runs at 3% timeouts, then an hour at 30%, ending now.
+        let now = Int64(Date().timeIntervalSince1970 * 1000), hour: Int64 = 3_600_000
+        var lines = [Lines.manifest(app: TestServer.app)]
+        for index in 0..<1_000 {
+            lines += Lines.serviceSteps("b-\(index)", at: now - hour - Int64(index + 1) * 7 * 24 * hour / 1_001, expired: index % 100 < 3)
+        }
+        for index in 0..<200 {
+            lines += Lines.serviceSteps("w-\(index)", at: now - hour + Int64(index) * 15_000, expired: index < 60)
+        }
+        try server.folder.ingest(lines, receivedAt: now)
+        try server.folder.store.settleCauses()
+        try await server.run { client in
+            let alerts = try await client.get("/v1/alerts", token: server.readToken)
+            #expect(alerts.status == .ok)
+            let firing = try #require(alerts.json["firing"] as? [[String: Any]])
+            #expect(firing.map { $0["rule"] as? String } == ["service_timeout_spike"])
+            #expect(firing.first?["category"] as? String == "DAILY_PICK")
+            // Two hours earlier, nothing fired.
+            let earlier = try await client.get("/v1/alerts?now=\(now - 2 * hour)", token: server.adminToken)
+            #expect((earlier.json["firing"] as? [Any])?.isEmpty == true)
+
+            var exposition = ""
+            for _ in 0..<50 where !exposition.contains("pushtrace_alert_firing{") {
+                try await Task.sleep(for: .milliseconds(100))
+                exposition = try await client.get("/metrics", token: nil).text
+            }
+            #expect(exposition.contains(#"pushtrace_alert_firing{rule="service_timeout_spike",app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#)
+                    || exposition.contains(#"pushtrace_alert_firing{app="net.rorklab.dailypick",category="DAILY_PICK",rule="service_timeout_spike"} 1"#),
+                    "\(exposition.split(separator: "\n").filter { $0.contains("alert") })")
+        }
+    }
+}
