@@ -183,10 +183,12 @@ public final class IngestWriter: Service, @unchecked Sendable {
     private func settleStep() {
         lastSettled = Date()
         do {
-            try store.settleCauses(limit: settings.settleStep)
-            if Date().timeIntervalSince(causeGaugeRefreshed) >= 60 {
+            let settled = try store.settleCauses(limit: settings.settleStep)
+            // The gauge reads the hourly rollup (a few thousand rows): refresh it soon after causes change.
+            let sinceRefresh = Date().timeIntervalSince(causeGaugeRefreshed)
+            if sinceRefresh >= 60 || (settled > 0 && sinceRefresh >= 2) {
                 causeGaugeRefreshed = Date()
-                let since = Int64(Date().timeIntervalSince1970 * 1000) - 86_400_000
+                let since = Int64(Date().timeIntervalSince1970 * 1000) - 23 * 3_600_000
                 causeGaugeKeys = metrics.notificationsByCause(
                     try store.causeCounts(since: since).map {
                         CauseCount(appID: $0.appID, category: $0.category, cause: $0.cause, count: $0.count)

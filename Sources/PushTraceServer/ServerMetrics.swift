@@ -117,8 +117,8 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// Sets `pushtrace_notifications{app,category,cause}`: notifications first seen in the last 24 hours by
-    /// primary cause. Combinations no longer present drop to zero.
+    /// Sets `pushtrace_notifications{app,category,cause}`: settled notifications first seen in the current UTC hour
+    /// and the 23 before, by primary cause. Combinations no longer present drop to zero.
     func notificationsByCause(_ counts: [CauseCount], previous: Set<CauseCount.Key>) -> Set<CauseCount.Key> {
         var seen = Set<CauseCount.Key>()
         for count in counts {

@@ -46,10 +46,11 @@ struct Rollup {
         ],
         latest: ("example_id", "X.notification_id"))
 
-    /// The alerts' counts per app, UTC hour and category.
+    /// The alerts' counts (and the server's notifications-by-cause gauge) per app, UTC hour, category and cause.
     static let hourly = Rollup(
         table: "hourly",
-        keys: [("app_id", "X.app_id"), ("hour", "X.first_ts / 3600000"), ("category", "coalesce(X.category, '')")],
+        keys: [("app_id", "X.app_id"), ("hour", "X.first_ts / 3600000"), ("category", "coalesce(X.category, '')"),
+               ("cause", "X.cause")],
         measures: [
             ("notifications", "1"), ("service_ran", "X.service_received"), ("service_timeouts", "X.service_expired"),
             ("extension_runs", "X.service_received OR X.content_received OR X.service_crashed OR X.content_crashed"),

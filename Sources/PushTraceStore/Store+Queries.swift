@@ -47,18 +47,16 @@ extension Store {
 }
 
 extension Store {
-    /// Settled notifications first seen at or after `since`, counted by app, category and primary cause.
-    ///
-    /// Reads one range of `notification_by_time` per app; the apps are found by skipping through that index, not by
-    /// scanning it.
+    /// Settled notifications first seen in the hour of `since` or later, counted by app, category and primary
+    /// cause, from the hourly rollup.
     public func causeCounts(since: Int64) throws -> [(appID: String, category: String?, cause: String, count: Int)] {
         try pool.read { db in
-            try appIDs(db).flatMap { app in
-                try Row.fetchAll(db, sql: """
-                    SELECT category, cause, count(*) FROM notification INDEXED BY notification_by_time
-                    WHERE app_id = ? AND first_ts >= ? AND cause IS NOT NULL
-                    GROUP BY category, cause
-                    """, arguments: [app, since]).map { (app, $0[0], $0[1], $0[2]) }
+            try Row.fetchAll(db, sql: """
+                SELECT app_id, category, cause, sum(notifications) FROM hourly WHERE hour >= ?
+                GROUP BY app_id, category, cause HAVING sum(notifications) > 0
+                """, arguments: [since / 3_600_000]).map { row in
+                let category: String = row[1]
+                return (row[0], category.isEmpty ? nil : category, row[2], row[3])
             }
         }
     }
