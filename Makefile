@@ -4,8 +4,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: SQLite and zlib headers, the sqlite3 shell (benchmarks, crash
 # test), curl (scripts talking to the server).
 DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
+# Prometheus and promtool, for the dashboards' checks (make check-dashboards).
+DASHBOARD_DEBS := prometheus
 
-.PHONY: all deps build release test demo bench-ingest bench-http crash-test clean
+.PHONY: all deps dashboard-deps build release test check-dashboards demo bench-ingest bench-http crash-test clean
 
 all: build
 
@@ -16,6 +18,9 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
+dashboard-deps:
+	@$(MAKE) -s deps DEBS="$(DASHBOARD_DEBS)"
+
 build: deps
 	$(SWIFT) build
 
@@ -25,6 +30,11 @@ release: deps
 
 test: deps
 	$(SWIFT) test
+
+# promtool check/test of dashboards/pushtrace-rules.yml, then a real Prometheus scraping a live server: every panel
+# query of dashboards/pushtrace-dashboard.json must return data.
+check-dashboards: build dashboard-deps
+	scripts/check-dashboards.sh
 
 # Simulated bundles into ./pushtrace.sqlite, then the answer for one notification of each cause family.
 demo: release
