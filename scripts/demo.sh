@@ -42,9 +42,17 @@ for cause in category_not_handled service_timeout attachment_failed dismissed_be
   echo "== pushtrace why $id --server $server"
   PUSHTRACE_TOKEN=$token "$bin" why "$id" --server "$server" || true
 done
+echo
+echo "== the weekly delivery report: curl -H 'Accept: text/plain' $server/v1/reports/weekly?app=net.rorklab.dailypick&week=2026-W46"
+curl -sf -H "Authorization: Bearer $token" -H 'Accept: text/plain' \
+  "$server/v1/reports/weekly?app=net.rorklab.dailypick&week=2026-W46"
+echo
+echo "== pushtrace alerts --now 2026-11-15T21:00:00Z (exit status 1 when a rule fires)"
+"$bin" alerts --db "$db" --now 2026-11-15T21:00:00Z || true
 kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=""
 echo
 echo "Try: $bin search --db $db --cause service_timeout    or    $bin sql --db $db \"SELECT …\""
+echo "     $bin report --db $db --app io.acme.fitlog --week 2026-W45 --format markdown"
 echo "     $bin serve --db $db    then    curl -H 'Authorization: Bearer …' http://127.0.0.1:8080/v1/notifications/ID"
