@@ -7,7 +7,7 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 # Prometheus and promtool, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus
 
-.PHONY: all deps dashboard-deps build release test check-dashboards demo bench-ingest bench-http crash-test clean
+.PHONY: all deps dashboard-deps build release test check-dashboards demo bench-ingest bench-http bench-reports crash-test clean
 
 all: build
 
@@ -43,6 +43,10 @@ demo: release
 # Ingest benchmark: pushtrace ingest against sqlite3's .import of the same rows (docs/PERFORMANCE.md).
 bench-ingest: release
 	scripts/bench-ingest.sh
+
+# report and alerts over a store of 10,000,000 notifications (NOTIFICATIONS=…), against their targets (docs/PERFORMANCE.md).
+bench-reports: release
+	scripts/bench-reports.sh
 
 # Kill the server with SIGKILL mid-upload, ROUNDS times (default 20): every acknowledged bundle stored once, none partial.
 crash-test: build

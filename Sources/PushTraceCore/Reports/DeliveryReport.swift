@@ -106,7 +106,7 @@ public struct FunnelStep: Encodable, Sendable {
     public var count: Int
     /// The step this one's rate is taken over.
     public var of: String
-    public var rate: Double?
+    @Null public var rate: Double?
 
     static func steps(_ c: DeliveryCounts) -> [FunnelStep] {
         func step(_ name: String, _ count: Int, of base: String, _ baseCount: Int) -> FunnelStep {
@@ -125,15 +125,6 @@ public struct FunnelStep: Encodable, Sendable {
         ]
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(step, forKey: .step)
-        try container.encode(count, forKey: .count)
-        try container.encode(of, forKey: .of)
-        try container.encode(rate, forKey: .rate)
-    }
-
-    enum CodingKeys: String, CodingKey { case step, count, of, rate }
 }
 
 /// The service extension's figures (SPEC §7): `ran`, `delivered`, `timeouts`, `timeout_rate = timeouts / ran`,
@@ -143,10 +134,10 @@ public struct ServiceFigures: Encodable, Sendable {
     public var delivered: Int
     public var timeouts: Int
     public var crashes: Int
-    public var timeoutRate: Double?
+    @Null public var timeoutRate: Double?
     /// Service-extension crashes per run.
-    public var crashRate: Double?
-    public var durationMs: Percentiles?
+    @Null public var crashRate: Double?
+    @Null public var durationMs: Percentiles?
 
     init(_ c: DeliveryCounts, durations: [(ms: Int64, count: Int)]) {
         ran = c.serviceRan
@@ -156,17 +147,6 @@ public struct ServiceFigures: Encodable, Sendable {
         timeoutRate = ratio(timeouts, ran)
         crashRate = ratio(crashes, ran)
         durationMs = Percentiles(durations)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(ran, forKey: .ran)
-        try container.encode(delivered, forKey: .delivered)
-        try container.encode(timeouts, forKey: .timeouts)
-        try container.encode(crashes, forKey: .crashes)
-        try container.encode(timeoutRate, forKey: .timeoutRate)
-        try container.encode(crashRate, forKey: .crashRate)
-        try container.encode(durationMs, forKey: .durationMs)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -232,17 +212,14 @@ public struct DayRate: Encodable, Sendable {
     public var date: String
     public var ran: Int
     public var timeouts: Int
-    public var rate: Double? { ratio(timeouts, ran) }
+    @Null public var rate: Double?
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(date, forKey: .date)
-        try container.encode(ran, forKey: .ran)
-        try container.encode(timeouts, forKey: .timeouts)
-        try container.encode(rate, forKey: .rate)
+    init(date: String, ran: Int, timeouts: Int) {
+        self.date = date
+        self.ran = ran
+        self.timeouts = timeouts
+        rate = ratio(timeouts, ran)
     }
-
-    enum CodingKeys: String, CodingKey { case date, ran, timeouts, rate }
 }
 
 /// The figures of one category, app version or OS version, flagged when its timeout or crash rate is at least
@@ -254,10 +231,21 @@ public struct Breakdown: Encodable, Sendable {
     public var timeouts: Int
     /// Extension crashes, service and content.
     public var crashes: Int
-    public var timeoutRate: Double? { ratio(timeouts, serviceRan) }
-    public var crashRate: Double? { ratio(crashes, serviceRan) }
+    @Null public var timeoutRate: Double?
+    @Null public var crashRate: Double?
     /// `timeouts` and/or `crashes` when that rate is at least twice the rest's.
     public var flags: [String]
+
+    init(name: String, notifications: Int, serviceRan: Int, timeouts: Int, crashes: Int, flags: [String]) {
+        self.name = name
+        self.notifications = notifications
+        self.serviceRan = serviceRan
+        self.timeouts = timeouts
+        self.crashes = crashes
+        timeoutRate = ratio(timeouts, serviceRan)
+        crashRate = ratio(crashes, serviceRan)
+        self.flags = flags
+    }
 
     static func rows(_ rows: [DailyCounts], by key: KeyPath<DailyCounts, String>) -> [Breakdown] {
         var groups: [String: DeliveryCounts] = [:]
@@ -282,21 +270,23 @@ public struct Breakdown: Encodable, Sendable {
         }.sorted { ($0.notifications, $1.name) > ($1.notifications, $0.name) }
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(notifications, forKey: .notifications)
-        try container.encode(serviceRan, forKey: .serviceRan)
-        try container.encode(timeouts, forKey: .timeouts)
-        try container.encode(timeoutRate, forKey: .timeoutRate)
-        try container.encode(crashes, forKey: .crashes)
-        try container.encode(crashRate, forKey: .crashRate)
-        try container.encode(flags, forKey: .flags)
-    }
-
     enum CodingKeys: String, CodingKey {
         case name, notifications, serviceRan = "service_ran", timeouts, timeoutRate = "timeout_rate", crashes
         case crashRate = "crash_rate", flags
+    }
+}
+
+/// An optional that encodes as JSON `null` when absent instead of leaving its key out: a report's rate is always
+/// there, `null` when there was nothing to divide by.
+@propertyWrapper
+public struct Null<Value: Encodable & Sendable>: Encodable, Sendable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(wrappedValue)
     }
 }
 
