@@ -114,8 +114,8 @@ struct AlertsCLITests {
         try work.write("runs.ndjson", Self.runs(window: 200, windowTimeouts: 60))
         _ = try work.run("ingest", "runs.ndjson")
         try await app.test(.live) { client in
-            let output = try work.run(["alerts", "--now", "2026-11-15T12:00:00Z", "--webhook",
-                                       "http://127.0.0.1:\(client.port!)/hook"], environment: [:])
+            let output = try await work.runDetached(["alerts", "--now", "2026-11-15T12:00:00Z", "--webhook",
+                                                     "http://127.0.0.1:\(client.port!)/hook"])
             #expect(output.status == 1, "\(output.stderr)")
             #expect(output.stderr.contains("answered 503"))
         }

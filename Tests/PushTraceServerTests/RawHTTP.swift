@@ -7,6 +7,14 @@ import Glibc
 enum RawHTTP {
     struct Failure: Error { var what: String }
 
+    /// `exchange` on a thread of its own: the blocking reads must not hold one of Swift concurrency's few threads
+    /// while the in-process server needs them to answer.
+    static func exchangeDetached(port: Int, send text: String, readTimeout: Int) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try exchange(port: port, send: text, readTimeout: readTimeout) }) }.start()
+        }
+    }
+
     /// Sends `text` to 127.0.0.1:`port` and returns what arrives before `readTimeout` seconds pass without more.
     static func exchange(port: Int, send text: String, readTimeout: Int) throws -> String {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
