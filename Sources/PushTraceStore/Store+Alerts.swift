@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import PushTraceCore
 
@@ -21,9 +22,9 @@ extension Store {
     /// baseline from the hourly rollup (the whole hours inside it, so at most an hour short).
     func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
         let hour: Int64 = 3_600_000
-        return try pool.read { db in
-            var samples: [String: AlertSample] = [:]
-            func key(_ app: String, _ category: String) -> String { app + "\u{0}" + category }
+        var samples: [String: AlertSample] = [:]
+        func key(_ app: String, _ category: String) -> String { app + "\u{0}" + category }
+        let apps = try pool.read { db in
             for row in try Row.fetchAll(db, sql: """
                 SELECT app_id, category, sum(service_ran), sum(service_timeouts), sum(attachment_tries),
                     sum(attachment_failures), sum(extension_runs), sum(extension_crashes)
@@ -33,22 +34,30 @@ extension Store {
                 sample.baseline = Self.rateCounts(row, from: 2)
                 samples[key(sample.appID, sample.category)] = sample
             }
-            for app in try appIDs(db) {
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT coalesce(category, ''), sum(service_received), sum(service_expired),
-                        sum(downloads > 0 OR attachment_failure IS NOT NULL), sum(attachment_failure IS NOT NULL),
-                        sum(service_received OR content_received OR service_crashed OR content_crashed),
-                        sum(service_crashed OR content_crashed)
-                    FROM notification INDEXED BY notification_by_time
-                    WHERE app_id = ? AND first_ts >= ? AND first_ts < ? GROUP BY 1
-                    """, arguments: [app, spans.windowStart, spans.windowEnd]) {
-                    let category: String = row[0]
-                    samples[key(app, category), default: AlertSample(appID: app, category: category)].window =
-                        Self.rateCounts(row, from: 1)
-                }
-            }
-            return samples.values.sorted { ($0.appID, $0.category) < ($1.appID, $1.category) }
+            return try appIDs(db)
         }
+        // The window reads every notification of the last hour: one app per concurrent reader.
+        let windows = ConcurrentResults<[(category: String, counts: RateCounts)]>(count: apps.count)
+        DispatchQueue.concurrentPerform(iterations: apps.count) { index in
+            windows.store(index, Result {
+                try pool.read { db in
+                    try Row.fetchAll(db, sql: """
+                        SELECT coalesce(category, ''), sum(service_received), sum(service_expired),
+                            sum(downloads > 0 OR attachment_failure IS NOT NULL), sum(attachment_failure IS NOT NULL),
+                            sum(service_received OR content_received OR service_crashed OR content_crashed),
+                            sum(service_crashed OR content_crashed)
+                        FROM notification INDEXED BY notification_by_time
+                        WHERE app_id = ? AND first_ts >= ? AND first_ts < ? GROUP BY 1
+                        """, arguments: [apps[index], spans.windowStart, spans.windowEnd]).map { ($0[0], Self.rateCounts($0, from: 1)) }
+                }
+            })
+        }
+        for (app, rows) in zip(apps, try windows.all()) {
+            for (category, counts) in rows {
+                samples[key(app, category), default: AlertSample(appID: app, category: category)].window = counts
+            }
+        }
+        return samples.values.sorted { ($0.appID, $0.category) < ($1.appID, $1.category) }
     }
 
     private static func rateCounts(_ row: Row, from start: Int) -> RateCounts {

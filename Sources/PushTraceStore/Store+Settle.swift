@@ -28,7 +28,7 @@ extension Store {
         for start in stride(from: 0, to: pending.count, by: batchSize) {
             let keys = pending[start..<min(start + batchSize, pending.count)]
             // Each lane takes a contiguous run of devices, so that a device's config records are read once.
-            let results = SettledBatch(lanes: lanes)
+            let results = ConcurrentResults<[(PendingKey, Cause)]>(count: lanes)
             let lane = (keys.count + lanes - 1) / lanes
             DispatchQueue.concurrentPerform(iterations: lanes) { index in
                 let slice = keys.dropFirst(index * lane).prefix(lane)
@@ -46,7 +46,7 @@ extension Store {
                     UPDATE notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
                     """)
                 var changed = 0
-                for (key, cause) in try results.all() {
+                for (key, cause) in try results.all().joined() {
                     try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID, key.records])
                     changed += db.changesCount
                 }
@@ -66,18 +66,19 @@ private struct PendingKey: Sendable {
     var records: Int
 }
 
-/// The diagnoses of one batch, one slot per lane, filled concurrently.
-private final class SettledBatch: @unchecked Sendable {
-    private var slots: [Result<[(PendingKey, Cause)], any Error>?]
+/// Results of concurrent work, one slot per lane, filled from several threads.
+final class ConcurrentResults<Value>: @unchecked Sendable {
+    private var slots: [Result<Value, any Error>?]
     private let lock = NSLock()
 
-    init(lanes: Int) { slots = Array(repeating: nil, count: lanes) }
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
 
-    func store(_ lane: Int, _ result: Result<[(PendingKey, Cause)], any Error>) {
+    func store(_ lane: Int, _ result: Result<Value, any Error>) {
         lock.withLock { slots[lane] = result }
     }
 
-    func all() throws -> [(PendingKey, Cause)] {
-        try lock.withLock { try slots.flatMap { try $0?.get() ?? [] } }
+    /// Every lane's value in order (the first error, if any lane failed).
+    func all() throws -> [Value] {
+        try lock.withLock { try slots.map { try $0!.get() } }
     }
 }
