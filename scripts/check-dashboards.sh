@@ -46,13 +46,13 @@ for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/n
 
 echo "== uploading the simulated bundles"
 PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port" --concurrency 8 --replay "$work/bundles" | tail -n 3
-# The notifications-by-cause gauge follows as causes settle; then a few more scrapes so that every rate has two points.
+# The notifications-by-cause gauge follows as causes settle; the queries below then wait until Prometheus has scraped
+# often enough for every rate to have two points (on a loaded machine a scrape can time out and be skipped).
 for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port/metrics" | grep -q '^pushtrace_notifications{' && break; sleep 0.2; done
-sleep 4
 
 echo "== every panel query of $dashboard through Prometheus's HTTP API"
-python3 - "$dashboard" "http://127.0.0.1:$prom_port" <<'PY'
-import json, sys, urllib.parse, urllib.request
+python3 - "$dashboard" "http://127.0.0.1:$prom_port" <<'PY' || { echo "== prometheus.log"; tail -n 20 "$work/prometheus.log"; exit 1; }
+import json, sys, time, urllib.parse, urllib.request
 dashboard, prometheus = json.load(open(sys.argv[1])), sys.argv[2]
 def query(expr):
     url = prometheus + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
@@ -60,15 +60,27 @@ def query(expr):
     if answer.get("status") != "success":
         raise SystemExit(f"query failed: {expr}: {answer}")
     return answer["data"]["result"]
-failed = 0
-for panel in dashboard["panels"]:
-    for target in panel.get("targets", []):
-        # Grafana's variables, as the dashboard would set them for "All" apps over a short range.
-        expr = (target["expr"].replace("$__rate_interval", "30s").replace("$__range", "5m").replace('"$app"', '".*"'))
-        series = query(expr)
-        ok = len(series) > 0
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {len(series):3d} series  {panel['title']} / {target.get('legendFormat', '')}")
+def check(report):
+    failed = 0
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            # Grafana's variables, as the dashboard would set them for "All" apps over a short range.
+            expr = (target["expr"].replace("$__rate_interval", "30s").replace("$__range", "5m")
+                    .replace('"$app"', '".*"'))
+            series = query(expr)
+            failed += not series
+            if report:
+                print(f"{'ok  ' if series else 'FAIL'} {len(series):3d} series  "
+                      f"{panel['title']} / {target.get('legendFormat', '')}")
+    return failed
+# Poll (up to 60 s) rather than sleep a fixed time: rates need two scrapes after the counters first appear.
+deadline = time.monotonic() + 60
+while check(report=False) and time.monotonic() < deadline:
+    time.sleep(1)
+failed = check(report=True)
+for target in json.load(urllib.request.urlopen(prometheus + "/api/v1/targets"))["data"]["activeTargets"]:
+    print(f"scrape target {target['scrapeUrl']}: {target['health']} {target.get('lastError', '')}"
+          f"(last scrape took {float(target.get('lastScrapeDuration', 0)) * 1000:.1f} ms)")
 rules = json.load(urllib.request.urlopen(prometheus + "/api/v1/rules"))["data"]["groups"]
 broken = [r["name"] for g in rules for r in g["rules"] if r.get("health") not in ("ok", "unknown")]
 print(f"Prometheus loaded {sum(len(g['rules']) for g in rules)} rules in {len(rules)} groups; unhealthy: {broken or 'none'}")
