@@ -64,7 +64,7 @@ ANALYZE;
 SQL
   echo "generated in $(( $(date +%s) - start )) s"
 fi
-"$bin" sql --db "$db" "SELECT (SELECT count(*) FROM notification) AS notifications, (SELECT count(*) FROM daily) AS daily_rows, (SELECT count(*) FROM hourly) AS hourly_rows, (SELECT count(*) FROM daily_duration) AS duration_rows"
+"$bin" sql --db "$db" "SELECT (SELECT count(*) FROM notification) AS notifications, (SELECT count(*) FROM daily) AS daily_rows, (SELECT count(*) FROM hourly) AS hourly_rows, (SELECT count(*) FROM minutely) AS minutely_rows, (SELECT count(*) FROM daily_duration) AS duration_rows"
 echo "database: $(du -h "$db" | cut -f1)"
 
 time_ms() { # median wall time of $runs runs of the command, in ms

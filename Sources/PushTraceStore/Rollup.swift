@@ -21,7 +21,7 @@ struct Rollup {
     var condition = "X.first_ts IS NOT NULL"
 
     /// Every rollup, in the order their tables are created.
-    static let all = [daily, hourly, dailyDuration, dailyAction]
+    static let all = [daily, hourly, dailyDuration, dailyAction, minutely]
 
     private static let day = "X.first_ts / 86400000"
 
@@ -59,6 +59,13 @@ struct Rollup {
             ("attachment_failures", "X.attachment_failure IS NOT NULL"),
         ])
 
+    /// The alerts' window counts per UTC minute, app and category (minute first: the window is a range of minutes
+    /// across every app).
+    static let minutely = Rollup(
+        table: "minutely",
+        keys: [("minute", "X.first_ts / 60000"), ("app_id", "X.app_id"), ("category", "coalesce(X.category, '')")],
+        measures: hourly.measures)
+
     /// Service-extension durations per app and day, one row per distinct millisecond value: exact nearest-rank
     /// percentiles without reading the notifications.
     static let dailyDuration = Rollup(
@@ -76,7 +83,7 @@ struct Rollup {
         condition: "X.first_ts IS NOT NULL AND X.actions > 0")
 
     var createTableSQL: String {
-        let integerKeys: Set = ["day", "hour", "ms"]
+        let integerKeys: Set = ["day", "hour", "minute", "ms"]
         let keyColumns = keys.map { "\($0.column) \(integerKeys.contains($0.column) ? "INTEGER" : "TEXT") NOT NULL" }
         let measureColumns = measures.map { "\($0.column) INTEGER NOT NULL" } + (latest.map { ["\($0.column) TEXT"] } ?? [])
         return """
@@ -118,14 +125,14 @@ struct Rollup {
             """
     }
 
-    /// The triggers that keep every rollup current as causes are settled and unsettled.
-    static var triggersSQL: String {
+    /// The triggers that keep `rollups` current as causes are settled and unsettled.
+    static func triggersSQL(_ rollups: [Rollup]) -> String {
         """
         CREATE TRIGGER rollup_add AFTER UPDATE OF cause ON notification WHEN NEW.cause IS NOT NULL BEGIN
-            \(all.map { $0.upsertSQL(row: "NEW", sign: 1) + ";" }.joined(separator: "\n    "))
+            \(rollups.map { $0.upsertSQL(row: "NEW", sign: 1) + ";" }.joined(separator: "\n    "))
         END;
         CREATE TRIGGER rollup_remove AFTER UPDATE OF cause ON notification WHEN OLD.cause IS NOT NULL BEGIN
-            \(all.map { $0.upsertSQL(row: "OLD", sign: -1) + ";" }.joined(separator: "\n    "))
+            \(rollups.map { $0.upsertSQL(row: "OLD", sign: -1) + ";" }.joined(separator: "\n    "))
         END;
         """
     }

@@ -144,11 +144,19 @@ enum Schema {
                     SELECT app_id, notification_id, ts, json_extract(body, '$.action'), json_extract(body, '$.response')
                     FROM record WHERE event = 'content.action' AND notification_id IS NOT NULL ORDER BY id;
                 """)
-            for rollup in Rollup.all {
+            let rollups = [Rollup.daily, .hourly, .dailyDuration, .dailyAction]
+            for rollup in rollups {
                 try db.execute(sql: rollup.createTableSQL)
                 try db.execute(sql: rollup.rebuildSQL)
             }
-            try db.execute(sql: Rollup.triggersSQL)
+            try db.execute(sql: Rollup.triggersSQL(rollups))
+        }
+        migrator.registerMigration("v4-minutely") { db in
+            // The alerts' last hour from ~60 rollup rows per category instead of every notification in it.
+            try db.execute(sql: Rollup.minutely.createTableSQL)
+            try db.execute(sql: Rollup.minutely.rebuildSQL)
+            try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
+            try db.execute(sql: Rollup.triggersSQL(Rollup.all))
         }
         return migrator
     }

@@ -18,47 +18,60 @@ extension Store {
         return AlertReport(now: now, evaluated: judged, firing: firing)
     }
 
-    /// Counts per app and category: the window from the notifications themselves (exact to the millisecond), the
-    /// baseline from the hourly rollup (the whole hours inside it, so at most an hour short).
-    func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
-        let hour: Int64 = 3_600_000
+    /// Counts per app and category over settled notifications. The window is exact to the millisecond: its whole
+    /// minutes from the minute rollup, the part-minutes at either end from the notifications themselves. The
+    /// baseline comes from the hourly rollup (the whole hours inside it, so at most an hour short).
+    public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
+        let hour: Int64 = 3_600_000, minute: Int64 = 60_000
+        let firstMinute = (spans.windowStart + minute - 1) / minute, endMinute = spans.windowEnd / minute
+        let minutes = firstMinute < endMinute ? firstMinute..<endMinute : 0..<0
+        // The part-minutes at the ends (or the whole window when it holds no whole minute).
+        let edges: [(start: Int64, end: Int64)] = minutes.isEmpty
+            ? [(spans.windowStart, spans.windowEnd)]
+            : [(spans.windowStart, firstMinute * minute), (endMinute * minute, spans.windowEnd)].filter { $0.start < $0.end }
         var samples: [String: AlertSample] = [:]
-        func key(_ app: String, _ category: String) -> String { app + "\u{0}" + category }
-        let apps = try pool.read { db in
+        func add(_ row: Row, window: Bool) {
+            let app: String = row[0], category: String = row[1]
+            var sample = samples[app + "\u{0}" + category] ?? AlertSample(appID: app, category: category)
+            if window { sample.window += Self.rateCounts(row, from: 2) } else { sample.baseline += Self.rateCounts(row, from: 2) }
+            samples[app + "\u{0}" + category] = sample
+        }
+        try pool.read { db in
             for row in try Row.fetchAll(db, sql: """
-                SELECT app_id, category, sum(service_ran), sum(service_timeouts), sum(attachment_tries),
-                    sum(attachment_failures), sum(extension_runs), sum(extension_crashes)
+                SELECT app_id, category, \(Self.alertSums)
                 FROM hourly WHERE hour >= ? AND hour < ? GROUP BY app_id, category
                 """, arguments: [(spans.baselineStart + hour - 1) / hour, spans.baselineEnd / hour]) {
-                var sample = AlertSample(appID: row[0], category: row[1])
-                sample.baseline = Self.rateCounts(row, from: 2)
-                samples[key(sample.appID, sample.category)] = sample
+                add(row, window: false)
             }
-            return try appIDs(db)
-        }
-        // The window reads every notification of the last hour: one app per concurrent reader.
-        let windows = ConcurrentResults<[(category: String, counts: RateCounts)]>(count: apps.count)
-        DispatchQueue.concurrentPerform(iterations: apps.count) { index in
-            windows.store(index, Result {
-                try pool.read { db in
-                    try Row.fetchAll(db, sql: """
-                        SELECT coalesce(category, ''), sum(service_received), sum(service_expired),
-                            sum(downloads > 0 OR attachment_failure IS NOT NULL), sum(attachment_failure IS NOT NULL),
-                            sum(service_received OR content_received OR service_crashed OR content_crashed),
-                            sum(service_crashed OR content_crashed)
-                        FROM notification INDEXED BY notification_by_time
-                        WHERE app_id = ? AND first_ts >= ? AND first_ts < ? GROUP BY 1
-                        """, arguments: [apps[index], spans.windowStart, spans.windowEnd]).map { ($0[0], Self.rateCounts($0, from: 1)) }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT app_id, category, \(Self.alertSums)
+                FROM minutely WHERE minute >= ? AND minute < ? GROUP BY app_id, category
+                """, arguments: [minutes.lowerBound, minutes.upperBound]) {
+                add(row, window: true)
+            }
+            for app in try appIDs(db) {
+                for edge in edges {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT app_id, coalesce(category, ''), \(Self.alertSumsOverNotifications)
+                        FROM notification AS X INDEXED BY notification_by_time
+                        WHERE app_id = ? AND first_ts >= ? AND first_ts < ? AND cause IS NOT NULL GROUP BY 2
+                        """, arguments: [app, edge.start, edge.end]) {
+                        add(row, window: true)
+                    }
                 }
-            })
-        }
-        for (app, rows) in zip(apps, try windows.all()) {
-            for (category, counts) in rows {
-                samples[key(app, category), default: AlertSample(appID: app, category: category)].window = counts
             }
         }
         return samples.values.sorted { ($0.appID, $0.category) < ($1.appID, $1.category) }
     }
+
+    /// The rollup columns behind `RateCounts`, in the order `rateCounts(_:from:)` reads them.
+    private static let alertColumns = ["service_ran", "service_timeouts", "attachment_tries", "attachment_failures",
+                                       "extension_runs", "extension_crashes"]
+    private static let alertSums = alertColumns.map { "sum(\($0))" }.joined(separator: ", ")
+    /// The same sums over notification rows `X`, by the minute rollup's own definitions.
+    private static let alertSumsOverNotifications = alertColumns.map { column in
+        "sum(\(Rollup.minutely.measures.first { $0.column == column }!.sql))"
+    }.joined(separator: ", ")
 
     private static func rateCounts(_ row: Row, from start: Int) -> RateCounts {
         var counts = RateCounts()

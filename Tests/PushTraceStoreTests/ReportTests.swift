@@ -82,7 +82,8 @@ struct ReportTests {
         try ingestor.ingest(paths: files.filter { $0.contains("server-") }) { _, _ in }
         try temporary.store.settleCauses()
         // Each table with its count column: rows emptied by unsettling hold zeros, which a rebuild does not have.
-        let tables = [("daily", "notifications"), ("hourly", "notifications"), ("daily_duration", "n"), ("daily_action", "n")]
+        let tables = [("daily", "notifications"), ("hourly", "notifications"), ("minutely", "notifications"),
+                      ("daily_duration", "n"), ("daily_action", "n")]
         func snapshot() throws -> [String: [[String]]] {
             try temporary.store.pool.read { db in
                 var tablesRows: [String: [[String]]] = [:]
@@ -103,8 +104,45 @@ struct ReportTests {
         let kept = try snapshot()
         #expect(kept["daily"]?.isEmpty == false)
         #expect(kept["daily_action"]?.isEmpty == false)
+        #expect(kept["minutely"]?.isEmpty == false)
         try temporary.store.rebuildRollups()
         #expect(try snapshot() == kept)
+    }
+
+    @Test("the alerts' window, from the minute rollup and the part-minutes at its ends, counts exactly the settled notifications in it")
+    func alertWindowIsExact() throws {
+        let temporary = try Self.simulatedStore(seed: 5, notifications: 1_500)
+        let (first, last) = try temporary.store.pool.read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT min(first_ts), max(first_ts) FROM notification"))
+            return (row[0] as Int64, row[1] as Int64)
+        }
+        let middle = (first + last) / 2
+        // Windows that start and end off the minute, on it, and one shorter than a minute that holds no whole one.
+        let windows: [(start: Int64, end: Int64)] = [
+            (middle - 36_000_123, middle + 12_345), (middle / 60_000 * 60_000 - 14_400_000, middle / 60_000 * 60_000),
+            (first, last + 1), (first, first + 40_000),
+        ]
+        for window in windows {
+            var spans = AlertSpans(rule: AlertRule(name: "window", metric: .serviceTimeout), now: window.end)
+            spans.windowStart = window.start
+            let counted = try temporary.store.alertSamples(spans).map {
+                [$0.appID, $0.category, "\($0.window.serviceRan)", "\($0.window.serviceTimeouts)", "\($0.window.extensionCrashes)"]
+            }
+            let expected = try temporary.store.pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT app_id, coalesce(category, ''), sum(service_received), sum(service_expired),
+                        sum(service_crashed OR content_crashed)
+                    FROM notification WHERE first_ts >= ? AND first_ts < ? AND cause IS NOT NULL GROUP BY 1, 2
+                    """, arguments: [window.start, window.end]).map { row -> [String] in
+                    [row[0], row[1], "\(row[2] as Int)", "\(row[3] as Int)", "\(row[4] as Int)"]
+                }
+            }
+            #expect(!expected.isEmpty)
+            // Samples also carry app-category pairs seen only in the baseline: those count zero in the window.
+            let notInWindow = counted.filter { row in !expected.contains { $0.prefix(2) == row.prefix(2) } }
+            #expect(counted.filter { !notInWindow.contains($0) } == expected, "window \(window.start)..<\(window.end)")
+            #expect(notInWindow.allSatisfy { $0.suffix(3) == ["0", "0", "0"] })
+        }
     }
 
     @Test("golden files: the text and JSON reports of seeded simulated data (PUSHTRACE_UPDATE_GOLDEN=1 rewrites them)")

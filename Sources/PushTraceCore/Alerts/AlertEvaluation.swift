@@ -11,6 +11,16 @@ public struct RateCounts: Sendable, Hashable {
 
     public init() {}
 
+    /// Adds the counts of `rhs` (two spans of the same app and category).
+    public static func += (lhs: inout RateCounts, rhs: RateCounts) {
+        lhs.serviceRan += rhs.serviceRan
+        lhs.serviceTimeouts += rhs.serviceTimeouts
+        lhs.attachmentTries += rhs.attachmentTries
+        lhs.attachmentFailures += rhs.attachmentFailures
+        lhs.extensionRuns += rhs.extensionRuns
+        lhs.extensionCrashes += rhs.extensionCrashes
+    }
+
     /// (failures, total) of `metric`.
     public func counts(_ metric: AlertRule.Metric) -> (failures: Int, total: Int) {
         switch metric {
