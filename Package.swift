@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PushTraceRecords", targets: ["PushTraceRecords"]),
         .library(name: "PushTraceCore", targets: ["PushTraceCore"]),
         .library(name: "PushTraceStore", targets: ["PushTraceStore"]),
+        .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -30,11 +31,21 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The record vocabulary of SPEC §2–§4, shared by the agent and the server. Foundation only.
         .target(name: "PushTraceRecords"),
+        // Streaming gzip over zlib (which every Apple platform ships too): the agent writes bundles, the server reads them.
+        .target(name: "PushTraceGzip", dependencies: ["CZlib"]),
         // Bundle decoding, correlation keys, clock correction, diagnosis, reports and alert rules (read from YAML).
         // No database, no network.
-        .target(name: "PushTraceCore", dependencies: ["PushTraceRecords", "CZlib", .product(name: "Yams", package: "Yams")]),
+        .target(name: "PushTraceCore", dependencies: [
+            "PushTraceRecords", "PushTraceGzip", .product(name: "Yams", package: "Yams"),
+        ]),
+        // The on-device library: the app and its two extensions record into the App Group container; the app uploads.
+        // Foundation (and FoundationNetworking on Linux) and the system zlib only.
+        .target(name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"]),
+        // A stand-in for an app's processes in the agent's tests: records as one process kind, in its own OS process.
+        .executableTarget(name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
+                          path: "Tests/PushTraceAgentProbe"),
         // Realistic simulated bundles for the demo, the tests and the benchmarks.
-        .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords"]),
+        .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // SQLite storage (GRDB over the system libsqlite3).
         .target(name: "PushTraceStore", dependencies: [
             "PushTraceCore", "PushTraceRecords",
@@ -69,20 +80,24 @@ let package = Package(
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
         .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],
                 path: "Tests/PushTraceTestSupport"),
-        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords"]),
+        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
+        .testTarget(name: "PushTraceAgentTests", dependencies: [
+            "PushTraceAgent", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
+        ]),
         .testTarget(name: "PushTraceStoreTests", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
             "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
+            "PushTraceGzip",
         ]),
         .testTarget(name: "PushTraceServerTests", dependencies: [
             "PushTraceServer", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
-            "PushTraceTestSupport",
+            "PushTraceTestSupport", "PushTraceGzip",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "PushTraceCLITests", dependencies: [
-            "pushtrace", "PushTraceSimulator", "PushTraceCore",
+            "pushtrace", "PushTraceSimulator", "PushTraceCore", "PushTraceGzip", "PushTraceAgent", "pushtrace-agent-probe",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -96,7 +96,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
     private func writeLoop() {
         while true {
             condition.lock()
-            if waiting.isEmpty, accepting { condition.wait(until: Date(timeIntervalSinceNow: 1)) }
+            if waiting.isEmpty, accepting { _ = condition.wait(until: Date(timeIntervalSinceNow: 1)) }
             if waiting.isEmpty, !accepting {
                 condition.unlock()
                 return

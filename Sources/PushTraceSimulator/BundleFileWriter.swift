@@ -1,5 +1,6 @@
 import Foundation
 import PushTraceCore
+import PushTraceGzip
 import PushTraceRecords
 
 /// Writes simulated bundles as an uploader would: device bundles gzip-compressed one member per process file,

@@ -1,5 +1,6 @@
 import Foundation
 import PushTraceCore
+import PushTraceGzip
 import Testing
 
 @Suite("pushtrace serve and --server")

@@ -1,4 +1,5 @@
 import PushTraceCore
+import PushTraceGzip
 import Testing
 
 @Suite("Bundle decoding (SPEC §2)")

@@ -1,4 +1,5 @@
 import PushTraceCore
+import PushTraceGzip
 
 /// Bundle lines for tests, written as an agent would.
 enum Fixture {

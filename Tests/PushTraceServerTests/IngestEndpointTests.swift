@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PushTraceCore
+import PushTraceGzip
 import PushTraceServer
 import PushTraceTestSupport
 import Testing

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import PushTraceCore
+import PushTraceGzip
 import PushTraceServer
 import PushTraceStore
 import PushTraceTestSupport

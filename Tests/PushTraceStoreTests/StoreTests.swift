@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushTraceCore
+import PushTraceGzip
 import PushTraceSimulator
 import PushTraceStore
 import PushTraceTestSupport

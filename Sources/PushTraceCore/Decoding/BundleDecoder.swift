@@ -1,3 +1,4 @@
+import PushTraceGzip
 import PushTraceRecords
 
 /// Decodes a bundle (SPEC §2) as its bytes arrive: decompression, line splitting, the manifest, and each record.

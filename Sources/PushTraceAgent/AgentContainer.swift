@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where the agent keeps its files: `pushtrace/` inside the App Group container the app and its extensions share.
+///
+/// ```
+/// pushtrace/records/   the file each running process appends to (one per launch)
+/// pushtrace/sealed/    files whose process rolled them over or has ended
+/// pushtrace/outbox/    bundles written and waiting to be sent (deleted after a 200)
+/// pushtrace/rejected/  bundles the server refused as malformed (400, 413, 415), kept for a developer to look at
+/// pushtrace/state/     the device ID, the upload cursors, each process's latest config, in-flight markers
+/// ```
+public struct AgentContainer: Sendable, Hashable {
+    /// The `pushtrace` directory.
+    public let root: URL
+
+    /// A container at any directory (Linux, tests, a Mac tool). The `pushtrace` directory is created inside it.
+    public init(directory: URL) throws {
+        root = directory.appendingPathComponent("pushtrace", isDirectory: true)
+        for folder in [records, sealed, outbox, rejected, state] {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw AgentError.containerUnusable(folder.path, reason: "\(error)")
+            }
+        }
+    }
+
+    #if canImport(Darwin)
+    /// The shared container of App Group `appGroup` (e.g. `group.net.rorklab.dailypick`).
+    ///
+    /// Throws ``AgentError/appGroupUnavailable(_:)`` when the system has no container for that name: the App Groups
+    /// capability is missing from this target, or the name differs from the other targets' (the commonest reason a
+    /// rich notification silently loses its shared state).
+    public init(appGroup: String) throws {
+        guard let url = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup) else {
+            throw AgentError.appGroupUnavailable(appGroup)
+        }
+        try self.init(directory: url)
+    }
+    #endif
+
+    var records: URL { root.appendingPathComponent("records", isDirectory: true) }
+    var sealed: URL { root.appendingPathComponent("sealed", isDirectory: true) }
+    var outbox: URL { root.appendingPathComponent("outbox", isDirectory: true) }
+    var rejected: URL { root.appendingPathComponent("rejected", isDirectory: true) }
+    var state: URL { root.appendingPathComponent("state", isDirectory: true) }
+
+    /// The names of the regular files in `folder`, sorted (file names start with a fixed-width time: oldest first).
+    func files(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// The size of a file in bytes (0 when it is gone).
+    func size(_ url: URL) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import PushTraceRecords
+
+/// The Notification Content Extension's steps (SPEC §3): `recorder.content.received(…)`.
+///
+/// `received` marks the launch as working on the notification until the card is ready (`image` or `ready`): if
+/// the process dies in between (often an oversized image in the memory-limited extension), its next launch records
+/// `content.abnormal_exit` for it.
+public struct ContentSteps: Sendable {
+    let recorder: Recorder
+
+    /// `didReceive(_ notification:)`: the user expanded the notification.
+    public func received(_ notificationID: String, category: String? = nil) {
+        recorder.beginWork(on: notificationID)
+        recorder.event(.contentReceived, notificationID: notificationID, ["category": category.map(JSONValue.string)])
+    }
+
+    /// The card's image was decoded and shown.
+    public func image(_ notificationID: String, pixelWidth: Int? = nil, pixelHeight: Int? = nil, bytes: Int64? = nil,
+                      decodeMs: Int64? = nil) {
+        recorder.event(.contentImage, notificationID: notificationID, [
+            "pixel_width": pixelWidth.map { .int(Int64($0)) }, "pixel_height": pixelHeight.map { .int(Int64($0)) },
+            "bytes": bytes.map(JSONValue.int), "decode_ms": decodeMs.map(JSONValue.int),
+        ])
+        recorder.endWork()
+    }
+
+    /// The card is drawn (for a card without an image): ends the work `received` began. Records nothing.
+    public func ready(_ notificationID: String) {
+        recorder.endWork()
+    }
+
+    /// An action was answered with `response`, `elapsedMs` after the button was tapped.
+    public func action(_ notificationID: String, action: String, response: ResponseOption, elapsedMs: Int64? = nil) {
+        recorder.event(.contentAction, notificationID: notificationID, [
+            "action": .string(action), "response": .string(response.rawValue), "elapsed_ms": elapsedMs.map(JSONValue.int),
+        ])
+    }
+
+    /// Wraps the completion handler of `didReceive(_ response:completionHandler:)`: calling the returned handler
+    /// records `content.action` with the response option and how long the work took, then calls `completion`; if it
+    /// is not called within `timeout` seconds, `content.completion_timeout` is recorded (the card stays stuck until then).
+    /// Calls after the first are ignored, as UIKit ignores them.
+    public func completion(_ notificationID: String, action: String, timeout: TimeInterval = 5,
+                           _ completion: @escaping @Sendable (ResponseOption) -> Void) -> @Sendable (ResponseOption) -> Void {
+        let call = ActionCompletion(recorder: recorder, notificationID: notificationID, action: action)
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { call.timedOut() }
+        return { response in
+            if call.complete(response) { completion(response) }
+        }
+    }
+}
+
+/// One action's completion: exactly one of "called" and "timed out" is recorded.
+private final class ActionCompletion: @unchecked Sendable {
+    private let recorder: Recorder
+    private let notificationID: String
+    private let action: String
+    private let start = DispatchTime.now()
+    private let lock = NSLock()
+    private var called = false
+    private var reportedTimeout = false
+
+    init(recorder: Recorder, notificationID: String, action: String) {
+        self.recorder = recorder
+        self.notificationID = notificationID
+        self.action = action
+    }
+
+    private var elapsedMs: Int64 { Int64((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1_000_000) }
+
+    /// Records the action; false when the handler was already called.
+    func complete(_ response: ResponseOption) -> Bool {
+        guard lock.withLock({ () -> Bool in defer { called = true }; return !called }) else { return false }
+        recorder.content.action(notificationID, action: action, response: response, elapsedMs: elapsedMs)
+        return true
+    }
+
+    func timedOut() {
+        guard lock.withLock({ () -> Bool in
+            guard !called, !reportedTimeout else { return false }
+            reportedTimeout = true
+            return true
+        }) else { return }
+        recorder.event(.contentCompletionTimeout, notificationID: notificationID,
+                       ["action": .string(action), "waited_ms": .int(elapsedMs)])
+    }
+}
+
+extension Recorder {
+    /// The content extension's steps.
+    public var content: ContentSteps { ContentSteps(recorder: self) }
+}

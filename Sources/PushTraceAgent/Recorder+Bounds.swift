@@ -1,0 +1,51 @@
+import Foundation
+import PushTraceRecords
+
+extension Recorder {
+    /// Deletes the oldest sealed files, then the oldest unsent bundles, while everything kept is over
+    /// `limits.maxTotalBytes`, and records how many records went. Called with the lock held, at start and whenever
+    /// a file is sealed: between those moments the total grows by at most one file.
+    func enforceTotalBound() {
+        let manager = FileManager.default
+        var total: Int64 = [container.records, container.sealed, container.outbox].reduce(0) { sum, folder in
+            sum + container.files(in: folder).reduce(0) { $0 + container.size(folder.appendingPathComponent($1)) }
+        }
+        guard total > limits.maxTotalBytes else { return }
+        let cursors = UploadCursors(container: container)
+        var droppedRecords = 0, droppedBytes: Int64 = 0
+        for name in container.files(in: container.sealed) where total > limits.maxTotalBytes {
+            let url = container.sealed.appendingPathComponent(name), size = container.size(url)
+            let from = min(cursors[name], size)
+            droppedRecords += Self.lines(in: url, from: from)
+            droppedBytes += size - from
+            try? manager.removeItem(at: url)
+            total -= size
+        }
+        for bundle in Outbox(container: container).bundles() where total > limits.maxTotalBytes {
+            droppedRecords += bundle.metadata.records
+            droppedBytes += bundle.bodySize
+            total -= bundle.bodySize
+            bundle.remove()
+        }
+        guard droppedRecords > 0 else { return }
+        appendLocked(encode(.log, [
+            ("level", "warning"),
+            ("message", .string("pushtrace dropped \(droppedRecords) records not yet uploaded: its files in the App Group "
+                + "container were over their bound of \(limits.maxTotalBytes) bytes")),
+            ("dropped_records", .int(Int64(droppedRecords))), ("dropped_bytes", .int(droppedBytes)),
+        ]))
+    }
+
+    /// The lines in a file from byte `offset` on (a cut last line counts).
+    static func lines(in url: URL, from offset: Int64) -> Int {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return 0 }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: UInt64(offset))
+        var count = 0, last: UInt8 = UInt8(ascii: "\n")
+        while let chunk = try? handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
+            count += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            last = chunk.last!
+        }
+        return count + (last == UInt8(ascii: "\n") ? 0 : 1)
+    }
+}

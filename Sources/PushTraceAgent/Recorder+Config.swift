@@ -1,0 +1,59 @@
+import Foundation
+import PushTraceRecords
+
+extension Recorder {
+    /// Records what this process is configured with (SPEC §4): the App Group it uses; for the app, the categories it
+    /// registers; for the content extension, its `NSExtensionAttributes` and whether it handles actions.
+    ///
+    /// The line is written when the configuration differs from the one this process last recorded, and the uploader
+    /// repeats the latest one in every bundle, so the server always knows the configuration in force.
+    public func config(appGroup: String?, categories: [CategoryConfig]? = nil,
+                       extensionAttributes: ContentExtensionPlist? = nil, interactiveControls: Bool? = nil) {
+        let fields: [(String, JSONValue?)] = [
+            ("app_group", appGroup.map(JSONValue.string)),
+            ("categories", categories.map { .array($0.map(\.jsonValue)) }),
+            ("interactive_controls", interactiveControls.map(JSONValue.bool)),
+            ("info_plist", extensionAttributes?.jsonValue),
+        ]
+        let url = container.state.appendingPathComponent("config-\(process.rawValue).ndjson")
+        let line = encode(.config, fields)
+        // The same configuration at a later launch is not new: compare everything but the time.
+        func withoutTime(_ data: Data?) -> NSDictionary? {
+            guard let data, var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            object["ts"] = nil
+            return NSDictionary(dictionary: object)
+        }
+        if let saved = withoutTime(try? Data(contentsOf: url)), saved.isEqual(withoutTime(Data(line))) { return }
+        write(line)
+        try? Data(line).write(to: url, options: .atomic)
+    }
+}
+
+extension CategoryConfig {
+    var jsonValue: JSONValue {
+        .object(["id": .string(id)].merging(actions.map { ["actions": .array($0.map(JSONValue.string))] } ?? [:]) { $1 })
+    }
+}
+
+extension ContentExtensionPlist {
+    /// The attributes under `NSExtension` → `NSExtensionAttributes` of an extension's Info.plist, as
+    /// `Bundle.main.infoDictionary` gives them; nil when the dictionary has none.
+    public init?(infoDictionary: [String: Any]) {
+        guard let attributes = (infoDictionary["NSExtension"] as? [String: Any])?["NSExtensionAttributes"] as? [String: Any]
+        else { return nil }
+        let category = attributes["UNNotificationExtensionCategory"]
+        self.init(categories: (category as? String).map { [$0] } ?? category as? [String],
+                  initialContentSizeRatio: (attributes["UNNotificationExtensionInitialContentSizeRatio"] as? NSNumber)?.doubleValue,
+                  defaultContentHidden: attributes["UNNotificationExtensionDefaultContentHidden"] as? Bool,
+                  userInteractionEnabled: attributes["UNNotificationExtensionUserInteractionEnabled"] as? Bool)
+    }
+
+    var jsonValue: JSONValue {
+        var members: [String: JSONValue] = [:]
+        members["UNNotificationExtensionCategory"] = categories.map { .array($0.map(JSONValue.string)) }
+        members["UNNotificationExtensionInitialContentSizeRatio"] = initialContentSizeRatio.map(JSONValue.double)
+        members["UNNotificationExtensionDefaultContentHidden"] = defaultContentHidden.map(JSONValue.bool)
+        members["UNNotificationExtensionUserInteractionEnabled"] = userInteractionEnabled.map(JSONValue.bool)
+        return .object(members)
+    }
+}

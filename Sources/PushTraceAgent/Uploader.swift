@@ -1,0 +1,173 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PushTraceGzip
+import PushTraceRecords
+
+/// The main app's side of delivery: packs what the three processes recorded into bundles on disk, then sends them
+/// to the server (SPEC §2, `POST /v1/bundles`).
+///
+/// Nothing is lost and nothing is sent twice as new:
+/// - a bundle is written to `outbox/` (and the upload cursors moved past its records) before any attempt to send;
+/// - it is deleted only after a 200 (a duplicate acknowledgement included);
+/// - 429 and 503 are retried after `Retry-After` (at least), other failures after an exponential backoff with
+///   jitter; a bundle the server refuses as malformed (400, 413, 415) is set aside in `rejected/` (bounded) instead
+///   of being retried forever;
+/// - after a crash the same bundle is sent again with the same `bundle_id`, which the server stores once.
+///
+/// Call `upload()` when the app becomes active, from a background task, or on a timer; each call packs new records
+/// and sends what is due.
+public actor Uploader {
+    public let configuration: UploaderConfiguration
+    public let container: AgentContainer
+    let recorderToSeal: Recorder?
+    private let session: URLSession
+    let clock: @Sendable () -> Int64
+    private var random = SystemRandomNumberGenerator()
+
+    /// - Parameters:
+    ///   - recorder: the app's own recorder: its file is sealed before packing, and the uploader's notes go to it.
+    ///   - clock: Unix epoch milliseconds; the system clock unless a test sets its own.
+    public init(configuration: UploaderConfiguration, container: AgentContainer, recorder: Recorder? = nil,
+                session: URLSession = .shared, clock: @escaping @Sendable () -> Int64 = Recorder.systemClock) {
+        self.configuration = configuration
+        self.container = container
+        self.recorderToSeal = recorder
+        self.session = session
+        self.clock = clock
+    }
+
+    /// Packs new records into bundles and sends every bundle that is due, oldest first. Stops at the first bundle
+    /// the server asks to wait for (429, 503) or cannot take (network, 5xx, 401, 403): the rest wait with it.
+    @discardableResult
+    public func upload() async -> UploadReport {
+        var report = UploadReport()
+        do {
+            report.packed = try pack()
+        } catch {
+            report.lastError = "could not write a bundle: \(error)"
+        }
+        for var bundle in Outbox(container: container).bundles() {
+            guard bundle.metadata.nextAttemptAt <= clock() else { break }
+            switch await send(bundle) {
+            case .stored(let duplicate):
+                bundle.remove()
+                report.sent += 1
+                report.duplicates += duplicate ? 1 : 0
+                continue
+            case .refused(let reason):
+                setAside(bundle, reason: reason)
+                report.setAside += 1
+                report.lastError = reason
+                continue
+            case .retry(let reason, let after):
+                bundle.metadata.attempts += 1
+                bundle.metadata.nextAttemptAt = clock() + Int64(max(after ?? 0, backoff(attempt: bundle.metadata.attempts)) * 1000)
+                try? bundle.save()
+                report.lastError = reason
+            }
+            break
+        }
+        let waiting = Outbox(container: container).bundles()
+        report.waiting = waiting.count
+        report.nextAttemptAt = waiting.first?.metadata.nextAttemptAt
+        return report
+    }
+
+    // MARK: Sending
+
+    private enum Outcome {
+        case stored(duplicate: Bool)
+        case refused(String)
+        case retry(String, after: TimeInterval?)
+    }
+
+    private func send(_ bundle: OutboxBundle) async -> Outcome {
+        let body: Data
+        do {
+            body = try manifestMember(bundleID: bundle.metadata.bundleID) + Data(contentsOf: bundle.bodyURL)
+        } catch {
+            return .refused("its body could not be read: \(error)")
+        }
+        var request = URLRequest(url: configuration.server.appendingPathComponent("v1/bundles"))
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(configuration.token)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/x-ndjson", forHTTPHeaderField: "Content-Type")
+        request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
+        request.httpBody = body
+        let data: Data, response: HTTPURLResponse
+        do {
+            let (answer, urlResponse) = try await session.data(for: request)
+            guard let http = urlResponse as? HTTPURLResponse else { return .retry("not an HTTP response", after: nil) }
+            (data, response) = (answer, http)
+        } catch {
+            return .retry("\(error.localizedDescription)", after: nil)
+        }
+        let message = Self.message(data)
+        switch response.statusCode {
+        case 200:
+            let answer = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            return .stored(duplicate: answer?["duplicate"] as? Bool ?? false)
+        case 400, 413, 415:
+            return .refused("HTTP \(response.statusCode): \(message)")
+        case 429, 503:
+            return .retry("HTTP \(response.statusCode): \(message)",
+                          after: Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: clock()))
+        default:
+            return .retry("HTTP \(response.statusCode): \(message)", after: nil)
+        }
+    }
+
+    /// The manifest as the bundle's first gzip member, stamped with the time of this attempt (`uploaded_at` is how
+    /// the server measures this device's clock, so it must be the sending time, not the packing time).
+    private func manifestMember(bundleID: String) -> Data {
+        let manifest = JSONLine([
+            "type": "manifest", "schema": 1, "bundle_id": .string(bundleID), "app_id": .string(configuration.appID),
+            "app_version": configuration.appVersion.map(JSONValue.string), "build": configuration.build.map(JSONValue.string),
+            "os": configuration.os.map(JSONValue.string), "device_model": configuration.deviceModel.map(JSONValue.string),
+            "device_id": .string(DeviceIdentity.id(in: container)), "uploaded_at": .int(clock()),
+            "sdk": .string(Self.sdk),
+        ])
+        return Data(Deflater.gzip(manifest.bytes + [UInt8(ascii: "\n")]))
+    }
+
+    /// The agent's name and version, sent in every manifest.
+    public static let sdk = "pushtrace-swift/1.0.0"
+
+    /// Seconds to wait after the `attempt`-th failure: 2, 4, 8, … up to `maxBackoff`, each between half and all of
+    /// that ("equal jitter"), so that many devices failing together do not come back together.
+    private func backoff(attempt: Int) -> TimeInterval {
+        let ceiling = min(configuration.maxBackoff, 2 * pow(2, Double(min(attempt, 30) - 1)))
+        return ceiling / 2 + Double.random(in: 0...(ceiling / 2), using: &random)
+    }
+
+    /// `Retry-After` as seconds or an HTTP date.
+    static func retryAfter(_ value: String?, now: Int64) -> TimeInterval? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = TimeInterval(value) { return max(0, seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: value).map { max(0, $0.timeIntervalSince1970 - Double(now) / 1000) }
+    }
+
+    private static func message(_ data: Data) -> String {
+        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        return object?["message"] as? String ?? String(decoding: data.prefix(200), as: UTF8.self)
+    }
+
+    private func setAside(_ bundle: OutboxBundle, reason: String) {
+        var kept = bundle
+        kept.metadata.refusal = reason
+        let name = bundle.metadataURL.deletingPathExtension().lastPathComponent
+        let target = OutboxBundle(metadataURL: container.rejected.appendingPathComponent(name + ".json"), metadata: kept.metadata)
+        try? FileManager.default.moveItem(at: bundle.bodyURL, to: target.bodyURL)
+        try? target.save()
+        bundle.remove()
+        recorderToSeal?.log("pushtrace: the server refused bundle \(bundle.metadata.bundleID) (\(reason)); "
+            + "it is kept in pushtrace/rejected/ and not retried", level: .error)
+        for old in Outbox(folder: container.rejected).bundles().dropLast(configuration.maxRejectedBundles) { old.remove() }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Where and as what the app uploads its bundles.
+public struct UploaderConfiguration: Sendable {
+    /// The pushtrace server, e.g. `https://pushtrace.example.com` (bundles go to `/v1/bundles`).
+    public var server: URL
+    /// An ingest token for this app (`pushtrace token create --app … --scope ingest`).
+    public var token: String
+    /// The app's bundle identifier, as the server knows the app.
+    public var appID: String
+    public var appVersion: String?
+    public var build: String?
+    /// e.g. `iOS 18.1`.
+    public var os: String?
+    /// e.g. `iPhone15,2`.
+    public var deviceModel: String?
+    /// The most uncompressed bytes of records one bundle takes (default 4 MiB); more make several bundles.
+    public var maxBundleBytes: Int64 = 4 << 20
+    /// How many bundles refused as malformed (400, 413, 415) are kept aside for inspection (default 5).
+    public var maxRejectedBundles = 5
+    /// The longest wait between attempts at a bundle (default one hour).
+    public var maxBackoff: TimeInterval = 3_600
+
+    public init(server: URL, token: String, appID: String, appVersion: String? = nil, build: String? = nil,
+                os: String? = nil, deviceModel: String? = nil) {
+        self.server = server
+        self.token = token
+        self.appID = appID
+        self.appVersion = appVersion
+        self.build = build
+        self.os = os
+        self.deviceModel = deviceModel
+    }
+}
+
+/// What one `Uploader.upload()` did.
+public struct UploadReport: Sendable, Equatable {
+    /// Bundles written from new records by this call.
+    public var packed = 0
+    /// Bundles the server acknowledged (and that were deleted), duplicates included.
+    public var sent = 0
+    /// Of those, bundles the server already had (an earlier attempt was stored but its answer lost).
+    public var duplicates = 0
+    /// Bundles refused as malformed and set aside in `rejected/`.
+    public var setAside = 0
+    /// Bundles still waiting in the outbox.
+    public var waiting = 0
+    /// When the next waiting bundle may be tried (Unix epoch ms), if any waits.
+    public var nextAttemptAt: Int64?
+    /// The last failure seen, in words.
+    public var lastError: String?
+}

@@ -1,0 +1,75 @@
+// A stand-in for one of an app's processes, for the agent's tests: it records as the service extension, the content
+// extension or the app, in an OS process of its own, into the container directory it is given.
+//
+//   pushtrace-agent-probe flood   CONTAINER PROCESS COUNT TAG   COUNT log lines tagged TAG, as fast as it can
+//   pushtrace-agent-probe crash   CONTAINER PROCESS ID          starts work on notification ID, then SIGKILLs itself
+//   pushtrace-agent-probe launch  CONTAINER PROCESS             starts (and reports what the last launch left), exits
+//   pushtrace-agent-probe service CONTAINER ID ok|timeout       a service extension run on notification ID
+//   pushtrace-agent-probe content CONTAINER ID CATEGORY         the content extension: expanded, image, an action
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import PushTraceAgent
+import PushTraceRecords
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("pushtrace-agent-probe: \(message)\n".utf8))
+    exit(2)
+}
+guard arguments.count >= 2 else { fail("usage: pushtrace-agent-probe COMMAND CONTAINER …") }
+let container = try AgentContainer(directory: URL(fileURLWithPath: arguments[1]))
+func process(_ name: String) -> ProcessKind {
+    guard let kind = ProcessKind(rawValue: name) else { fail("unknown process '\(name)'") }
+    return kind
+}
+let appGroup = "group.net.rorklab.dailypick"
+
+switch arguments[0] {
+case "flood" where arguments.count == 5:
+    let recorder = try Recorder(process: process(arguments[2]), container: container)
+    for index in 0..<(Int(arguments[3]) ?? 0) {
+        recorder.log("\(arguments[4]) line \(index) " + String(repeating: "x", count: index % 300))
+    }
+case "crash" where arguments.count == 4:
+    let recorder = try Recorder(process: process(arguments[2]), container: container)
+    recorder.service.received(arguments[3], category: "DAILY_PICK")
+    kill(getpid(), SIGKILL)
+case "launch" where arguments.count == 3:
+    _ = try Recorder(process: process(arguments[2]), container: container)
+case "service" where arguments.count == 4:
+    let recorder = try Recorder(process: .service, container: container)
+    recorder.config(appGroup: appGroup)
+    let id = arguments[2]
+    recorder.service.received(id, category: "DAILY_PICK")
+    if arguments[3] == "timeout" {
+        recorder.service.download(id, urlHost: "cdn.rorklab.net", durationMs: 27_800, error: "timed out")
+        recorder.service.expired(id, elapsedMs: 29_950)
+    } else {
+        recorder.service.download(id, urlHost: "cdn.rorklab.net", durationMs: 420, httpStatus: 200, bytes: 182_000,
+                                  mime: "image/jpeg")
+        recorder.service.attachment(id, ok: true, uti: "public.jpeg", bytes: 182_000, pixelWidth: 1200, pixelHeight: 800)
+        recorder.service.delivered(id, elapsedMs: 640)
+    }
+case "content" where arguments.count == 4:
+    let recorder = try Recorder(process: .content, container: container)
+    let plist = ContentExtensionPlist(categories: [arguments[3]], initialContentSizeRatio: 0.66,
+                                      defaultContentHidden: true, userInteractionEnabled: true)
+    recorder.config(appGroup: appGroup, extensionAttributes: plist, interactiveControls: true)
+    let id = arguments[2]
+    recorder.content.received(id, category: arguments[3])
+    recorder.content.image(id, pixelWidth: 1200, pixelHeight: 800, bytes: 182_000, decodeMs: 35)
+    let done = DispatchSemaphore(value: 0)
+    let completion = recorder.content.completion(id, action: "SAVE_PICK") { _ in done.signal() }
+    if let defaults = RecordedDefaults(suite: appGroup, recorder: recorder) {
+        defaults.set(id, forKey: "saved_pick", notificationID: id)
+    }
+    Thread.sleep(forTimeInterval: 1.2)  // the save shows on the card before the answer
+    completion(.doNotDismiss)
+    done.wait()
+default:
+    fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")
+}
