@@ -16,7 +16,7 @@ extension Recorder {
         for name in container.files(in: container.sealed) where total > limits.maxTotalBytes {
             let url = container.sealed.appendingPathComponent(name), size = container.size(url)
             let from = min(cursors[name], size)
-            droppedRecords += Self.lines(in: url, from: from)
+            droppedRecords += Self.records(in: url, from: from)
             droppedBytes += size - from
             try? manager.removeItem(at: url)
             total -= size
@@ -36,16 +36,20 @@ extension Recorder {
         ]))
     }
 
-    /// The lines in a file from byte `offset` on (a cut last line counts).
-    static func lines(in url: URL, from offset: Int64) -> Int {
+    /// The records a file holds from byte `offset` on (a cut last line counts), where an earlier drop notice counts
+    /// as the records it reported: notices add up, so the latest ones always account for every record dropped.
+    static func records(in url: URL, from offset: Int64) -> Int {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return 0 }
         defer { try? handle.close() }
         try? handle.seek(toOffset: UInt64(offset))
-        var count = 0, last: UInt8 = UInt8(ascii: "\n")
-        while let chunk = try? handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
-            count += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-            last = chunk.last!
+        guard let data = try? handle.readToEnd() else { return 0 }
+        let marker = Array("\"dropped_records\":".utf8)
+        return data.split(separator: UInt8(ascii: "\n")).reduce(0) { total, line in
+            guard line.firstRange(of: marker) != nil,
+                  let notice = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                  let reported = (notice["dropped_records"] as? NSNumber)?.intValue
+            else { return total + 1 }
+            return total + reported
         }
-        return count + (last == UInt8(ascii: "\n") ? 0 : 1)
     }
 }

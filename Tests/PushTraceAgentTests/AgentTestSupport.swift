@@ -1,0 +1,82 @@
+import Foundation
+import PushTraceAgent
+import PushTraceGzip
+import Testing
+
+/// A temporary App Group container directory.
+final class TemporaryContainer: Sendable {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-agent-\(UUID().uuidString)")
+    let container: AgentContainer
+
+    init() throws { container = try AgentContainer(directory: directory) }
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    var root: URL { container.root }
+
+    /// Every line of every record file, parsed: sealed files (older) first, then the running ones.
+    func recordLines() throws -> [[String: Any]] {
+        try ["sealed", "records"].flatMap { folder -> [[String: Any]] in
+            let url = root.appendingPathComponent(folder)
+            return try FileManager.default.contentsOfDirectory(atPath: url.path).sorted().flatMap { name in
+                try Self.parse(Data(contentsOf: url.appendingPathComponent(name)), file: name)
+            }
+        }
+    }
+
+    /// The files in one of the container's folders.
+    func files(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)) ?? []).sorted()
+    }
+
+    static func parse(_ data: Data, file: String) throws -> [[String: Any]] {
+        try data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).enumerated().map { index, line in
+            let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+            return try #require(object, "line \(index + 1) of \(file) is not whole JSON: \(String(decoding: line, as: UTF8.self))")
+        }
+    }
+
+    /// Decompresses a bundle body (all its gzip members).
+    static func gunzip(_ data: Data) throws -> Data {
+        var out = Data()
+        let inflater = try Inflater(format: .gzip)
+        try data.withUnsafeBytes { try inflater.consume($0) { out.append(contentsOf: $0) } }
+        try inflater.finish()
+        return out
+    }
+}
+
+/// Runs the probe executable (an app process stand-in) and waits on a thread of its own, not a cooperative one.
+enum Probe {
+    static let url: URL = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+        ].map { $0.appendingPathComponent("pushtrace-agent-probe") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }()
+
+    /// The exit status, or the signal that ended it (as `terminationReason` says).
+    struct Ending: Sendable, Equatable {
+        var status: Int32
+        var signalled: Bool
+    }
+
+    static func run(_ arguments: [String]) async throws -> Ending {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                let process = Process()
+                process.executableURL = url
+                process.arguments = arguments
+                do {
+                    try process.run()
+                    process.waitUntilExit()
+                    continuation.resume(returning: Ending(status: process.terminationStatus,
+                                                          signalled: process.terminationReason == .uncaughtSignal))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import PushTraceAgent
+import PushTraceRecords
+import Testing
+
+@Suite("Agent: packing bundles for upload")
+struct UploaderPackingTests {
+    /// An uploader whose server refuses connections, and a clock the test moves.
+    static func offlineUploader(_ temporary: TemporaryContainer, clock: Clock) -> Uploader {
+        let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "pt_test",
+                                                  appID: "net.rorklab.dailypick", appVersion: "2.3.1", os: "iOS 18.1")
+        return Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
+    }
+
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Int64 = 1_763_622_000_000
+        var now: Int64 { lock.withLock { value } }
+        func advance(seconds: Int64) { lock.withLock { value += seconds * 1000 } }
+    }
+
+    /// The lines of every bundle in a folder, in order.
+    static func bundleLines(_ temporary: TemporaryContainer, folder: String = "outbox") throws -> [[String: Any]] {
+        try temporary.files(folder).filter { $0.hasSuffix(".gz") }.flatMap { name in
+            try TemporaryContainer.parse(TemporaryContainer.gunzip(Data(contentsOf: temporary.root
+                .appendingPathComponent(folder).appendingPathComponent(name))), file: name)
+        }
+    }
+
+    @Test("a bundle is written before any attempt; what is packed is never packed again, even after a crash mid-pack")
+    func packsOnce() async throws {
+        let temporary = try TemporaryContainer()
+        let clock = Clock()
+        let service = try Recorder(process: .service, container: temporary.container, clock: { clock.now })
+        service.config(appGroup: "group.net.rorklab.dailypick")
+        service.service.received("n-1")
+        service.service.delivered("n-1", elapsedMs: 300)
+        let uploader = Self.offlineUploader(temporary, clock: clock)
+
+        let first = await uploader.upload()
+        #expect(first.packed == 1 && first.sent == 0 && first.waiting == 1)
+        #expect(first.lastError != nil)
+        let waitUntil = try #require(first.nextAttemptAt)
+        #expect(waitUntil > clock.now)
+        var lines = try Self.bundleLines(temporary)
+        #expect(lines.compactMap { $0["event"] as? String } == ["service.received", "service.delivered"])
+        // The config record is repeated in the bundle's own member as well as recorded in the file.
+        #expect(lines.filter { $0["type"] as? String == "config" }.count == 2)
+
+        // Nothing new: nothing packed. The bundle waits for its backoff, then is tried again (and fails again).
+        #expect(await uploader.upload().packed == 0)
+        clock.advance(seconds: 3_600)
+        let retried = await uploader.upload()
+        #expect(retried.packed == 0 && retried.waiting == 1)
+        #expect(try #require(retried.nextAttemptAt) > clock.now)
+
+        // A crash after the bundle was written but before the cursors were saved: the next pack applies the
+        // bundle's own cursor advances first, so its records are not packed a second time.
+        try FileManager.default.removeItem(at: temporary.root.appendingPathComponent("state/cursors.json"))
+        service.service.received("n-2")
+        clock.advance(seconds: 1)
+        #expect(await uploader.upload().packed == 1)
+        lines = try Self.bundleLines(temporary)
+        #expect(lines.compactMap { $0["event"] as? String } == ["service.received", "service.delivered", "service.received"])
+        #expect(lines.compactMap { $0["notification_id"] as? String } == ["n-1", "n-1", "n-2"])
+    }
+
+    @Test("a sealed file is taken whole and deleted once its bundle is written; a running file, up to its last line")
+    func sealedAndRunningFiles() async throws {
+        let temporary = try TemporaryContainer()
+        let clock = Clock()
+        let content = try Recorder(process: .content, container: temporary.container, clock: { clock.now })
+        content.content.received("n-1")
+        content.seal()
+        content.content.image("n-1", pixelWidth: 10, pixelHeight: 10)
+        // A half-written line at the end of a running file (a writer caught mid-write) is left for later.
+        let running = content.currentFile
+        let handle = try FileHandle(forWritingTo: running)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"type":"log","ts":1,"pro"#.utf8))
+        try handle.close()
+        #expect(temporary.files("sealed").count == 1)
+        #expect(await Self.offlineUploader(temporary, clock: clock).upload().packed == 1)
+        #expect(temporary.files("sealed").isEmpty)
+        #expect(try Self.bundleLines(temporary).compactMap { $0["event"] as? String } == ["content.received", "content.image"])
+    }
+}
