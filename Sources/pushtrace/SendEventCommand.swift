@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PushTraceRecords
+import PushTraceStore
+
+struct SendEvent: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send-event",
+        abstract: "Record what the push-sending backend did: push.sent, then push.apns_response.",
+        discussion: """
+            For scripts and backends that can run a command. Call it once when a push is sent and once with \
+            APNs's answer; the notification ID is the push's apns-id (set it yourself in the request, or take \
+            the apns-id header APNs returns). The event goes to a server's POST /v1/events (--server, token in \
+            PUSHTRACE_TOKEN: an ingest token of the app), or straight into a local database (--db). Any language \
+            can do the same with one HTTP request: see docs/agent.md.
+
+            Examples:
+              pushtrace send-event push.sent --app net.rorklab.dailypick --id 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10 \\
+                --category DAILY_PICK --mutable-content --has-alert --payload-bytes 412 --device-id d-7c1e0b \\
+                --server https://pushtrace.example.com
+              pushtrace send-event push.apns_response --app net.rorklab.dailypick \\
+                --id 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10 --status 200 --server https://pushtrace.example.com
+            """)
+
+    enum Event: String, ExpressibleByArgument, CaseIterable {
+        case sent = "push.sent"
+        case apnsResponse = "push.apns_response"
+    }
+
+    @Argument(help: ArgumentHelp("push.sent or push.apns_response.", valueName: "event")) var event: Event
+    @Option(help: ArgumentHelp("The app's ID.", valueName: "app-id")) var app: String
+    @Option(help: ArgumentHelp("The notification ID: the push's apns-id.", valueName: "id")) var id: String
+    @Option(help: ArgumentHelp("When it happened (ISO 8601 or epoch ms); now by default.", valueName: "time")) var at: String?
+
+    @Option(help: ArgumentHelp("push.sent: the aps category.", valueName: "category")) var category: String?
+    @Flag(help: "push.sent: aps had \"mutable-content\": 1.") var mutableContent = false
+    @Flag(help: "push.sent: aps had an alert.") var hasAlert = false
+    @Option(help: ArgumentHelp("push.sent: the payload's size in bytes.", valueName: "n")) var payloadBytes: Int64?
+    @Option(help: ArgumentHelp("push.sent: the device's pushtrace ID, if the backend knows it.", valueName: "id"))
+    var deviceID: String?
+    @Option(help: ArgumentHelp("push.sent: apns-push-type (alert, background, …).", valueName: "type")) var pushType: String?
+    @Option(help: ArgumentHelp("push.sent: apns-priority.", valueName: "n")) var priority: Int64?
+    @Option(help: ArgumentHelp("push.sent: the payload's attachment URL.", valueName: "url")) var attachmentURL: String?
+
+    @Option(help: ArgumentHelp("push.apns_response: APNs's HTTP status.", valueName: "status")) var status: Int64?
+    @Option(help: ArgumentHelp("push.apns_response: APNs's reason (BadDeviceToken, …).", valueName: "reason")) var reason: String?
+    @Option(help: ArgumentHelp("push.apns_response: the apns-unique-id header, where APNs returns one.", valueName: "id"))
+    var apnsUniqueID: String?
+
+    @Option(help: ArgumentHelp("Post to this pushtrace server (http://host:port) instead of a local database.", valueName: "url"))
+    var server: String?
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        switch event {
+        case .sent:
+            guard let category, !category.isEmpty else {
+                throw ValidationError("push.sent needs --category (the aps category the push was sent with)")
+            }
+            guard payloadBytes != nil else { throw ValidationError("push.sent needs --payload-bytes") }
+        case .apnsResponse:
+            guard status != nil else { throw ValidationError("push.apns_response needs --status (APNs's HTTP status)") }
+        }
+    }
+
+    func run() async throws {
+        let ts = try at.map { try Instant.parse($0, option: "--at") } ?? Int64(Date().timeIntervalSince1970 * 1000)
+        let fields: [(String, JSONValue?)] = switch event {
+        case .sent:
+            [("category", category.map(JSONValue.string)), ("mutable_content", .bool(mutableContent)),
+             ("has_alert", .bool(hasAlert)), ("payload_bytes", payloadBytes.map(JSONValue.int)),
+             ("device_id", deviceID.map(JSONValue.string)), ("push_type", pushType.map(JSONValue.string)),
+             ("priority", priority.map(JSONValue.int)), ("attachment_url", attachmentURL.map(JSONValue.string))]
+        case .apnsResponse:
+            [("status", status.map(JSONValue.int)), ("reason", reason.map(JSONValue.string)),
+             ("apns_unique_id", apnsUniqueID.map(JSONValue.string))]
+        }
+        let manifest = JSONLine(["type": "manifest", "schema": 1, "bundle_id": .string(UUID().uuidString.lowercased()),
+                                 "app_id": .string(app), "device_id": "server"])
+        let record = JSONLine(fields: [("type", "event"), ("ts", .int(ts)), ("process", "server"),
+                                       ("event", .string(event.rawValue)), ("notification_id", .string(id))] + fields)
+        let body = Data(manifest.bytes + [UInt8(ascii: "\n")] + record.bytes + [UInt8(ascii: "\n")])
+        if let server {
+            try await post(body, to: server)
+        } else {
+            try store(body)
+        }
+    }
+
+    private func post(_ body: Data, to server: String) async throws {
+        guard let base = URL(string: server), ["http", "https"].contains(base.scheme ?? "") else {
+            throw UsageError("--server \(server) is not an http:// or https:// URL")
+        }
+        var request = URLRequest(url: base.appendingPathComponent("v1/events"))
+        request.httpMethod = "POST"
+        request.setValue("application/x-ndjson", forHTTPHeaderField: "Content-Type")
+        if let token = ProcessInfo.processInfo.environment["PUSHTRACE_TOKEN"] {
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        }
+        request.httpBody = body
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw UsageError("cannot reach \(server): \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let answer = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard status == 200 else {
+            let hint = status == 401 ? " (set PUSHTRACE_TOKEN to an ingest token of \(app))" : ""
+            throw UsageError("\(server) answered \(status): \(answer?["message"] as? String ?? String(decoding: data, as: UTF8.self))\(hint)")
+        }
+        print("\(event.rawValue) \(id): stored (\(answer?["accepted"] ?? 0) accepted, \(answer?["rejected"] ?? 0) rejected)")
+    }
+
+    private func store(_ body: Data) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-event-\(UUID().uuidString).ndjson")
+        try body.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let store = try Store(path: database.db)
+        var failure: String?
+        try FileIngestor(store: store).ingest(paths: [file.path]) { _, outcome in
+            switch outcome {
+            case .stored(let result) where result.rejected > 0: failure = "the record was rejected"
+            case .stored: break
+            case .refused(let error): failure = "\(error)"
+            case .unreadable(let reason): failure = reason
+            }
+        }
+        if let failure { throw UsageError("the event was not stored: \(failure)") }
+        try store.settleCauses()
+        print("\(event.rawValue) \(id): stored in \(database.db)")
+    }
+}
