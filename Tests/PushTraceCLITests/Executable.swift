@@ -60,10 +60,10 @@ final class WorkFolder: Sendable {
 
     /// Runs the executable on a thread of its own: waiting for it must not hold one of Swift concurrency's few
     /// threads while an in-process server needs them to answer the child.
-    func runDetached(_ arguments: [String]) async throws -> Executable.Output {
+    func runDetached(_ arguments: [String], environment: [String: String] = [:]) async throws -> Executable.Output {
         try await withCheckedThrowingContinuation { continuation in
             let url = self.url
-            Thread { continuation.resume(with: Result { try Executable.run(arguments, in: url) }) }.start()
+            Thread { continuation.resume(with: Result { try Executable.run(arguments, in: url, environment: environment) }) }.start()
         }
     }
 }

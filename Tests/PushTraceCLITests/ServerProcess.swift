@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// `pushtrace serve` as a child process on a free loopback port.
-final class ServerProcess {
+final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
     let stderr = Pipe()
@@ -35,6 +35,12 @@ final class ServerProcess {
         process.terminate()
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// Sends SIGKILL, as a crash or the OOM killer would, and waits until the process is gone.
+    func kill() async throws {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
     }
 
     deinit { if process.isRunning { process.terminate() } }
