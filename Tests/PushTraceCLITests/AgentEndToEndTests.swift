@@ -92,6 +92,47 @@ struct AgentEndToEndTests {
         #expect(server.stop() == 0)
     }
 
+    @Test("send-event into a local store, and lint against the configuration the app's processes recorded")
+    func sendEventAndLint() async throws {
+        let (work, _, container) = try Self.setUp()
+        let id = "9C8B7A6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D"
+        var output = try work.run("send-event", "push.sent", "--app", Self.app, "--id", id, "--category", "DAILY_PICK",
+                                  "--has-alert", "--payload-bytes", "300")
+        #expect(output.status == 0, "\(output.stderr)")
+        output = try work.run("send-event", "push.apns_response", "--app", Self.app, "--id", id, "--status", "400",
+                              "--reason", "BadDeviceToken")
+        #expect(output.status == 0, "\(output.stderr)")
+        output = try work.run("why", id, "--format", "json")
+        #expect(output.stdout.contains(#""cause" : "apns_rejected""#), "\(output.stdout)")
+        output = try work.run("send-event", "push.sent", "--app", Self.app, "--id", id)
+        #expect(output.status == 2 && output.stderr.contains("--category"))
+
+        // The app's processes record their configuration; an ingested bundle of it is what lint reads.
+        let app = try Recorder(process: .app, container: container)
+        app.config(appGroup: "group.net.rorklab.dailypick", categories: [.init(id: "DAILY_PICK"), .init(id: "STREAK_REMINDER")])
+        try await Self.probe(work, "content", "n-config", "DAILY_PICK")
+        try await Self.probe(work, "service", "n-config", "ok")
+        let uploader = Uploader(configuration: UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "-",
+                                                                     appID: Self.app), container: container)
+        _ = await uploader.upload()  // packs the bundle into the outbox (the server is unreachable)
+        let outbox = container.root.appendingPathComponent("outbox")
+        let body = try #require(try FileManager.default.contentsOfDirectory(atPath: outbox.path).first { $0.hasSuffix(".gz") })
+        let manifest = Deflater.gzip(Array(#"{"type":"manifest","bundle_id":"b-config","app_id":"\#(Self.app)","device_id":"d-1"}"#.utf8) + [10])
+        try work.write("config.ndjson.gz", bytes: manifest + Array(try Data(contentsOf: outbox.appendingPathComponent(body))))
+        #expect(try work.run("ingest", "config.ndjson.gz").status == 0)
+
+        try work.write("payload.json", [#"{"aps":{"alert":{"title":"Pick"},"category":"STREAK_REMINDER"}}"#])
+        output = try work.run("lint", "payload.json", "--app", Self.app)
+        #expect(output.status == 1)
+        #expect(output.stdout.contains("[mutable_content_missing]"), "\(output.stdout)")
+        #expect(output.stdout.contains("[category_not_handled]"))
+        #expect(output.stdout.contains("fix: "))
+        try work.write("good.json", [#"{"aps":{"alert":{"title":"Pick"},"category":"DAILY_PICK","mutable-content":1}}"#])
+        output = try work.run("lint", "good.json", "--app", Self.app, "--format", "json")
+        #expect(output.status == 0 && output.stdout.contains(#""findings""#) && !output.stdout.contains("severity"),
+                "\(output.stdout)")
+    }
+
     /// What the fault front does with one upload attempt.
     enum Fault: Sendable {
         /// Passes the bundle to the server, then loses the answer (the connection broke after the commit).
