@@ -41,3 +41,24 @@ final class AppendOnlyFile {
         return true
     }
 }
+
+/// A small file rewritten in place: the in-flight marker.
+final class RewrittenFile: @unchecked Sendable {
+    private let descriptor: Int32
+    private let lock = NSLock()
+
+    init(url: URL) {
+        descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// Replaces the contents with `bytes` (nothing, to empty it).
+    func rewrite(_ bytes: [UInt8]) {
+        guard descriptor >= 0 else { return }
+        lock.withLock {
+            bytes.withUnsafeBytes { _ = pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+            _ = ftruncate(descriptor, off_t(bytes.count))
+        }
+    }
+}

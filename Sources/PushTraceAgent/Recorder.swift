@@ -23,6 +23,8 @@ public final class Recorder: @unchecked Sendable {
     let launch: String
     private let lock = NSLock()
     private var file: AppendOnlyFile
+    /// This launch's in-flight marker.
+    let marker: RewrittenFile
     private var sequence = 0
 
     /// The current time in Unix epoch milliseconds.
@@ -38,16 +40,16 @@ public final class Recorder: @unchecked Sendable {
         self.limits = limits
         self.clock = clock
         let now = clock()
-        launch = String(format: "%013lld", now) + "-\(process.rawValue)-\(getpid())"
+        launch = String(repeating: "0", count: max(0, 13 - String(now).count)) + "\(now)-\(process.rawValue)-\(getpid())"
         // The previous launches of this process have ended: their files are sealed, ready to upload.
         for name in container.files(in: container.records) where name.contains("-\(process.rawValue)-") {
             try? FileManager.default.moveItem(at: container.records.appendingPathComponent(name),
                                               to: container.sealed.appendingPathComponent(name))
         }
         file = try AppendOnlyFile(url: container.records.appendingPathComponent("\(launch)-0000.ndjson"))
-        for marker in InFlightMarker.left(by: process, in: container, except: launch) {
-            recordAbnormalExit(marker)
-        }
+        let left = InFlightMarker.left(by: process, in: container, except: launch)
+        marker = RewrittenFile(url: InFlightMarker.url(process: process, launch: launch, in: container))
+        for marker in left { recordAbnormalExit(marker) }
         lock.withLock { enforceTotalBound() }
     }
 
@@ -109,7 +111,7 @@ public final class Recorder: @unchecked Sendable {
     private func rollOver() {
         try? FileManager.default.moveItem(at: file.url, to: container.sealed.appendingPathComponent(file.url.lastPathComponent))
         sequence += 1
-        let name = "\(launch)-" + String(format: "%04d", sequence) + ".ndjson"
+        let name = "\(launch)-" + String(repeating: "0", count: max(0, 4 - String(sequence).count)) + "\(sequence).ndjson"
         if let next = try? AppendOnlyFile(url: container.records.appendingPathComponent(name)) { file = next }
     }
 }

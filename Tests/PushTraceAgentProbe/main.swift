@@ -6,6 +6,8 @@
 //   pushtrace-agent-probe launch  CONTAINER PROCESS             starts (and reports what the last launch left), exits
 //   pushtrace-agent-probe service CONTAINER ID ok|timeout       a service extension run on notification ID
 //   pushtrace-agent-probe content CONTAINER ID CATEGORY         the content extension: expanded, image, an action
+//   pushtrace-agent-probe bench   CONTAINER COUNT               times COUNT record calls (half of them in service runs);
+//                                                               memory before and after
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -70,6 +72,54 @@ case "content" where arguments.count == 4:
     Thread.sleep(forTimeInterval: 1.2)  // the save shows on the card before the answer
     completion(.doNotDismiss)
     done.wait()
+case "bench" where arguments.count == 3:
+    try bench(count: Int(arguments[2]) ?? 10_000)
 default:
     fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")
+}
+
+/// The benchmark of `make bench-agent`: the cost of single record calls, and the memory the agent adds.
+func bench(count: Int) throws {
+    func residentBytes(_ field: String) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+    func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    func summary(_ name: String, _ samples: [UInt64]) {
+        let sorted = samples.sorted()
+        func micro(_ q: Double) -> String {
+            String(format: "%.1f", Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) / 1000)
+        }
+        print("\(name): \(sorted.count) calls, median \(micro(0.5)) µs, p99 \(micro(0.99)) µs, max \(micro(1)) µs")
+    }
+    // The samples' own memory is taken before the baseline.
+    var events: [UInt64] = [], runs: [UInt64] = []
+    events.reserveCapacity(count / 2)
+    runs.reserveCapacity(count / 10)
+    let before = residentBytes("VmRSS")
+    let recorder = try Recorder(process: .service, container: container)
+    // Plain events: one line, one write (the record call itself).
+    for index in 0..<(count / 2) {
+        let id = "5E0C1A2B-3C4D-4E5F-8A9B-\(100_000_000_000 + index)"
+        let start = nanoseconds()
+        recorder.service.attachment(id, ok: true, uti: "public.jpeg", bytes: 182_000, pixelWidth: 1200, pixelHeight: 800)
+        events.append(nanoseconds() - start)
+    }
+    // A whole service-extension run: received and delivered also write the in-flight marker.
+    for index in 0..<(count / 10) {
+        let id = "7A1B2C3D-4E5F-4A6B-8C7D-\(100_000_000_000 + index)"
+        let start = nanoseconds()
+        recorder.service.received(id, category: "DAILY_PICK")
+        recorder.service.download(id, urlHost: "cdn.rorklab.net", durationMs: 420, httpStatus: 200, bytes: 182_000, mime: "image/jpeg")
+        recorder.service.attachment(id, ok: true, uti: "public.jpeg", bytes: 182_000)
+        recorder.log("attached the image", notificationID: id)
+        recorder.service.delivered(id, elapsedMs: 640)
+        runs.append((nanoseconds() - start) / 5)
+    }
+    let after = residentBytes("VmRSS")
+    summary("record (service.attachment)", events)
+    summary("record, averaged over a service run (received … delivered, marker writes included)", runs)
+    print("memory: resident \(before / 1024) KiB before the recorder, \(after / 1024) KiB after \(count / 2 + count / 10 * 5) records: "
+          + "\(max(0, after - before) / 1024) KiB added (peak \(residentBytes("VmHWM") / 1024) KiB)")
 }
