@@ -44,6 +44,20 @@ struct RemoteServer {
         components.queryItems = items.isEmpty ? nil : items
         var request = URLRequest(url: components.url!)
         request.setValue(accept, forHTTPHeaderField: "Accept")
+        return try await send(request, accepting: accepting)
+    }
+
+    /// POSTs `body` (NDJSON) to `path`; throws a ``UsageError`` unless the answer is 200.
+    func post(_ path: String, ndjson body: Data) async throws -> Answer {
+        var request = URLRequest(url: base.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.setValue("application/x-ndjson", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        return try await send(request, accepting: [200])
+    }
+
+    private func send(_ request: URLRequest, accepting: Set<Int>) async throws -> Answer {
+        var request = request
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let data: Data, response: URLResponse
         do {
@@ -56,7 +70,7 @@ struct RemoteServer {
         guard accepting.contains(status) else {
             let error = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
             let message = error?["message"] as? String ?? answer.text
-            let hint = status == 401 && token == nil ? " (set PUSHTRACE_TOKEN to a read token)" : ""
+            let hint = status == 401 && token == nil ? " (set PUSHTRACE_TOKEN)" : ""
             throw UsageError("\(base) answered \(status): \(message)\(hint)")
         }
         return answer

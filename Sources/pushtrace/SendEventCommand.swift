@@ -1,8 +1,5 @@
 import ArgumentParser
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PushTraceRecords
 import PushTraceStore
 
@@ -91,29 +88,13 @@ struct SendEvent: AsyncParsableCommand {
     }
 
     private func post(_ body: Data, to server: String) async throws {
-        guard let base = URL(string: server), ["http", "https"].contains(base.scheme ?? "") else {
+        guard let base = URL(string: server), ["http", "https"].contains(base.scheme ?? ""), base.host != nil else {
             throw UsageError("--server \(server) is not an http:// or https:// URL")
         }
-        var request = URLRequest(url: base.appendingPathComponent("v1/events"))
-        request.httpMethod = "POST"
-        request.setValue("application/x-ndjson", forHTTPHeaderField: "Content-Type")
-        if let token = ProcessInfo.processInfo.environment["PUSHTRACE_TOKEN"] {
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        }
-        request.httpBody = body
-        let data: Data, response: URLResponse
-        do {
-            (data, response) = try await URLSession.shared.data(for: request)
-        } catch {
-            throw UsageError("cannot reach \(server): \(error.localizedDescription)")
-        }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let answer = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard status == 200 else {
-            let hint = status == 401 ? " (set PUSHTRACE_TOKEN to an ingest token of \(app))" : ""
-            throw UsageError("\(server) answered \(status): \(answer?["message"] as? String ?? String(decoding: data, as: UTF8.self))\(hint)")
-        }
-        print("\(event.rawValue) \(id): stored (\(answer?["accepted"] ?? 0) accepted, \(answer?["rejected"] ?? 0) rejected)")
+        let remote = RemoteServer(base: base, token: ProcessInfo.processInfo.environment["PUSHTRACE_TOKEN"])
+        let answer = try await remote.post("v1/events", ndjson: body)
+        let counts = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any]
+        print("\(event.rawValue) \(id): stored (\(counts?["accepted"] ?? 0) accepted, \(counts?["rejected"] ?? 0) rejected)")
     }
 
     private func store(_ body: Data) throws {
