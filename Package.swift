@@ -44,6 +44,11 @@ let package = Package(
         // A stand-in for an app's processes in the agent's tests: records as one process kind, in its own OS process.
         .executableTarget(name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
                           path: "Tests/PushTraceAgentProbe"),
+        // The bundle decoder as the fuzzers drive it, with invariants; the regression tests replay crashers through it.
+        .target(name: "PushTraceFuzzing", dependencies: ["PushTraceCore"]),
+        // libFuzzer targets (make fuzz builds them with -sanitize=fuzzer); built normally, they replay inputs.
+        .executableTarget(name: "bundle-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/BundleDecoderFuzzer"),
+        .executableTarget(name: "record-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/RecordDecoderFuzzer"),
         // Realistic simulated bundles for the demo, the tests and the benchmarks.
         .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // SQLite storage (GRDB over the system libsqlite3).
@@ -80,7 +85,9 @@ let package = Package(
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
         .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],
                 path: "Tests/PushTraceTestSupport"),
-        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
+        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip",
+                                                                "PushTraceFuzzing"],
+                    resources: [.copy("FuzzCrashers")]),
         .testTarget(name: "PushTraceAgentTests", dependencies: [
             "PushTraceAgent", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
         ]),

@@ -1,0 +1,65 @@
+import PushTraceCore
+
+/// What the fuzzers run on each input, and what the regression tests replay their crashers through: the bundle
+/// decoder as the server drives it (body in arbitrary pieces, then `finish`), with invariants checked.
+///
+/// An input may be refused (that is a `BundleError`, an answer); it must never crash, hang, allocate without
+/// bound, or break an invariant (which traps, so that libFuzzer keeps the input).
+public enum FuzzHarness {
+    /// Small limits, so that the fuzzer reaches them.
+    public static let limits = BundleLimits(maxDecompressedBytes: 1 << 20, maxLineBytes: 16 << 10, keptBytesOfLongLine: 256)
+
+    /// A whole body. Byte 0 picks the encoding (identity, gzip, deflate, sniff), byte 1 the piece size in which
+    /// the rest is fed, as a network delivers it.
+    public static func bundle(_ input: UnsafeRawBufferPointer) {
+        guard input.count >= 2 else { return }
+        let encodings: [ContentEncoding] = [.identity, .gzip, .deflate, .sniff]
+        decode(UnsafeRawBufferPointer(rebasing: input[2...]), encoding: encodings[Int(input[0]) % encodings.count],
+               piece: Int(input[1]) + 1)
+    }
+
+    /// Record lines after a valid manifest, as plain NDJSON.
+    public static func records(_ input: UnsafeRawBufferPointer) {
+        let manifest = Array(#"{"type":"manifest","schema":1,"bundle_id":"fuzz","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#.utf8) + [10]
+        (manifest + Array(input)).withUnsafeBytes { decode($0, encoding: .identity, piece: 4096) }
+    }
+
+    private static func decode(_ body: UnsafeRawBufferPointer, encoding: ContentEncoding, piece: Int) {
+        let decoder = BundleDecoder(encoding: encoding, limits: limits)
+        var lines = 0, lastLine = 0
+        func check(_ item: BundleItem) {
+            lines += 1
+            let line: Int
+            switch item {
+            case .manifest: line = 1
+            case .record(let record):
+                line = record.line
+                // Known kinds need `ts` and `process`; a kind this version does not know is kept as it came (SPEC §2).
+                precondition(record.record.recordType == nil || (record.record.ts != nil && record.record.processKind != nil),
+                             "a \(record.record.type ?? "") record passed without ts or a known process")
+            case .rejected(let rejected):
+                line = rejected.line
+                precondition(rejected.raw.count <= max(limits.maxLineBytes, limits.keptBytesOfLongLine) + 2, "a rejected line kept whole past the limit")
+                precondition(!rejected.reason.isEmpty, "a rejected line without a reason")
+            }
+            precondition(line > lastLine, "line numbers out of order: \(line) after \(lastLine)")
+            lastLine = line
+        }
+        do {
+            var offset = 0
+            while offset < body.count {
+                let end = min(body.count, offset + piece)
+                try decoder.consume(UnsafeRawBufferPointer(rebasing: body[offset..<end])) { check($0) }
+                offset = end
+            }
+            try decoder.finish { check($0) }
+            precondition(decoder.manifest != nil, "a bundle finished without a manifest")
+        } catch is BundleError {
+            // Refused: an answer, not a failure.
+        } catch {
+            preconditionFailure("an error that is not a BundleError: \(error)")
+        }
+        precondition(decoder.decompressedBytes <= limits.maxDecompressedBytes + piece + 65_536,
+                     "decompressed \(decoder.decompressedBytes) bytes past the limit")
+    }
+}

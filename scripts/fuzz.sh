@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# make fuzz: builds the two libFuzzer targets (-sanitize=fuzzer,address into .build-fuzz), seeds their corpora from
+# `pushtrace simulate` output, and runs each for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions.
+# A crash, a hang (over 10 s) or an allocation over 512 MB stops the run; libFuzzer writes the input as
+# fuzz/artifacts/<target>/crash-… — copy it to Tests/PushTraceCoreTests/FuzzCrashers/<bundle|records>/ so that
+# the regression test replays it for ever.
+set -euo pipefail
+seconds=${FUZZ_SECONDS:-60}
+runs=${FUZZ_RUNS:--1}
+jobs=${FUZZ_JOBS:-1}
+work=${FUZZ_DIR:-fuzz}
+swift build -c release --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
+  -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld \
+  --product bundle-decoder-fuzzer >/dev/null
+swift build -c release --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
+  -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld \
+  --product record-decoder-fuzzer >/dev/null
+bin=.build-fuzz/release
+# libFuzzer reports crashes itself; Swift's backtracer would get in its way (and trip AddressSanitizer).
+export SWIFT_BACKTRACE=enable=no
+
+# Seeds: simulated bundles as the server receives them (byte 0: encoding 1 = gzip, byte 1: piece size), and their
+# record lines alone.
+if [ ! -d "$work/seeds/bundle" ]; then
+  mkdir -p "$work/seeds/bundle" "$work/seeds/records"
+  .build/debug/pushtrace simulate --out "$work/simulated" --notifications 200 --seed 9 >/dev/null 2>&1 \
+    || .build/release/pushtrace simulate --out "$work/simulated" --notifications 200 --seed 9 >/dev/null
+  n=0
+  while IFS= read -r file; do
+    n=$((n + 1)); [ $n -gt 300 ] && break
+    { printf '\001\377'; cat "$file"; } > "$work/seeds/bundle/$n"
+    { printf '\000\017'; gzip -dc "$file" 2>/dev/null || cat "$file"; } > "$work/seeds/bundle/$n-plain"
+    (gzip -dc "$file" 2>/dev/null || cat "$file") | tail -n +2 > "$work/seeds/records/$n"
+  done < <(find "$work/simulated" -type f -name '*.ndjson*' | sort)
+fi
+
+for target in bundle records; do
+  binary=$bin/$([ $target = bundle ] && echo bundle-decoder-fuzzer || echo record-decoder-fuzzer)
+  mkdir -p "$work/corpus/$target" "$work/artifacts/$target"
+  echo "== fuzzing $target for ${seconds}s (runs: $runs)"
+  "$binary" "$work/corpus/$target" "$work/seeds/$target" -max_total_time="$seconds" -runs="$runs" -jobs="$jobs" \
+    -timeout=10 -rss_limit_mb=512 -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$work/artifacts/$target/" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
+  if ls "$work/artifacts/$target"/* >/dev/null 2>&1; then
+    echo "fuzz: $target found inputs that fail: $(ls "$work/artifacts/$target")"
+    exit 1
+  fi
+done
+echo "fuzz: no crash, hang or runaway allocation"
