@@ -38,7 +38,8 @@ public enum ServerApplication {
             server: .http1(configuration: .init(
                 additionalChannelHandlers: [ExpectContinueHandler(maxBodyBytes: maxBodyBytes)],
                 // A client that stops sending mid-request is disconnected rather than holding a connection forever.
-                idleTimeout: .seconds(60))),
+                idleTimeout: .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000
+                    + settings.idleTimeout.components.attoseconds / 1_000_000_000))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "pushtrace"),
             services: [writer, AlertMonitor(store: store, rules: settings.alertRules, interval: settings.alertInterval,
                                             metrics: metrics, logger: logger)],

@@ -17,6 +17,18 @@ enum RawHTTP {
 
     /// Sends `text` to 127.0.0.1:`port` and returns what arrives before `readTimeout` seconds pass without more.
     static func exchange(port: Int, send text: String, readTimeout: Int) throws -> String {
+        try exchangeWithEnd(port: port, send: text, readTimeout: readTimeout).text
+    }
+
+    /// `exchangeWithEnd` on a thread of its own.
+    static func exchangeWithEndDetached(port: Int, send text: String, readTimeout: Int) async throws -> (text: String, closed: Bool) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try exchangeWithEnd(port: port, send: text, readTimeout: readTimeout) }) }.start()
+        }
+    }
+
+    /// What arrives, and whether the server closed the connection (rather than `readTimeout` passing in silence).
+    static func exchangeWithEnd(port: Int, send text: String, readTimeout: Int) throws -> (text: String, closed: Bool) {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(what: "socket") }
         defer { close(socket) }
@@ -34,6 +46,6 @@ enum RawHTTP {
         guard Glibc.send(socket, bytes, bytes.count, 0) == bytes.count else { throw Failure(what: "send") }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(socket, &buffer, buffer.count, 0)
-        return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        return (count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : "", count == 0)
     }
 }

@@ -96,4 +96,19 @@ import Testing
             #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused)")
         }
     }
+
+    @Test func disconnectsAClientThatStallsMidBody() async throws {
+        let server = try TestServer { $0.idleTimeout = .seconds(1) }
+        let before = try server.counts()
+        try await server.run { client in
+            // Headers and the first bytes of a 1,000-byte body, then nothing: a slow or stuck client.
+            let stalled = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                + "Content-Type: application/x-ndjson\r\nContent-Length: 1000\r\n\r\n{\"type\":\"manif"
+            let start = ContinuousClock.now
+            let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: stalled, readTimeout: 20)
+            #expect(answer.closed, "the server kept the stalled connection open: \(answer.text)")
+            #expect(ContinuousClock.now - start < .seconds(15))
+        }
+        #expect(try server.counts() == before)
+    }
 }
