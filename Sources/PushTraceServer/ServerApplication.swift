@@ -42,7 +42,8 @@ public enum ServerApplication {
                     + settings.idleTimeout.components.attoseconds / 1_000_000_000))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "pushtrace"),
             services: [writer, AlertMonitor(store: store, rules: settings.alertRules, interval: settings.alertInterval,
-                                            metrics: metrics, logger: logger)],
+                                            metrics: metrics, logger: logger)]
+                + (settings.retentionDays.map { [RetentionService(store: store, days: $0, logger: logger)] } ?? []),
             logger: logger)
     }
 }

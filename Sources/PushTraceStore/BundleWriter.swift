@@ -16,6 +16,9 @@ struct BundleWriter {
     private var duplicateOf: IngestResult?
     private var accepted = 0
     private var rejected = 0
+    /// The id range of the bundle's records (contiguous: one writer inserts them in a row).
+    private var firstRecord: Int64?
+    private var lastRecord: Int64?
     private var rejections: [IngestResult.Rejection] = []
     private var facts: [String: NotificationFacts] = [:]
     private var deviceLastSeen: Int64?
@@ -85,6 +88,8 @@ struct BundleWriter {
             decoded.notificationID, ts, deviceTs, decoded.json,
         ])
         try insertRecord.execute()
+        lastRecord = db.lastInsertedRowID
+        if firstRecord == nil { firstRecord = lastRecord }
         accepted += 1
         if let ts, deviceID != nil {
             deviceLastSeen = max(deviceLastSeen ?? ts, ts)
@@ -126,8 +131,8 @@ struct BundleWriter {
                 WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
                 """).execute(arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
         }
-        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ? WHERE id = ?")
-            .execute(arguments: [accepted, rejected, bundleRef])
+        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ?, first_record = ?, last_record = ? WHERE id = ?")
+            .execute(arguments: [accepted, rejected, firstRecord, lastRecord, bundleRef])
         return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
                             duplicate: false, rejections: rejections, clockOffsetMs: offset)
     }

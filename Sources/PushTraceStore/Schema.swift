@@ -158,6 +158,20 @@ enum Schema {
             try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
             try db.execute(sql: Rollup.triggersSQL(Rollup.all))
         }
+        migrator.registerMigration("v5-retention") { db in
+            // Each bundle's records are one contiguous id range (one writer inserts them in a row): retention deletes
+            // a bundle's records by that range, without an index on record.bundle_ref that every insert would pay for.
+            try db.execute(sql: """
+                ALTER TABLE bundle ADD COLUMN first_record INTEGER;
+                ALTER TABLE bundle ADD COLUMN last_record INTEGER;
+                ALTER TABLE bundle ADD COLUMN pruned_at INTEGER;
+                UPDATE bundle SET first_record = r.lo, last_record = r.hi
+                    FROM (SELECT bundle_ref, min(id) AS lo, max(id) AS hi FROM record GROUP BY bundle_ref) AS r
+                    WHERE r.bundle_ref = bundle.id;
+                CREATE INDEX bundle_by_received ON bundle(received_at) WHERE pruned_at IS NULL;
+                CREATE INDEX rejected_line_by_bundle ON rejected_line(bundle_ref);
+                """)
+        }
         return migrator
     }
 

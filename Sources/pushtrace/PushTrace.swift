@@ -17,7 +17,7 @@ struct PushTrace: AsyncParsableCommand {
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
             """,
         subcommands: [Ingest.self, Why.self, Search.self, Logs.self, Report.self, Alerts.self, SQL.self, Simulate.self,
-                      Serve.self, TokenCommand.self, SendEvent.self, Lint.self])
+                      Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self])
 }
 
 /// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).

@@ -80,6 +80,13 @@ struct Serve: AsyncParsableCommand {
         """, valueName: "seconds"))
     var alertInterval: Int?
 
+    @Option(help: ArgumentHelp("""
+        Delete data older than this many days, at start and then hourly, in small batches that do not hold up \
+        ingest (env PUSHTRACE_RETENTION; default: keep everything). Records and notification summaries go; the \
+        rollups behind reports stay. Reclaim the space with pushtrace vacuum.
+        """, valueName: "days"))
+    var retention: Int?
+
     @Flag(help: "Accept every request without a token (env PUSHTRACE_NO_AUTH=1). For local development only.")
     var noAuth = false
 
@@ -116,6 +123,8 @@ struct Serve: AsyncParsableCommand {
         let interval = try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init) ?? 60
         guard interval >= 1 else { throw UsageError("the alert interval must be at least 1 second") }
         settings.alertInterval = .seconds(interval)
+        settings.retentionDays = try setting(retention, "PUSHTRACE_RETENTION", Int.init)
+        if let days = settings.retentionDays, days < 1 { throw UsageError("the retention must be at least 1 day") }
         settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))
 
         var logger = Logger(label: "pushtrace")

@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+
+/// What one retention pass deleted.
+public struct RetentionReport: Sendable, Equatable, CustomStringConvertible {
+    /// Bundles whose records were deleted (their rows stay, so that a late re-upload is still a duplicate).
+    public var bundles = 0
+    public var records = 0
+    public var rejectedLines = 0
+    /// Notification summaries (and their actions) whose every record was before the cut-off.
+    public var notifications = 0
+    /// Config records superseded by a later one of the same app, device and process.
+    public var configs = 0
+    /// Rows of the minute rollup (the alerts' window); the hourly and daily rollups the reports read are kept.
+    public var minuteRows = 0
+
+    public init() {}
+
+    public var description: String {
+        "\(records) records of \(bundles) bundles, \(rejectedLines) rejected lines, \(notifications) notification "
+            + "summaries, \(configs) superseded config records, \(minuteRows) minute-rollup rows"
+    }
+}
+
+extension Store {
+    /// Deletes what is older than `cutoff` (epoch ms): the records of bundles received before it, the summaries of
+    /// notifications whose first and last records are before it, config records superseded before it (the latest of
+    /// each app, device and process stays: it is still in force), and minute-rollup rows before it. The hourly and
+    /// daily rollups are kept whole, so reports of any period stay as they were.
+    ///
+    /// The work is done in small transactions (about `batchSize` rows each) found by WAL readers, so the writer is
+    /// held only for short deletes and ingest goes on meanwhile. `progress` is called after each transaction with
+    /// the totals so far; returning false stops the pass there (what was deleted stays deleted).
+    @discardableResult
+    public func deleteExpired(before cutoff: Int64, batchSize: Int = 5_000,
+                              progress: ((RetentionReport) -> Bool)? = nil) throws -> RetentionReport {
+        var report = RetentionReport()
+        // Records, by bundle: each bundle's records are one id range.
+        while true {
+            let bundles = try pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT id, first_record, last_record, accepted FROM bundle INDEXED BY bundle_by_received
+                    WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
+                    """, arguments: [cutoff, max(1, batchSize / 10)])
+            }
+            guard !bundles.isEmpty else { break }
+            var taken: [Row] = [], rows = 0
+            for bundle in bundles where rows < batchSize || taken.isEmpty {
+                taken.append(bundle)
+                rows += bundle[3] as Int
+            }
+            try pool.write { db in
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                for bundle in taken {
+                    let id: Int64 = bundle[0]
+                    if let first = bundle[1] as Int64?, let last = bundle[2] as Int64? {
+                        try db.execute(sql: "DELETE FROM record WHERE id BETWEEN ? AND ?", arguments: [first, last])
+                        report.records += db.changesCount
+                    }
+                    try db.execute(sql: "DELETE FROM rejected_line WHERE bundle_ref = ?", arguments: [id])
+                    report.rejectedLines += db.changesCount
+                    try db.execute(sql: "UPDATE bundle SET pruned_at = ?, first_record = NULL, last_record = NULL WHERE id = ?",
+                                   arguments: [now, id])
+                    report.bundles += 1
+                }
+            }
+            if progress?(report) == false { return report }
+        }
+        // Summaries, per app along the time index.
+        for app in try pool.read({ try appIDs($0) }) {
+            while true {
+                let ids = try pool.read { db in
+                    try String.fetchAll(db, sql: """
+                        SELECT notification_id FROM notification INDEXED BY notification_by_time
+                        WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
+                        """, arguments: [app, cutoff, cutoff, batchSize])
+                }
+                guard !ids.isEmpty else { break }
+                try pool.write { db in
+                    for id in ids {
+                        try db.execute(sql: "DELETE FROM notification WHERE app_id = ? AND notification_id = ?", arguments: [app, id])
+                        report.notifications += db.changesCount
+                        try db.execute(sql: "DELETE FROM notification_action WHERE app_id = ? AND notification_id = ?",
+                                       arguments: [app, id])
+                    }
+                }
+                if progress?(report) == false { return report }
+            }
+        }
+        try pool.write { db in
+            try db.execute(sql: """
+                DELETE FROM config WHERE id IN (
+                    SELECT id FROM (SELECT id, ts, row_number() OVER (PARTITION BY app_id, device_id, process
+                                                                      ORDER BY ts DESC, id DESC) AS newer
+                                    FROM config)
+                    WHERE newer > 1 AND ts < ?)
+                """, arguments: [cutoff])
+            report.configs = db.changesCount
+            try db.execute(sql: "DELETE FROM minutely WHERE minute < ?", arguments: [cutoff / 60_000])
+            report.minuteRows = db.changesCount
+        }
+        _ = progress?(report)
+        return report
+    }
+
+    /// Rebuilds the database file to give the space of deleted rows back to the file system (`VACUUM`). It needs
+    /// an exclusive lock for its whole run: writers wait (the server answers 503 past its busy timeout).
+    public func vacuum() throws {
+        try pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+    }
+}
