@@ -36,7 +36,7 @@ final class RetentionService: Service, Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 Thread { [store, logger] in
                     do {
-                        let report = try store.deleteExpired(before: cutoff) { _ in !stop.withLockedValue { $0 } }
+                        let report = try store.deleteExpired(before: cutoff, batchSize: 1_000) { _ in !stop.withLockedValue { $0 } }
                         if report != RetentionReport() {
                             logger.info("retention: deleted data older than the cut-off",
                                         metadata: ["days": "\(self.days)", "deleted": "\(report)"])
