@@ -7,7 +7,7 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 # Prometheus and promtool, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus
 
-.PHONY: all deps dashboard-deps build release test check-dashboards demo bench-ingest bench-http bench-reports bench-agent fuzz crash-test clean
+.PHONY: all deps dashboard-deps build release test check-dashboards demo bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test clean
 
 all: build
 
@@ -47,6 +47,10 @@ bench-ingest: release
 # report and alerts over a store of 10,000,000 notifications (NOTIFICATIONS=…), against their targets (docs/PERFORMANCE.md).
 bench-reports: release
 	scripts/bench-reports.sh
+
+# 200 uploaders for 5 minutes against a release server: no error but 429s, every acknowledged bundle stored once.
+load-test: release
+	scripts/load-test.sh
 
 # libFuzzer on the bundle and record decoders (FUZZ_SECONDS each, default 60; FUZZ_RUNS to stop at a count).
 fuzz: deps build

@@ -78,6 +78,7 @@ let package = Package(
         ]),
         // A load generator for the crash test and the HTTP benchmark: many concurrent uploaders of bundle files.
         .executableTarget(name: "pushtrace-load", dependencies: [
+            "PushTraceGzip",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),

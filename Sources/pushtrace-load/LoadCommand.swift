@@ -25,11 +25,17 @@ struct Load: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Append each acknowledged bundle to this file.", valueName: "path")) var acked: String?
     @Flag(help: "Send each file's modification time as Pushtrace-Received-At (an admin token replaying archived uploads).")
     var replay = false
+    @Option(help: ArgumentHelp("""
+        Keep uploading for this many seconds: after the last file, start again from the first with new bundle IDs \
+        (round N sends bundle_id "rN-<id>"), so that every upload is new work. Default: each file once.
+        """, valueName: "seconds"))
+    var duration: Int?
     @Option(help: ArgumentHelp("Print the summary as text or json.", valueName: "format")) var format = "text"
     @Argument(help: ArgumentHelp("Bundle files, or folders of *.ndjson[.gz] files.", valueName: "path")) var paths: [String]
 
     func validate() throws {
         if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if let duration, duration < 1 { throw ValidationError("--duration must be at least 1 second") }
         if !["text", "json"].contains(format) { throw ValidationError("--format is text or json") }
     }
 
@@ -42,7 +48,7 @@ struct Load: AsyncParsableCommand {
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(120))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let log = try acked.map { try AckLog(path: $0) }
-        let next = Counter()
+        let next = Counter(until: duration.map { ContinuousClock.now + .seconds($0) })
         let url = server.hasSuffix("/") ? server + "v1/bundles" : server + "/v1/bundles"
         let replay = self.replay
         let started = ContinuousClock.now
@@ -51,7 +57,8 @@ struct Load: AsyncParsableCommand {
                 group.addTask {
                     var uploads: [Upload] = []
                     while let index = next.take(below: files.count) {
-                        let upload = await Upload.send(files[index], to: url, token: token, replay: replay, client: client, log: log)
+                        let upload = await Upload.send(files[index % files.count], round: index / files.count, to: url,
+                                                       token: token, replay: replay, client: client, log: log)
                         uploads.append(upload)
                         // A server that cannot be reached (killed, in the crash test) ends the run.
                         if upload.status == 0 { next.stop() }
@@ -68,15 +75,24 @@ struct Load: AsyncParsableCommand {
     }
 }
 
-/// Hands out file indexes to the uploaders, until the files run out or the run is stopped.
+/// Hands out upload indexes to the uploaders, until the files run out (or, with a deadline, until it passes) or
+/// the run is stopped. With a deadline, index `i` is file `i % count` in round `i / count`.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
     private var stopped = false
+    private let deadline: ContinuousClock.Instant?
+
+    init(until deadline: ContinuousClock.Instant?) { self.deadline = deadline }
 
     func take(below limit: Int) -> Int? {
         lock.withLock {
-            guard value < limit, !stopped else { return nil }
+            guard !stopped else { return nil }
+            if let deadline {
+                guard ContinuousClock.now < deadline else { return nil }
+            } else {
+                guard value < limit else { return nil }
+            }
             defer { value += 1 }
             return value
         }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import PushTraceGzip
 
 /// One file's upload: its final answer, how long it took, and how often it was asked to retry.
 struct Upload: Sendable {
@@ -12,10 +13,17 @@ struct Upload: Sendable {
     var duplicate: Bool
     var error: String?
 
-    static func send(_ path: String, to url: String, token: String?, replay: Bool, client: HTTPClient, log: AckLog?) async -> Upload {
+    static func send(_ path: String, round: Int = 0, to url: String, token: String?, replay: Bool, client: HTTPClient,
+                     log: AckLog?) async -> Upload {
         let started = ContinuousClock.now
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard var data = FileManager.default.contents(atPath: path) else {
             return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot read \(path)")
+        }
+        if round > 0 {
+            guard let renamed = renamed(data, round: round) else {
+                return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot rename \(path)")
+            }
+            data = renamed
         }
         var request = HTTPClientRequest(url: url)
         request.method = .POST
@@ -52,6 +60,28 @@ struct Upload: Sendable {
                               error: "\(error)")
             }
         }
+    }
+}
+
+extension Upload {
+    /// The bundle with `rN-` put in front of its manifest's `bundle_id`: the same records, a new upload.
+    static func renamed(_ data: Data, round: Int) -> Data? {
+        let gzip = data.first == 0x1f
+        var text: [UInt8] = []
+        if gzip {
+            guard let inflater = try? Inflater(format: .gzip) else { return nil }
+            do {
+                try data.withUnsafeBytes { try inflater.consume($0) { text.append(contentsOf: $0) } }
+                try inflater.finish()
+            } catch { return nil }
+        } else {
+            text = Array(data)
+        }
+        let key = Array(#""bundle_id":""#.utf8)
+        let firstLine = text.firstIndex(of: UInt8(ascii: "\n")) ?? text.endIndex
+        guard let at = text[..<firstLine].firstRange(of: key) else { return nil }
+        text.insert(contentsOf: Array("r\(round)-".utf8), at: at.upperBound)
+        return gzip ? Data(Deflater.gzip(text, level: 1)) : Data(text)
     }
 }
 
