@@ -40,7 +40,7 @@ public final class Recorder: @unchecked Sendable {
         self.limits = limits
         self.clock = clock
         let now = clock()
-        launch = String(repeating: "0", count: max(0, 13 - String(now).count)) + "\(now)-\(process.rawValue)-\(getpid())"
+        launch = Self.zeroPadded(now, 13) + "-\(process.rawValue)-\(getpid())"
         // The previous launches of this process have ended: their files are sealed, ready to upload.
         for name in container.files(in: container.records) where name.contains("-\(process.rawValue)-") {
             try? FileManager.default.moveItem(at: container.records.appendingPathComponent(name),
@@ -108,10 +108,16 @@ public final class Recorder: @unchecked Sendable {
     /// The file being written now (for tests and diagnostics).
     public var currentFile: URL { lock.withLock { file.url } }
 
+    /// `value` in decimal, zero-padded to `width` digits (file names that sort by time).
+    private static func zeroPadded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
     private func rollOver() {
         try? FileManager.default.moveItem(at: file.url, to: container.sealed.appendingPathComponent(file.url.lastPathComponent))
         sequence += 1
-        let name = "\(launch)-" + String(repeating: "0", count: max(0, 4 - String(sequence).count)) + "\(sequence).ndjson"
+        let name = "\(launch)-" + Self.zeroPadded(Int64(sequence), 4) + ".ndjson"
         if let next = try? AppendOnlyFile(url: container.records.appendingPathComponent(name)) { file = next }
     }
 }
