@@ -145,7 +145,7 @@ struct AgentEndToEndTests {
         case badRequest
     }
 
-    @Test("upload faults: an answer lost after the commit, 503 with Retry-After, a 400, the server killed: no record lost, none stored twice, the 400 bundle set aside")
+    @Test("upload faults: an answer lost after the commit (resent after a relaunch), 503 with Retry-After, a 400, the server killed: no record lost, none stored twice, the 400 bundle set aside")
     func uploadFaults() async throws {
         let (work, token, container) = try Self.setUp()
         let server = NIOLockedValueBox(try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url))
@@ -193,9 +193,9 @@ struct AgentEndToEndTests {
             }
         }
         try await front.test(.live) { client in
-            let uploader = Uploader(configuration: UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!,
-                                                                         token: token, appID: Self.app),
-                                    container: container, clock: { clock.withLockedValue { $0 } })
+            let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token,
+                                                      appID: Self.app)
+            var uploader = Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             func advance(_ seconds: Int64) { clock.withLockedValue { $0 += seconds * 1000 } }
 
             // The server commits, the answer is lost: the bundle waits, and its resend is a duplicate.
@@ -203,6 +203,8 @@ struct AgentEndToEndTests {
             script.withLockedValue { $0 = [.forwardAndLoseAnswer] }
             var report = await uploader.upload()
             #expect(report.sent == 0 && report.waiting == 1)
+            // The app is killed and launched again: a new uploader finds the same bundle, with the same bundle_id.
+            uploader = Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             advance(3_600)
             report = await uploader.upload()
             #expect(report.sent == 1 && report.duplicates == 1 && report.waiting == 0, "\(report)")
