@@ -29,8 +29,19 @@ public actor Uploader {
     /// - Parameters:
     ///   - recorder: the app's own recorder: its file is sealed before packing, and the uploader's notes go to it.
     ///   - clock: Unix epoch milliseconds; the system clock unless a test sets its own.
+    ///
+    /// Throws ``AgentError/badConfiguration(_:)`` for a server that is not an http(s) URL with a host, or an empty
+    /// token or app ID: mistakes that would otherwise only show as uploads failing for ever.
     public init(configuration: UploaderConfiguration, container: AgentContainer, recorder: Recorder? = nil,
-                session: URLSession = .shared, clock: @escaping @Sendable () -> Int64 = Recorder.systemClock) {
+                session: URLSession = .shared, clock: @escaping @Sendable () -> Int64 = Recorder.systemClock) throws {
+        let server = configuration.server
+        guard ["http", "https"].contains(server.scheme?.lowercased() ?? ""), server.host?.isEmpty == false else {
+            throw AgentError.badConfiguration("the pushtrace server \(server) is not an http:// or https:// URL with a host")
+        }
+        guard !configuration.token.isEmpty else {
+            throw AgentError.badConfiguration("the ingest token is empty: create one with pushtrace token create --app … --scope ingest")
+        }
+        guard !configuration.appID.isEmpty else { throw AgentError.badConfiguration("the app ID is empty") }
         self.configuration = configuration
         self.container = container
         self.recorderToSeal = recorder

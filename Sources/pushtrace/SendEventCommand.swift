@@ -52,6 +52,9 @@ struct SendEvent: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
+        if app.isEmpty { throw ValidationError("--app is empty") }
+        if id.isEmpty { throw ValidationError("--id is empty: it is the push's apns-id") }
+        if let payloadBytes, payloadBytes < 0 { throw ValidationError("--payload-bytes \(payloadBytes) is negative") }
         switch event {
         case .sent:
             guard let category, !category.isEmpty else {

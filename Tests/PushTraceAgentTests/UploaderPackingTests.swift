@@ -6,10 +6,10 @@ import Testing
 @Suite("Agent: packing bundles for upload")
 struct UploaderPackingTests {
     /// An uploader whose server refuses connections, and a clock the test moves.
-    static func offlineUploader(_ temporary: TemporaryContainer, clock: Clock) -> Uploader {
+    static func offlineUploader(_ temporary: TemporaryContainer, clock: Clock) throws -> Uploader {
         let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "pt_test",
                                                   appID: "net.rorklab.dailypick", appVersion: "2.3.1", os: "iOS 18.1")
-        return Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
+        return try Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
     }
 
     final class Clock: @unchecked Sendable {
@@ -35,7 +35,7 @@ struct UploaderPackingTests {
         service.config(appGroup: "group.net.rorklab.dailypick")
         service.service.received("n-1")
         service.service.delivered("n-1", elapsedMs: 300)
-        let uploader = Self.offlineUploader(temporary, clock: clock)
+        let uploader = try Self.offlineUploader(temporary, clock: clock)
 
         let first = await uploader.upload()
         #expect(first.packed == 1 && first.sent == 0 && first.waiting == 1)
@@ -80,8 +80,28 @@ struct UploaderPackingTests {
         try handle.write(contentsOf: Data(#"{"type":"log","ts":1,"pro"#.utf8))
         try handle.close()
         #expect(temporary.files("sealed").count == 1)
-        #expect(await Self.offlineUploader(temporary, clock: clock).upload().packed == 1)
+        #expect(try await Self.offlineUploader(temporary, clock: clock).upload().packed == 1)
         #expect(temporary.files("sealed").isEmpty)
         #expect(try Self.bundleLines(temporary).compactMap { $0["event"] as? String } == ["content.received", "content.image"])
+    }
+
+    @Test("an uploader with an unusable server URL, token or app ID is refused at once, saying which")
+    func badConfiguration() throws {
+        let temporary = try TemporaryContainer()
+        let cases: [(String, String, String, String)] = [
+            ("ftp://pushtrace.example.com", "pt_x", "app", "not an http:// or https:// URL"),
+            ("pushtrace.example.com", "pt_x", "app", "not an http:// or https:// URL"),
+            ("https://pushtrace.example.com", "", "app", "token is empty"),
+            ("https://pushtrace.example.com", "pt_x", "", "app ID is empty"),
+        ]
+        for (server, token, app, message) in cases {
+            let configuration = UploaderConfiguration(server: URL(string: server)!, token: token, appID: app)
+            do {
+                _ = try Uploader(configuration: configuration, container: temporary.container)
+                Issue.record("\(server) \(token) \(app) was accepted")
+            } catch let error as AgentError {
+                #expect(error.description.contains(message), "\(error)")
+            }
+        }
     }
 }

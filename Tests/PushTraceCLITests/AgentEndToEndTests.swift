@@ -66,7 +66,7 @@ struct AgentEndToEndTests {
         try await Self.probe(work, "service", slow, "timeout")
         appRecorder.app.willPresent(ok, options: ["banner", "sound"])
 
-        let uploader = Uploader(configuration: UploaderConfiguration(server: URL(string: server.url)!, token: token,
+        let uploader = try Uploader(configuration: UploaderConfiguration(server: URL(string: server.url)!, token: token,
                                                                      appID: Self.app, appVersion: "2.3.1", build: "45",
                                                                      os: "iOS 18.1", deviceModel: "iPhone15,2"),
                                 container: container, recorder: appRecorder)
@@ -112,7 +112,7 @@ struct AgentEndToEndTests {
         app.config(appGroup: "group.net.rorklab.dailypick", categories: [.init(id: "DAILY_PICK"), .init(id: "STREAK_REMINDER")])
         try await Self.probe(work, "content", "n-config", "DAILY_PICK")
         try await Self.probe(work, "service", "n-config", "ok")
-        let uploader = Uploader(configuration: UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "-",
+        let uploader = try Uploader(configuration: UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "-",
                                                                      appID: Self.app), container: container)
         _ = await uploader.upload()  // packs the bundle into the outbox (the server is unreachable)
         let outbox = container.root.appendingPathComponent("outbox")
@@ -195,7 +195,7 @@ struct AgentEndToEndTests {
         try await front.test(.live) { client in
             let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token,
                                                       appID: Self.app)
-            var uploader = Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
+            var uploader = try Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             func advance(_ seconds: Int64) { clock.withLockedValue { $0 += seconds * 1000 } }
 
             // The server commits, the answer is lost: the bundle waits, and its resend is a duplicate.
@@ -204,7 +204,7 @@ struct AgentEndToEndTests {
             var report = await uploader.upload()
             #expect(report.sent == 0 && report.waiting == 1)
             // The app is killed and launched again: a new uploader finds the same bundle, with the same bundle_id.
-            uploader = Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
+            uploader = try Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             advance(3_600)
             report = await uploader.upload()
             #expect(report.sent == 1 && report.duplicates == 1 && report.waiting == 0, "\(report)")
