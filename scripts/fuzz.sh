@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make fuzz: builds the two libFuzzer targets (-sanitize=fuzzer,address into .build-fuzz), seeds their corpora from
 # `pushtrace simulate` output, and runs each for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions.
-# A crash, a hang (over 10 s) or an allocation over 512 MB stops the run; libFuzzer writes the input as
-# fuzz/artifacts/<target>/crash-… — copy it to Tests/PushTraceCoreTests/FuzzCrashers/<bundle|records>/ so that
+# A crash, a hang (over 10 s), an allocation over 512 MB or a resident size over 2 GB stops the run; libFuzzer
+# writes the input as fuzz/artifacts/<target>/crash-… (or oom-…, timeout-…) — copy it to Tests/PushTraceCoreTests/FuzzCrashers/<bundle|records>/ so that
 # the regression test replays it for ever.
 set -euo pipefail
 seconds=${FUZZ_SECONDS:-60}
@@ -39,7 +39,7 @@ for target in bundle records; do
   mkdir -p "$work/corpus/$target" "$work/artifacts/$target"
   echo "== fuzzing $target for ${seconds}s (runs: $runs)"
   "$binary" "$work/corpus/$target" "$work/seeds/$target" -max_total_time="$seconds" -runs="$runs" -jobs="$jobs" \
-    -timeout=10 -rss_limit_mb=512 -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
+    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/$target/" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
   if ls "$work/artifacts/$target"/* >/dev/null 2>&1; then
     echo "fuzz: $target found inputs that fail: $(ls "$work/artifacts/$target")"
