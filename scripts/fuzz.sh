@@ -7,7 +7,6 @@
 set -euo pipefail
 seconds=${FUZZ_SECONDS:-60}
 runs=${FUZZ_RUNS:--1}
-jobs=${FUZZ_JOBS:-1}
 work=${FUZZ_DIR:-fuzz}
 swift build -c release --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
   -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld \
@@ -38,7 +37,7 @@ for target in bundle records; do
   binary=$bin/$([ $target = bundle ] && echo bundle-decoder-fuzzer || echo record-decoder-fuzzer)
   mkdir -p "$work/corpus/$target" "$work/artifacts/$target"
   echo "== fuzzing $target for ${seconds}s (runs: $runs)"
-  "$binary" "$work/corpus/$target" "$work/seeds/$target" -max_total_time="$seconds" -runs="$runs" -jobs="$jobs" \
+  "$binary" "$work/corpus/$target" "$work/seeds/$target" -max_total_time="$seconds" -runs="$runs" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/$target/" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
   if ls "$work/artifacts/$target"/* >/dev/null 2>&1; then
