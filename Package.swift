@@ -55,6 +55,8 @@ let package = Package(
         .target(name: "PushTraceStore", dependencies: [
             "PushTraceCore", "PushTraceRecords",
             .product(name: "GRDB", package: "GRDB.swift"),
+            // SQLite's C API, for the one statement per record (RecordInsert.swift).
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics.

@@ -9,6 +9,8 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private var head = 0
     private let capacity: Int
     private var closed = false
+    private var producerWaits = false
+    private var consumerWaits = false
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -17,21 +19,33 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func push(_ element: Element) {
         condition.lock()
         defer { condition.unlock() }
-        while elements.count - head >= capacity, !closed { condition.wait() }
+        while elements.count - head >= capacity, !closed {
+            producerWaits = true
+            condition.wait()
+        }
         if closed { return }
         elements.append(element)
-        // Wake the consumer only if it may be waiting for an element.
-        if elements.count - head == 1 { condition.broadcast() }
+        if consumerWaits {
+            consumerWaits = false
+            condition.broadcast()
+        }
     }
 
     func pop() -> Element {
         condition.lock()
         defer { condition.unlock() }
-        while elements.count == head { condition.wait() }
-        // Wake the producer only if it may be waiting for room.
-        if elements.count - head == capacity { condition.broadcast() }
+        while elements.count == head {
+            consumerWaits = true
+            condition.wait()
+        }
         let element = elements[head]
         head += 1
+        // A waiting producer is woken once the queue is half empty, not at every pop: each wake-up is a context
+        // switch, and a producer woken for one slot would sleep again at once.
+        if producerWaits, elements.count - head <= capacity / 2 {
+            producerWaits = false
+            condition.broadcast()
+        }
         if head > 1024, head * 2 > elements.count {
             elements.removeFirst(head)
             head = 0

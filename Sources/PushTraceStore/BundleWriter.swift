@@ -20,10 +20,11 @@ struct BundleWriter {
     private var firstRecord: Int64?
     private var lastRecord: Int64?
     private var rejections: [IngestResult.Rejection] = []
-    private var facts: [String: NotificationFacts] = [:]
+    /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
+    private(set) var facts: [String: NotificationFacts] = [:]
     private var deviceLastSeen: Int64?
     private var deviceFirstSeen: Int64?
-    private let insertRecord: Statement
+    private let insertRecord: RecordInsert
     private let insertRejected: Statement
 
     init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings) throws {
@@ -31,10 +32,7 @@ struct BundleWriter {
         self.source = source
         self.receivedAt = receivedAt
         self.settings = settings
-        insertRecord = try db.cachedStatement(sql: """
-            INSERT INTO record (bundle_ref, line, app_id, device_id, type, process, event, notification_id, ts, device_ts, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        insertRecord = try RecordInsert(db)
         insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
     }
 
@@ -83,12 +81,9 @@ struct BundleWriter {
         let ts = record.ts.map { $0 + offset }
         let deviceTs = offset != 0 ? record.ts : nil
         let deviceID = manifest.isFromServer ? nil : manifest.deviceID
-        insertRecord.setUncheckedArguments([
-            bundleRef, decoded.line, manifest.appID, deviceID, record.type, record.process, record.event,
-            decoded.notificationID, ts, deviceTs, decoded.json,
-        ])
-        try insertRecord.execute()
-        lastRecord = db.lastInsertedRowID
+        lastRecord = try insertRecord(bundleRef: bundleRef, line: decoded.line, appID: manifest.appID!, deviceID: deviceID,
+                                      type: record.type, process: record.process, event: record.event,
+                                      notificationID: decoded.notificationID, ts: ts, deviceTs: deviceTs, body: decoded.json)
         if firstRecord == nil { firstRecord = lastRecord }
         accepted += 1
         if let ts, deviceID != nil {
@@ -106,14 +101,11 @@ struct BundleWriter {
         }
     }
 
-    /// Writes the summaries and the bundle's counts; the caller commits.
+    /// Writes the device and the bundle's counts; the caller merges ``facts`` into the summaries and commits.
     mutating func finish() throws -> IngestResult {
         guard let manifest else { throw BundleError(.undecodable, "the bundle has no manifest") }
         if let duplicateOf { return duplicateOf }
         let appID = manifest.appID!
-        for (id, facts) in facts {
-            try facts.upsert(db, appID: appID, notificationID: id)
-        }
         if let deviceID = manifest.deviceID, !manifest.isFromServer, let last = deviceLastSeen, let first = deviceFirstSeen {
             try db.cachedStatement(sql: """
                 INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
@@ -127,7 +119,7 @@ struct BundleWriter {
                 """).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
             // Silence from this device now means something for the pushes it has not mentioned: settle them again.
             try db.cachedStatement(sql: """
-                UPDATE notification INDEXED BY notification_awaiting SET cause = NULL
+                UPDATE OR FAIL notification INDEXED BY notification_awaiting SET cause = NULL
                 WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
                 """).execute(arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
         }

@@ -22,7 +22,7 @@ struct DiagnosisReader {
             config.app = try self.config(appID: appID, deviceID: deviceID, process: .app, at: first)
             config.service = try self.config(appID: appID, deviceID: deviceID, process: .service, at: first)
             config.content = try self.config(appID: appID, deviceID: deviceID, process: .content, at: first)
-            lastSeen = try Int64.fetchOne(db, sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?",
+            lastSeen = try Int64.fetchOne(db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
                                           arguments: [appID, deviceID])
         }
         return DiagnosisInput(appID: appID, notificationID: notificationID, entries: entries, config: config,

@@ -172,6 +172,11 @@ enum Schema {
                 CREATE INDEX rejected_line_by_bundle ON rejected_line(bundle_ref);
                 """)
         }
+        migrator.registerMigration("v6-rollup-triggers-without-sorter") { db in
+            // The same counts, without an aggregate over the one row a trigger sees (see `Rollup.upsertSQL`).
+            try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
+            try db.execute(sql: Rollup.triggersSQL(Rollup.all))
+        }
         return migrator
     }
 

@@ -24,29 +24,40 @@ extension Store {
         }
         let diagnoser = Diagnoser(settings: settings)
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
-        var done = 0
-        for start in stride(from: 0, to: pending.count, by: batchSize) {
-            let keys = pending[start..<min(start + batchSize, pending.count)]
-            // Each lane takes a contiguous run of devices, so that a device's config records are read once.
-            let results = ConcurrentResults<[(PendingKey, Cause)]>(count: lanes)
-            let lane = (keys.count + lanes - 1) / lanes
-            DispatchQueue.concurrentPerform(iterations: lanes) { index in
-                let slice = keys.dropFirst(index * lane).prefix(lane)
-                results.store(index, Result {
-                    try pool.read { db in
-                        let reader = DiagnosisReader(db)
-                        return try slice.map { key in
-                            (key, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
+        let batches = stride(from: 0, to: pending.count, by: batchSize).map { pending[$0..<min($0 + batchSize, pending.count)] }
+        // Diagnosing a batch (reads) overlaps with writing the causes of the one before (the writer).
+        let diagnosed = BoundedQueue<Result<[(PendingKey, Cause)], any Error>>(capacity: 2)
+        let diagnosing = Thread { [pool] in
+            for keys in batches where !diagnosed.isClosed {
+                // Each lane takes a contiguous run of devices, so that a device's config records are read once.
+                let results = ConcurrentResults<[(PendingKey, Cause)]>(count: lanes)
+                let lane = (keys.count + lanes - 1) / lanes
+                DispatchQueue.concurrentPerform(iterations: lanes) { index in
+                    let slice = keys.dropFirst(index * lane).prefix(lane)
+                    results.store(index, Result {
+                        try pool.read { db in
+                            let reader = DiagnosisReader(db)
+                            return try slice.map { key in
+                                (key, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
+                            }
                         }
-                    }
-                })
+                    })
+                }
+                diagnosed.push(Result { try results.all().flatMap { $0 } })
             }
+        }
+        diagnosing.stackSize = 1 << 20
+        diagnosing.start()
+        defer { diagnosed.close() }
+        var done = 0
+        for _ in batches {
+            let causes = try diagnosed.pop().get()
             let settled = try pool.write { db -> Int in
                 let update = try db.cachedStatement(sql: """
-                    UPDATE notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
+                    UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
                     """)
                 var changed = 0
-                for (key, cause) in try results.all().joined() {
+                for (key, cause) in causes {
                     try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID, key.records])
                     changed += db.changesCount
                 }

@@ -34,6 +34,32 @@ struct StoreTests {
         #expect(timeouts.count == expected.filter { $0.cause == .serviceTimeout }.count)
     }
 
+    @Test("summaries merged in memory across a group commit equal those upserted bundle by bundle")
+    func groupMergeMatchesBundleByBundle() throws {
+        let grouped = try TemporaryStore(), single = try TemporaryStore()
+        let bundles = grouped.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: 11, notifications: 300), into: bundles)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: bundles.path)
+            .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
+        // All the files in one group commit (the CLI's 2-second groups) …
+        try FileIngestor(store: grouped.store, receivedAt: .fixed(Lines.t0)).ingest(paths: files) { _, _ in }
+        // … and each file in its own transaction, in the same order.
+        for file in files {
+            try FileIngestor(store: single.store, receivedAt: .fixed(Lines.t0)).ingest(paths: [file]) { _, _ in }
+        }
+        for temporary in [grouped, single] { try temporary.store.settleCauses() }
+        func dump(_ store: Store) throws -> [String] {
+            try store.pool.read { db in
+                try ["notification", "notification_action", "daily", "hourly", "minutely", "daily_duration", "daily_action"].flatMap { table in
+                    try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map { "\(table) \($0)" }.sorted()
+                }
+            }
+        }
+        let expected = try dump(single.store)
+        #expect(expected.count > 300)
+        #expect(try dump(grouped.store) == expected)
+    }
+
     @Test("the same bundle twice is a duplicate and changes no count")
     func duplicate() throws {
         let temporary = try TemporaryStore()

@@ -8,20 +8,53 @@ public struct TimelineEntry: Sendable, Hashable {
     public var deviceTs: Int64?
     /// The device whose bundle held the record (nil for the backend's records).
     public var deviceID: String?
-    public var record: Record
+    /// The decoded fields and the line, shared between copies: the rules pass entries around as evidence, and a
+    /// record's forty fields made every copy cost forty reference counts.
+    private var storage: Storage
+
+    public var record: Record {
+        get { storage.record }
+        set { storage = Storage(record: newValue, json: storage.json) }
+    }
+
     /// The line as stored, with every field including those this version does not know.
-    public var json: String
+    public var json: String {
+        get { storage.json }
+        set { storage = Storage(record: storage.record, json: newValue) }
+    }
 
     public init(ts: Int64, deviceTs: Int64? = nil, deviceID: String? = nil, record: Record, json: String) {
         self.ts = ts
         self.deviceTs = deviceTs
         self.deviceID = deviceID
-        self.record = record
-        self.json = json
+        self.storage = Storage(record: record, json: json)
     }
 
     public var event: EventName? { record.eventName }
     public var process: ProcessKind? { record.processKind }
+
+    public static func == (lhs: TimelineEntry, rhs: TimelineEntry) -> Bool {
+        lhs.ts == rhs.ts && lhs.deviceTs == rhs.deviceTs && lhs.deviceID == rhs.deviceID
+            && (lhs.storage === rhs.storage || (lhs.record == rhs.record && lhs.json == rhs.json))
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ts)
+        hasher.combine(deviceTs)
+        hasher.combine(deviceID)
+        hasher.combine(record)
+        hasher.combine(json)
+    }
+
+    private final class Storage: Sendable {
+        let record: Record
+        let json: String
+
+        init(record: Record, json: String) {
+            self.record = record
+            self.json = json
+        }
+    }
 }
 
 /// The config records in force for a notification (SPEC §4, §6): the latest of each process at or before the
