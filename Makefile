@@ -7,7 +7,7 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 # Prometheus and promtool, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus
 
-.PHONY: all deps dashboard-deps build release test check-dashboards demo bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test clean
+.PHONY: all deps dashboard-deps bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test clean
 
 all: build
 
@@ -40,9 +40,19 @@ check-dashboards: build dashboard-deps
 demo: release
 	scripts/demo.sh
 
-# Ingest benchmark: pushtrace ingest against sqlite3's .import of the same rows (docs/PERFORMANCE.md).
-bench-ingest: release
-	scripts/bench-ingest.sh
+BENCH_DIR ?= bench-data
+# sqlite-utils (PyPI) in a virtualenv of the bench folder: the Datasette user's way of loading NDJSON, a floor of make bench.
+bench-deps: deps
+	@[ -x $(BENCH_DIR)/venv/bin/sqlite-utils ] || { mkdir -p $(BENCH_DIR) && python3 -m venv $(BENCH_DIR)/venv \
+		&& $(BENCH_DIR)/venv/bin/pip install -q sqlite-utils==3.38; }
+
+# Every figure with its target, in one run (scripts/bench.sh: PARTS, CORPUS, SCALE; docs/PERFORMANCE.md).
+bench: release bench-deps
+	BENCH_DIR=$(BENCH_DIR) scripts/bench.sh
+
+# Parts of make bench: ingest against sqlite3's .import and sqlite-utils; HTTP with 1, 8 and 64 uploaders.
+bench-ingest: release bench-deps
+	BENCH_DIR=$(BENCH_DIR) PARTS=ingest scripts/bench.sh
 
 # report and alerts over a store of 10,000,000 notifications (NOTIFICATIONS=…), against their targets (docs/PERFORMANCE.md).
 bench-reports: release
@@ -65,9 +75,8 @@ bench-agent: deps
 crash-test: build
 	scripts/crash-test.sh
 
-# HTTP ingest with 1, 8 and 64 uploaders beside the CLI on the same corpus, and the gzip bomb's RSS (docs/PERFORMANCE.md).
 bench-http: release
-	scripts/bench-http.sh
+	BENCH_DIR=$(BENCH_DIR) PARTS=http scripts/bench.sh
 
 clean:
 	rm -rf .build demo-bundles pushtrace.sqlite pushtrace.sqlite-wal pushtrace.sqlite-shm
