@@ -5,8 +5,11 @@ import Foundation
 /// Once the consumer closes it, `push` drops elements instead of waiting, so the producer can always finish.
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var elements: [Element] = []
+    // A ring: `count` elements from `head`. A popped slot is emptied at once, so the queue never holds more
+    // than `capacity` elements alive.
+    private var slots: [Element?]
     private var head = 0
+    private var count = 0
     private let capacity: Int
     private var closed = false
     private var producerWaits = false
@@ -14,17 +17,19 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     init(capacity: Int) {
         self.capacity = capacity
+        slots = Array(repeating: nil, count: capacity)
     }
 
     func push(_ element: Element) {
         condition.lock()
         defer { condition.unlock() }
-        while elements.count - head >= capacity, !closed {
+        while count == capacity, !closed {
             producerWaits = true
             condition.wait()
         }
         if closed { return }
-        elements.append(element)
+        slots[(head + count) % capacity] = element
+        count += 1
         if consumerWaits {
             consumerWaits = false
             condition.broadcast()
@@ -34,21 +39,18 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func pop() -> Element {
         condition.lock()
         defer { condition.unlock() }
-        while elements.count == head {
+        while count == 0 {
             consumerWaits = true
             condition.wait()
         }
-        let element = elements[head]
-        head += 1
+        let element = slots[head].take()!
+        head = (head + 1) % capacity
+        count -= 1
         // A waiting producer is woken once the queue is half empty, not at every pop: each wake-up is a context
         // switch, and a producer woken for one slot would sleep again at once.
-        if producerWaits, elements.count - head <= capacity / 2 {
+        if producerWaits, count <= capacity / 2 {
             producerWaits = false
             condition.broadcast()
-        }
-        if head > 1024, head * 2 > elements.count {
-            elements.removeFirst(head)
-            head = 0
         }
         return element
     }
@@ -65,8 +67,9 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         closed = true
-        elements.removeAll()
+        slots = Array(repeating: nil, count: capacity)
         head = 0
+        count = 0
         condition.broadcast()
     }
 }

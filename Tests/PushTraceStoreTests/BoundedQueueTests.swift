@@ -20,4 +20,24 @@ struct BoundedQueueTests {
         #expect(queue.isClosed)
         #expect(finished.wait(timeout: .now() + 10) == .success)
     }
+
+    @Test("a popped element is released at once, so the queue never keeps more than its capacity alive")
+    func releasesPopped() {
+        final class Payload: Sendable {}
+        let queue = BoundedQueue<Payload>(capacity: 4)
+        weak var first: Payload?
+        weak var second: Payload?
+        do {
+            let one = Payload(), two = Payload()
+            first = one
+            second = two
+            queue.push(one)
+            queue.push(two)
+        }
+        _ = queue.pop()
+        #expect(first == nil)
+        #expect(second != nil)
+        _ = queue.pop()
+        #expect(second == nil)
+    }
 }
