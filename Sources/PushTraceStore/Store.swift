@@ -22,6 +22,7 @@ public final class Store: Sendable {
     public let pool: DatabasePool
     /// The thresholds used when causes are settled.
     public let settings: DiagnosisSettings
+    private let checkpointer: Checkpointer
 
     /// Opens (creating and migrating when needed) the database at `path`.
     ///
@@ -33,6 +34,8 @@ public final class Store: Sendable {
                 busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64) throws {
         self.path = path
         self.settings = settings
+        let checkpointer = Checkpointer(path: path, durability: durability)
+        self.checkpointer = checkpointer
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.prepareDatabase { db in
@@ -42,16 +45,24 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -\(db.configuration.readonly ? 8192 : writerCacheMiB * 1024)")
             // Each bundle is a savepoint inside a group commit; its rollback journal then lives in memory, not a temp file.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            if !db.configuration.readonly { checkpointer.install(on: db) }
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
+        checkpointer.start()
+    }
+
+    deinit {
+        checkpointer.stop()
     }
 
     /// Checkpoints the WAL into the database file and closes every connection; the store cannot be used afterwards.
     public func close() throws {
+        checkpointer.stop()
         // GRDB closes the writer before the readers, and a read-only last connection does not checkpoint: do it here.
         try pool.writeWithoutTransaction { _ = try $0.checkpoint(.truncate) }
         try pool.close()
+        checkpointer.writerClosed()
     }
 
     /// Opens an existing database for reading only; nothing can be written through it.

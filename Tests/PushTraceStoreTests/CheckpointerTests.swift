@@ -1,0 +1,43 @@
+import Foundation
+import GRDB
+@testable import PushTraceStore
+import PushTraceTestSupport
+import Testing
+
+@Suite("Checkpointing the write-ahead log off the writer")
+struct CheckpointerTests {
+    @Test("a log past the threshold is copied into the database file while the store stays open")
+    func logIsCheckpointedInTheBackground() async throws {
+        let temporary = try TemporaryStore()
+        let before = try fileSize(temporary.path)
+        // About 8 MB in one commit: some 2,000 pages of log, twice the threshold.
+        try await temporary.store.pool.write { db in
+            try db.execute(sql: "CREATE TABLE filler (blob BLOB)")
+            for _ in 0..<2_000 { try db.execute(sql: "INSERT INTO filler VALUES (zeroblob(4000))") }
+        }
+        var after = try fileSize(temporary.path)
+        for _ in 0..<100 where after < before + 7_000_000 {
+            try await Task.sleep(for: .milliseconds(100))
+            after = try fileSize(temporary.path)
+        }
+        #expect(after >= before + 7_000_000, "the database file grew by \(after - before) bytes")
+    }
+
+    @Test("closing stops the checkpointer and checkpoints the rest: the log is empty, every row is in the file")
+    func closeLeavesNoLog() throws {
+        let temporary = try TemporaryStore()
+        try temporary.store.pool.write { db in
+            try db.execute(sql: "CREATE TABLE filler (blob BLOB)")
+            for _ in 0..<300 { try db.execute(sql: "INSERT INTO filler VALUES (zeroblob(4000))") }
+        }
+        try temporary.store.close()
+        let log = temporary.path + "-wal"
+        #expect(try !FileManager.default.fileExists(atPath: log) || fileSize(log) == 0)
+        let count = try DatabaseQueue(path: temporary.path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM filler") }
+        #expect(count == 300)
+    }
+
+    private func fileSize(_ path: String) throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+    }
+}
