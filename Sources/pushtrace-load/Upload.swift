@@ -16,24 +16,22 @@ struct Upload: Sendable {
     static func send(_ path: String, round: Int = 0, to url: String, token: String?, replay: Bool, client: HTTPClient,
                      log: AckLog?) async -> Upload {
         let started = ContinuousClock.now
-        guard var data = FileManager.default.contents(atPath: path) else {
+        guard var file = BundleFileContents(path: path) else {
             return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot read \(path)")
         }
         if round > 0 {
-            guard let renamed = renamed(data, round: round) else {
+            guard let renamed = renamed(Data(file.bytes.readableBytesView), round: round) else {
                 return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot rename \(path)")
             }
-            data = renamed
+            file.bytes = ByteBuffer(bytes: renamed)
         }
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-ndjson")
-        request.headers.add(name: "Content-Encoding", value: data.first == 0x1f ? "gzip" : "identity")
+        request.headers.add(name: "Content-Encoding", value: file.bytes.readableBytesView.first == 0x1f ? "gzip" : "identity")
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if replay, let modified = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date {
-            request.headers.add(name: "Pushtrace-Received-At", value: String(Int64(modified.timeIntervalSince1970 * 1000)))
-        }
-        request.body = .bytes(ByteBuffer(bytes: data))
+        if replay { request.headers.add(name: "Pushtrace-Received-At", value: String(file.modified)) }
+        request.body = .bytes(file.bytes)
         var retries = 0
         while true {
             do {
