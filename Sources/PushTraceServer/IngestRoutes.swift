@@ -12,6 +12,15 @@ struct IngestRoutes: Sendable {
     let authenticator: Authenticator
     let writer: IngestWriter
     let metrics: ServerMetrics
+    let largeBundles: LargeBundleGate
+
+    init(settings: ServerSettings, authenticator: Authenticator, writer: IngestWriter, metrics: ServerMetrics) {
+        self.settings = settings
+        self.authenticator = authenticator
+        self.writer = writer
+        self.metrics = metrics
+        largeBundles = LargeBundleGate(slots: settings.concurrentLargeBundles)
+    }
 
     /// What an endpoint accepts.
     enum Kind: Sendable {
@@ -39,6 +48,8 @@ struct IngestRoutes: Sendable {
         let decoder = BundleDecoder(encoding: encoding, limits: settings.limits)
         var items: [BundleItem] = []
         var authorized = false
+        var large = false
+        defer { if large { largeBundles.leave() } }
         do {
             for try await chunk in request.body {
                 guard decoder.receivedBytes + chunk.readableBytes <= settings.maxBodyBytes else {
@@ -49,6 +60,10 @@ struct IngestRoutes: Sendable {
                 if !authorized, let manifest = decoder.manifest {
                     try authorize(manifest, caller: caller, kind: kind)
                     authorized = true
+                }
+                if !large, items.count > settings.largeBundleRecords {
+                    await largeBundles.enter()
+                    large = true
                 }
             }
             try decoder.finish { items.append($0) }

@@ -11,6 +11,12 @@ public struct ServerSettings: Sendable {
     public var maxBodyBytes = 16 << 20
     /// Bundles decoded and waiting for the writer; a request that finds it full gets 429.
     public var queueCapacity = 256
+    /// A bundle with more records than this is large: only ``concurrentLargeBundles`` are decoded and held at
+    /// once, so that the backend's files of thousands of `push.sent` records, arriving together, do not multiply
+    /// the server's memory.
+    public var largeBundleRecords = 512
+    /// How many large bundles may be in memory at once; others wait, reading no more of their bodies.
+    public var concurrentLargeBundles = 2
     /// At most this many bundles share one commit.
     public var maxBundlesPerCommit = 2_000
     /// `Retry-After` of a 429 (the queue drains in well under a second).

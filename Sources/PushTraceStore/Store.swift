@@ -30,8 +30,10 @@ public final class Store: Sendable {
     ///   - busyTimeout: how long a write waits for another process's lock before it fails.
     ///   - writerCacheMiB: the writer's page cache; bulk ingest gains from a large one, a server's small commits
     ///     need less.
+    ///   - readerCacheMiB: each reader's page cache; diagnosing a whole corpus gains from a larger one, a server
+    ///     answering single notifications needs less.
     public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
-                busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64) throws {
+                busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8) throws {
         self.path = path
         self.settings = settings
         let checkpointer = Checkpointer(path: path, durability: durability)
@@ -42,7 +44,7 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             // The writer's larger page cache keeps a group commit's dirty pages in memory instead of spilling them
             // mid-transaction; readers (one per core, more under a server's concurrent reads) need much less.
-            try db.execute(sql: "PRAGMA cache_size = -\(db.configuration.readonly ? 8192 : writerCacheMiB * 1024)")
+            try db.execute(sql: "PRAGMA cache_size = -\((db.configuration.readonly ? readerCacheMiB : writerCacheMiB) * 1024)")
             // Each bundle is a savepoint inside a group commit; its rollback journal then lives in memory, not a temp file.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if !db.configuration.readonly { checkpointer.install(on: db) }

@@ -129,8 +129,9 @@ struct Serve: AsyncParsableCommand {
 
         var logger = Logger(label: "pushtrace")
         logger.logLevel = level
-        // Commits of a few dozen bundles need a smaller page cache than bulk ingest: it keeps the server's memory small.
-        let store = try Store(path: path, durability: mode, busyTimeout: timeout, writerCacheMiB: 32)
+        // Commits of a few dozen bundles, and reads of one notification at a time, need smaller page caches than
+        // bulk ingest: they keep the server's memory small (measured in docs/PERFORMANCE.md).
+        let store = try Store(path: path, durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2)
         if !settings.requiresTokens {
             let warning = "NO AUTHENTICATION (--no-auth): anyone who can reach this port can upload and read every app. "
                 + "Use it for local development only."
