@@ -83,6 +83,8 @@ struct IngestRoutes: Sendable {
 
         let result = try await writer.submit(
             IngestWriter.Bundle(source: "http \(context.id)", receivedAt: receivedAt, items: items), logger: context.logger)
+        // Counted here, once committed, rather than on the writer: a pass over every record, off the serial path.
+        if !result.duplicate { metrics.product(appID: result.appID, items: items) }
         metrics.ingestLatency(ContinuousClock.now - started)
         context.logger.info("bundle stored", metadata: [
             "app": "\(result.appID)", "bundle": "\(result.bundleID)", "accepted": "\(result.accepted)",

@@ -164,7 +164,6 @@ public final class IngestWriter: Service, @unchecked Sendable {
             } else {
                 metrics.bundle("accepted")
                 metrics.records(accepted: stored.accepted, rejected: stored.rejected)
-                metrics.product(appID: stored.appID, items: submission.bundle.items)
             }
             submission.logger.debug("bundle committed", metadata: [
                 "app": "\(stored.appID)", "bundle": "\(stored.bundleID)", "accepted": "\(stored.accepted)",
