@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
                           path: "Tests/PushTraceAgentProbe"),
         // The bundle decoder as the fuzzers drive it, with invariants; the regression tests replay crashers through it.
-        .target(name: "PushTraceFuzzing", dependencies: ["PushTraceCore"]),
+        .target(name: "PushTraceFuzzing", dependencies: ["PushTraceCore", "PushTraceRecords"]),
         // libFuzzer targets (make fuzz builds them with -sanitize=fuzzer); built normally, they replay inputs.
         .executableTarget(name: "bundle-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/BundleDecoderFuzzer"),
         .executableTarget(name: "record-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/RecordDecoderFuzzer"),
@@ -88,7 +88,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
         .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],
                 path: "Tests/PushTraceTestSupport"),
-        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip",
+        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip", "PushTraceSimulator",
                                                                 "PushTraceFuzzing"],
                     resources: [.copy("FuzzCrashers")]),
         .testTarget(name: "PushTraceAgentTests", dependencies: [

@@ -1,4 +1,6 @@
+import Foundation
 import PushTraceCore
+import PushTraceRecords
 
 /// What the fuzzers run on each input, and what the regression tests replay their crashers through: the bundle
 /// decoder as the server drives it (body in arbitrary pieces, then `finish`), with invariants checked.
@@ -18,8 +20,15 @@ public enum FuzzHarness {
                piece: Int(input[1]) + 1)
     }
 
-    /// Record lines after a valid manifest, as plain NDJSON.
+    /// Record lines after a valid manifest, as plain NDJSON; and each line through the one-pass record reader,
+    /// which must read any line it takes exactly as `JSONDecoder` does.
     public static func records(_ input: UnsafeRawBufferPointer) {
+        for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            let bytes = UnsafeRawBufferPointer(rebasing: line)
+            guard let scanned = Record(scanning: bytes) else { continue }
+            let strict = try? JSONDecoder().decode(Record.self, from: Data(bytes))
+            precondition(strict == scanned, "the one-pass reader and JSONDecoder read a line differently")
+        }
         let manifest = Array(#"{"type":"manifest","schema":1,"bundle_id":"fuzz","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#.utf8) + [10]
         (manifest + Array(input)).withUnsafeBytes { decode($0, encoding: .identity, piece: 4096) }
     }

@@ -59,12 +59,20 @@ struct DiagnosisReader {
     }
 
     private func entry(_ row: Row) throws -> TimelineEntry {
-        let body: String = row[3]
+        var body: String = row[3]
+        let record = try body.withUTF8 { PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) } ?? Self.record(body)
+        return TimelineEntry(ts: row[0] ?? 0, deviceTs: row[1], deviceID: row[2], record: record, json: body)
+    }
+}
+
+extension DiagnosisReader {
+    /// A stored body the one-pass reader leaves aside (a config record's nested fields), read through
+    /// `JSONSerialization`: it was validated when stored.
+    fileprivate static func record(_ body: String) throws -> PushTraceRecords.Record {
         guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
             throw DatabaseError(message: "a stored record body is not a JSON object")
         }
-        let record = PushTraceRecords.Record(jsonObject: object)
-        return TimelineEntry(ts: row[0] ?? 0, deviceTs: row[1], deviceID: row[2], record: record, json: body)
+        return PushTraceRecords.Record(jsonObject: object)
     }
 }
 

@@ -43,7 +43,8 @@ struct LineParser {
         }
         let record: Record
         do {
-            record = try decoder.decode(Record.self, from: Data(text.utf8))
+            // Most lines are read in one pass; the rest (config records, anything unusual) by the strict decoder.
+            record = try line.withUnsafeBytes(Record.init(scanning:)) ?? decoder.decode(Record.self, from: Data(text.utf8))
         } catch let error as DecodingError {
             return .failure(RejectedLine(line: number, raw: Array(line), reason: Self.describe(error, line: line)))
         } catch {

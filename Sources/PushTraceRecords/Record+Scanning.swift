@@ -1,0 +1,339 @@
+extension Record {
+    /// Reads a record line in one pass over its bytes, or returns nil to leave the line to `JSONDecoder`.
+    ///
+    /// Record lines are flat objects of strings, integers and booleans, and `JSONDecoder`'s generic machinery was
+    /// most of the cost of decoding them. This reader takes only the lines it reads exactly as `JSONDecoder` does:
+    /// well-formed JSON, known fields of their exact type (or `null`), no known field twice, no escape in a key,
+    /// no nested known field (`categories`, `info_plist`). Anything else (a malformed line, a field of the wrong
+    /// type, a config record) returns nil, and the strict decoder reads the line and names what is wrong with it.
+    /// A test over simulated corpora and the record fuzzer check that the two agree on every line this one takes.
+    public init?(scanning bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        var scanner = FlatJSONScanner(base: base, end: bytes.count)
+        scanner.skipSpace()
+        guard scanner.take(.openBrace) else { return nil }
+        scanner.skipSpace()
+        if !scanner.take(.closeBrace) {
+            var seen: UInt64 = 0
+            while true {
+                guard let name = scanner.string(), !name.escaped else { return nil }
+                scanner.skipSpace()
+                guard scanner.take(.colon) else { return nil }
+                scanner.skipSpace()
+                if let index = Self.keyIndex(scanner.base + name.start, count: name.end - name.start) {
+                    let bit: UInt64 = 1 << index
+                    guard seen & bit == 0 else { return nil }
+                    seen |= bit
+                    if !scanner.takeLiteral(.null) {
+                        guard set(Self.scannedKeys[index].key, from: &scanner) else { return nil }
+                    }
+                } else {
+                    guard scanner.skipValue(depth: 0) else { return nil }
+                }
+                scanner.skipSpace()
+                if scanner.take(.comma) {
+                    scanner.skipSpace()
+                    continue
+                }
+                guard scanner.take(.closeBrace) else { return nil }
+                break
+            }
+        }
+        scanner.skipSpace()
+        guard scanner.atEnd else { return nil }
+    }
+
+    /// The known keys as bytes, in `CodingKeys` order (a key's index is its bit in the seen-keys mask).
+    private static let scannedKeys = CodingKeys.allCases.map { (key: $0, bytes: Array($0.rawValue.utf8)) }
+
+    private static func keyIndex(_ start: UnsafePointer<UInt8>, count: Int) -> Int? {
+        for (index, entry) in scannedKeys.enumerated() where entry.bytes.count == count {
+            if entry.bytes.withUnsafeBufferPointer({ $0.elementsEqual(UnsafeBufferPointer(start: start, count: count)) }) {
+                return index
+            }
+        }
+        return nil
+    }
+
+    /// Reads the value of `key` (not `null`) at the scanner; false when it is not of the field's type.
+    private mutating func set(_ key: CodingKeys, from s: inout FlatJSONScanner) -> Bool {
+        switch key {
+        case .type: return s.text(into: &type)
+        case .ts: return s.integer(into: &ts)
+        case .process: return s.text(into: &process)
+        case .event: return s.text(into: &event)
+        case .notificationID: return s.text(into: &notificationID)
+        case .level: return s.text(into: &level)
+        case .message: return s.text(into: &message)
+        case .appGroup: return s.text(into: &appGroup)
+        case .categories, .infoPlist: return false
+        case .interactiveControls: return s.boolean(into: &interactiveControls)
+        case .category: return s.text(into: &category)
+        case .mutableContent: return s.boolean(into: &mutableContent)
+        case .hasAlert: return s.boolean(into: &hasAlert)
+        case .payloadBytes: return s.integer(into: &payloadBytes)
+        case .deviceID: return s.text(into: &deviceID)
+        case .attachmentURL: return s.text(into: &attachmentURL)
+        case .status: return s.integer(into: &status)
+        case .reason: return s.text(into: &reason)
+        case .urlHost: return s.text(into: &urlHost)
+        case .durationMs: return s.integer(into: &durationMs)
+        case .httpStatus: return s.integer(into: &httpStatus)
+        case .bytes: return s.integer(into: &bytes)
+        case .mime: return s.text(into: &mime)
+        case .error: return s.text(into: &error)
+        case .ok: return s.boolean(into: &ok)
+        case .uti: return s.text(into: &uti)
+        case .elapsedMs: return s.integer(into: &elapsedMs)
+        case .lastFootprintBytes: return s.integer(into: &lastFootprintBytes)
+        case .action: return s.text(into: &action)
+        case .response: return s.text(into: &response)
+        case .waitedMs: return s.integer(into: &waitedMs)
+        case .suite: return s.text(into: &suite)
+        case .key: return s.text(into: &self.key)
+        case .found: return s.boolean(into: &found)
+        }
+    }
+}
+
+/// A strict, single-pass reader of one JSON text's bytes: every method either consumes exactly what it names and
+/// returns success, or reports failure (after which the scan is abandoned).
+struct FlatJSONScanner {
+    let base: UnsafePointer<UInt8>
+    let end: Int
+    private var at = 0
+
+    init(base: UnsafePointer<UInt8>, end: Int) {
+        self.base = base
+        self.end = end
+    }
+
+    var atEnd: Bool { at == end }
+
+    mutating func skipSpace() {
+        while at < end, base[at] == .space || base[at] == .newline || base[at] == .carriageReturn || base[at] == .tab {
+            at += 1
+        }
+    }
+
+    mutating func take(_ byte: UInt8) -> Bool {
+        guard at < end, base[at] == byte else { return false }
+        at += 1
+        return true
+    }
+
+    mutating func takeLiteral(_ literal: StaticString) -> Bool {
+        let matches = literal.withUTF8Buffer { bytes in
+            end - at >= bytes.count && bytes.indices.allSatisfy { base[at + $0] == bytes[$0] }
+        }
+        if matches { at += literal.utf8CodeUnitCount }
+        return matches
+    }
+
+    /// A string's bytes between its quotes (escapes unresolved), whether it has escapes, and the scan past it.
+    mutating func string() -> (start: Int, end: Int, escaped: Bool)? {
+        guard take(.quote) else { return nil }
+        let start = at
+        var escaped = false
+        while at < end {
+            let byte = base[at]
+            if byte == .quote {
+                at += 1
+                return (start, at - 1, escaped)
+            }
+            // JSON forbids raw control characters in strings.
+            guard byte >= 0x20 else { return nil }
+            guard byte == .backslash else {
+                at += 1
+                continue
+            }
+            escaped = true
+            guard at + 1 < end else { return nil }
+            switch base[at + 1] {
+            case .quote, .backslash, .slash, UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"),
+                 UInt8(ascii: "t"):
+                at += 2
+            case UInt8(ascii: "u"):
+                guard hex4(at + 2) != nil else { return nil }
+                at += 6
+            default:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// A string value, as a Swift string.
+    mutating func text(into field: inout String?) -> Bool {
+        guard let bounds = string(), let value = resolve(bounds) else { return false }
+        field = value
+        return true
+    }
+
+    /// An integer without fraction or exponent that fits `Int64` (anything else is left to the strict decoder).
+    mutating func integer(into field: inout Int64?) -> Bool {
+        let negative = take(.minus)
+        let start = at
+        var value: Int64 = 0
+        while at < end, base[at] >= .zero, base[at] <= .nine {
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int64(base[at] - .zero))
+            guard !overflow1, !overflow2 else { return false }
+            value = sum
+            at += 1
+        }
+        let digits = at - start
+        // No digits, a leading zero, `-0`, or a fraction or exponent following.
+        guard digits > 0, digits == 1 || base[start] != .zero, !(negative && value == 0) else { return false }
+        if at < end, base[at] == .dot || base[at] == UInt8(ascii: "e") || base[at] == UInt8(ascii: "E") { return false }
+        field = negative ? -value : value
+        return true
+    }
+
+    mutating func boolean(into field: inout Bool?) -> Bool {
+        if takeLiteral("true") {
+            field = true
+        } else if takeLiteral("false") {
+            field = false
+        } else {
+            return false
+        }
+        return true
+    }
+
+    /// Passes over one well-formed value of any kind.
+    mutating func skipValue(depth: Int) -> Bool {
+        guard at < end, depth < 32 else { return false }
+        switch base[at] {
+        case .quote:
+            guard let bounds = string() else { return false }
+            // A string the strict decoder would refuse (a lone surrogate) is left to it.
+            return !bounds.escaped || resolve(bounds) != nil
+        case .openBrace:
+            at += 1
+            skipSpace()
+            if take(.closeBrace) { return true }
+            while true {
+                guard string() != nil else { return false }
+                skipSpace()
+                guard take(.colon) else { return false }
+                skipSpace()
+                guard skipValue(depth: depth + 1) else { return false }
+                skipSpace()
+                if take(.closeBrace) { return true }
+                guard take(.comma) else { return false }
+                skipSpace()
+            }
+        case .openBracket:
+            at += 1
+            skipSpace()
+            if take(.closeBracket) { return true }
+            while true {
+                guard skipValue(depth: depth + 1) else { return false }
+                skipSpace()
+                if take(.closeBracket) { return true }
+                guard take(.comma) else { return false }
+                skipSpace()
+            }
+        case UInt8(ascii: "t"): return takeLiteral("true")
+        case UInt8(ascii: "f"): return takeLiteral("false")
+        case UInt8(ascii: "n"): return takeLiteral(.null)
+        default: return number()
+        }
+    }
+
+    /// Passes over a number of JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    private mutating func number() -> Bool {
+        _ = take(.minus)
+        guard at < end, base[at] >= .zero, base[at] <= .nine else { return false }
+        if base[at] == .zero {
+            at += 1
+        } else {
+            skipDigits()
+        }
+        if take(.dot) {
+            guard at < end, base[at] >= .zero, base[at] <= .nine else { return false }
+            skipDigits()
+        }
+        if take(UInt8(ascii: "e")) || take(UInt8(ascii: "E")) {
+            if !take(.plus) { _ = take(.minus) }
+            guard at < end, base[at] >= .zero, base[at] <= .nine else { return false }
+            skipDigits()
+        }
+        return true
+    }
+
+    private mutating func skipDigits() {
+        while at < end, base[at] >= .zero, base[at] <= .nine { at += 1 }
+    }
+
+    private func hex4(_ position: Int) -> UInt32? {
+        guard position + 4 <= end else { return nil }
+        var value: UInt32 = 0
+        for offset in 0..<4 {
+            let byte = base[position + offset]
+            let digit: UInt8
+            switch byte {
+            case .zero ... .nine: digit = byte - .zero
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// A string's value, escapes resolved; nil for invalid UTF-8 or a lone surrogate.
+    private func resolve(_ bounds: (start: Int, end: Int, escaped: Bool)) -> String? {
+        let raw = UnsafeBufferPointer(start: base + bounds.start, count: bounds.end - bounds.start)
+        guard bounds.escaped else { return String(validating: raw, as: UTF8.self) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(raw.count)
+        var index = bounds.start
+        while index < bounds.end {
+            let byte = base[index]
+            guard byte == .backslash else {
+                bytes.append(byte)
+                index += 1
+                continue
+            }
+            let escape = base[index + 1]
+            index += 2
+            switch escape {
+            case UInt8(ascii: "b"): bytes.append(0x08)
+            case UInt8(ascii: "f"): bytes.append(0x0C)
+            case UInt8(ascii: "n"): bytes.append(.newline)
+            case UInt8(ascii: "r"): bytes.append(.carriageReturn)
+            case UInt8(ascii: "t"): bytes.append(.tab)
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4(index) else { return nil }
+                index += 4
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard index + 6 <= bounds.end, base[index] == .backslash, base[index + 1] == UInt8(ascii: "u"),
+                          let low = hex4(index + 2), (0xDC00...0xDFFF).contains(low) else { return nil }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                bytes.append(contentsOf: Unicode.UTF8.encode(unicode)!)
+            default: bytes.append(escape) // `"`, `\` and `/` stand for themselves.
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+private extension UInt8 {
+    static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), slash = UInt8(ascii: "/")
+    static let openBrace = UInt8(ascii: "{"), closeBrace = UInt8(ascii: "}")
+    static let openBracket = UInt8(ascii: "["), closeBracket = UInt8(ascii: "]")
+    static let colon = UInt8(ascii: ":"), comma = UInt8(ascii: ","), dot = UInt8(ascii: ".")
+    static let minus = UInt8(ascii: "-"), plus = UInt8(ascii: "+"), zero = UInt8(ascii: "0"), nine = UInt8(ascii: "9")
+    static let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t"), newline = UInt8(ascii: "\n")
+    static let carriageReturn = UInt8(ascii: "\r")
+}
+
+private extension StaticString {
+    static let null: StaticString = "null"
+}

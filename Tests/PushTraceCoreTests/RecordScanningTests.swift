@@ -1,0 +1,77 @@
+import Foundation
+import PushTraceCore
+import PushTraceRecords
+import PushTraceSimulator
+import Testing
+
+@Suite("The one-pass record reader agrees with JSONDecoder")
+struct RecordScanningTests {
+    private static func strict(_ line: String) -> Record? {
+        try? JSONDecoder().decode(Record.self, from: Data(line.utf8))
+    }
+
+    private static func scanned(_ line: String) -> Record? {
+        Array(line.utf8).withUnsafeBytes { Record(scanning: $0) }
+    }
+
+    @Test("every record line of a simulated corpus: the same record, and nearly all read in one pass")
+    func simulatedCorpus() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-scan-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try Simulator.run(SimulationOptions(seed: 3, notifications: 400), into: directory)
+        var lines = 0, taken = 0
+        let files = FileManager.default.enumerator(atPath: directory.path)!.compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".ndjson") || $0.hasSuffix(".ndjson.gz") }
+        for file in files {
+            let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(file)))
+            let decoder = BundleDecoder(encoding: .sniff)
+            var records: [DecodedRecord] = []
+            let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { records.append(record) } }
+            try bytes.withUnsafeBytes { try decoder.consume($0, collect) }
+            try decoder.finish(collect)
+            for record in records {
+                lines += 1
+                guard let scanned = Self.scanned(record.json) else { continue }
+                taken += 1
+                #expect(scanned == Self.strict(record.json), "line: \(record.json)")
+            }
+        }
+        #expect(lines > 3_000)
+        // Config records (nested categories) are left to the strict decoder; they are a small share.
+        #expect(Double(taken) > 0.8 * Double(lines), "\(taken) of \(lines) lines read in one pass")
+    }
+
+    @Test("lines it takes: escapes, surrogate pairs, nulls, unknown nested fields, spaces")
+    func taken() {
+        let lines = [
+            #"{"type":"log","ts":1794787200000,"process":"service","level":"info","message":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \n\t"}"#,
+            #"{"type":"event","ts":1794787200000,"process":"app","event":"app.opened","notification_id":"A-1","error":null,"extra":{"a":[1,2.5e-3,true,null,"x"]}}"#,
+            #"  { "type" : "event" , "ts" : -5 , "ok" : false , "found" : true }  "#,
+            "{}",
+        ]
+        for line in lines {
+            let scanned = Self.scanned(line)
+            #expect(scanned != nil, "not taken: \(line)")
+            #expect(scanned == Self.strict(line), "line: \(line)")
+        }
+    }
+
+    @Test("lines it leaves to the strict decoder, which answers them as before")
+    func leftAside() {
+        let lines = [
+            #"{"ts":1,"ts":2}"#,                                  // a known key twice
+            #"{"ts":1.0}"#, #"{"ts":1e3}"#, #"{"ts":-0}"#, #"{"ts":01}"#, // numbers JSONDecoder reads leniently
+            #"{"ts":9223372036854775808}"#,                       // past Int64
+            #"{"ts":"1794787200000"}"#,                           // a known field of the wrong type
+            #"{"type":"config","categories":[{"id":"news"}]}"#,  // a nested known field
+            #"{"t\u0079pe":"event"}"#,                            // an escaped key
+            #"{"ts":1,}"#, #"{"x":-,"ts":1}"#, #"{"x":01,"ts":1}"#, // malformed JSON JSONDecoder passes over
+            "{\"message\":\"a\u{01}b\"}",                          // a raw control character
+            #"{"message":"\ud800"}"#, #"{"x":"\udc00x"}"#,        // lone surrogates
+            #"{"ts":1} x"#, "[1]", "\"text\"", "",               // not one object
+        ]
+        for line in lines {
+            #expect(Self.scanned(line) == nil, "taken: \(line)")
+        }
+    }
+}
