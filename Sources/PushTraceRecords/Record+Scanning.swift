@@ -287,7 +287,7 @@ struct FlatJSONScanner {
     /// A string's value, escapes resolved; nil for invalid UTF-8 or a lone surrogate.
     private func resolve(_ bounds: (start: Int, end: Int, escaped: Bool)) -> String? {
         let raw = UnsafeBufferPointer(start: base + bounds.start, count: bounds.end - bounds.start)
-        guard bounds.escaped else { return String(validating: raw, as: UTF8.self) }
+        guard bounds.escaped else { return Self.validUTF8(raw) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.count)
         var index = bounds.start
@@ -320,7 +320,14 @@ struct FlatJSONScanner {
             default: bytes.append(escape) // `"`, `\` and `/` stand for themselves.
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes.withUnsafeBufferPointer(Self.validUTF8)
+    }
+
+    /// The string of `bytes`, or nil when they are not valid UTF-8 (`String(validating:)` needs iOS 18, and this
+    /// module builds for the agent's older systems: a repaired string differs from its bytes).
+    private static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var string = String(decoding: bytes, as: UTF8.self)
+        return string.withUTF8 { $0.elementsEqual(bytes) } ? string : nil
     }
 }
 

@@ -73,5 +73,8 @@ struct RecordScanningTests {
         for line in lines {
             #expect(Self.scanned(line) == nil, "taken: \(line)")
         }
+        // Invalid UTF-8 inside a string (the server validates lines first; the fuzzer does not).
+        let invalid = Array(#"{"message":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8)
+        #expect(invalid.withUnsafeBytes { Record(scanning: $0) } == nil)
     }
 }
