@@ -16,7 +16,7 @@ extension Record {
         if !scanner.take(.closeBrace) {
             var seen: UInt64 = 0
             while true {
-                guard let name = scanner.string(), !name.escaped else { return nil }
+                guard let name = scanner.string(), !name.escaped, name.ascii else { return nil }
                 scanner.skipSpace()
                 guard scanner.take(.colon) else { return nil }
                 scanner.skipSpace()
@@ -96,6 +96,16 @@ extension Record {
     }
 }
 
+/// Where a string lies in the scanned bytes, between its quotes.
+struct StringBounds {
+    var start: Int
+    var end: Int
+    /// Whether it holds escapes (`\n`, `\u00e9`) still to resolve.
+    var escaped: Bool
+    /// Whether every byte is ASCII (so it is valid UTF-8 as it stands).
+    var ascii: Bool
+}
+
 /// A strict, single-pass reader of one JSON text's bytes: every method either consumes exactly what it names and
 /// returns success, or reports failure (after which the scan is abandoned).
 struct FlatJSONScanner {
@@ -130,20 +140,23 @@ struct FlatJSONScanner {
         return matches
     }
 
-    /// A string's bytes between its quotes (escapes unresolved), whether it has escapes, and the scan past it.
-    mutating func string() -> (start: Int, end: Int, escaped: Bool)? {
+    /// A string's bytes between its quotes (escapes unresolved), whether it has escapes or bytes past ASCII (whose
+    /// UTF-8 is then still to check), and the scan past it.
+    mutating func string() -> StringBounds? {
         guard take(.quote) else { return nil }
         let start = at
         var escaped = false
+        var ascii = true
         while at < end {
             let byte = base[at]
             if byte == .quote {
                 at += 1
-                return (start, at - 1, escaped)
+                return StringBounds(start: start, end: at - 1, escaped: escaped, ascii: ascii)
             }
             // JSON forbids raw control characters in strings.
             guard byte >= 0x20 else { return nil }
             guard byte == .backslash else {
+                ascii = ascii && byte < 0x80
                 at += 1
                 continue
             }
@@ -206,15 +219,13 @@ struct FlatJSONScanner {
         guard at < end, depth < 32 else { return false }
         switch base[at] {
         case .quote:
-            guard let bounds = string() else { return false }
-            // A string the strict decoder would refuse (a lone surrogate) is left to it.
-            return !bounds.escaped || resolve(bounds) != nil
+            return skipString()
         case .openBrace:
             at += 1
             skipSpace()
             if take(.closeBrace) { return true }
             while true {
-                guard string() != nil else { return false }
+                guard skipString() else { return false }
                 skipSpace()
                 guard take(.colon) else { return false }
                 skipSpace()
@@ -240,6 +251,12 @@ struct FlatJSONScanner {
         case UInt8(ascii: "n"): return takeLiteral(.null)
         default: return number()
         }
+    }
+
+    /// Passes over a string the strict decoder would read too (valid UTF-8, no lone surrogate).
+    private mutating func skipString() -> Bool {
+        guard let bounds = string() else { return false }
+        return (bounds.ascii && !bounds.escaped) || resolve(bounds) != nil
     }
 
     /// Passes over a number of JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -285,7 +302,7 @@ struct FlatJSONScanner {
     }
 
     /// A string's value, escapes resolved; nil for invalid UTF-8 or a lone surrogate.
-    private func resolve(_ bounds: (start: Int, end: Int, escaped: Bool)) -> String? {
+    private func resolve(_ bounds: StringBounds) -> String? {
         let raw = UnsafeBufferPointer(start: base + bounds.start, count: bounds.end - bounds.start)
         guard bounds.escaped else { return Self.validUTF8(raw) }
         var bytes: [UInt8] = []

@@ -76,5 +76,8 @@ struct RecordScanningTests {
         // Invalid UTF-8 inside a string (the server validates lines first; the fuzzer does not).
         let invalid = Array(#"{"message":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8)
         #expect(invalid.withUnsafeBytes { Record(scanning: $0) } == nil)
+        // ... and in a field passed over (JSONDecoder refuses the whole line; found by the fuzzer).
+        let passedOver = Array(#"{"x":"a"#.utf8) + [0xD8] + Array(#"","ts":1794787200000}"#.utf8)
+        #expect(passedOver.withUnsafeBytes { Record(scanning: $0) } == nil)
     }
 }
