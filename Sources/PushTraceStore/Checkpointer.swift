@@ -18,7 +18,7 @@ final class Checkpointer: @unchecked Sendable {
 
     private let path: String
     private let synchronous: String
-    // Guards `pending`, `stopped` and `running`.
+    // Guards `pending`, `stopped`, `running` and `hookReference`.
     private let condition = NSCondition()
     private var pending = false
     private var stopped = false
