@@ -51,9 +51,11 @@ let package = Package(
         .executableTarget(name: "record-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/RecordDecoderFuzzer"),
         // Realistic simulated bundles for the demo, the tests and the benchmarks.
         .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
+        // sqlite3_config, which Swift cannot call (a variadic C function), for the store's process-wide settings.
+        .systemLibrary(name: "CSQLiteSettings", providers: [.apt(["libsqlite3-dev"])]),
         // SQLite storage (GRDB over the system libsqlite3).
         .target(name: "PushTraceStore", dependencies: [
-            "PushTraceCore", "PushTraceRecords",
+            "PushTraceCore", "PushTraceRecords", "CSQLiteSettings",
             .product(name: "GRDB", package: "GRDB.swift"),
             // SQLite's C API, for the one statement per record (RecordInsert.swift).
             .product(name: "GRDBSQLite", package: "GRDB.swift"),

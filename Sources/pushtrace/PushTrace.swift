@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceStore
 
 /// The `pushtrace` command: ingest log bundles, then ask why a notification's card did or did not show.
 struct PushTrace: AsyncParsableCommand {
@@ -32,6 +33,7 @@ struct NegativeAnswer: Error {}
 @main
 enum Main {
     static func main() async {
+        Store.applyProcessSettings()
         do {
             var command = try PushTrace.parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
