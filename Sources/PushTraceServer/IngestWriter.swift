@@ -101,7 +101,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let batch = Array(waiting.prefix(settings.maxBundlesPerCommit))
+            var batch = Array(waiting.prefix(settings.maxBundlesPerCommit))
             waiting.removeFirst(batch.count)
             let depth = waiting.count
             condition.unlock()
@@ -110,7 +110,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 // A second with nothing to store.
                 settleStep()
             } else {
-                commit(batch)
+                commit(&batch)
                 // Under steady load the queue is never idle for long: settle every ten seconds all the same.
                 if Date().timeIntervalSince(lastSettled) >= 10 { settleStep() }
             }
@@ -120,7 +120,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
     /// Stores `batch` in one transaction. When the storage cannot commit (locked, full, read-only), every bundle
     /// of it gets 503 at once; when the group failed for another reason, each bundle is stored on its own so that
     /// one bundle the store refuses does not fail the others.
-    private func commit(_ batch: [Submission]) {
+    private func commit(_ batch: inout [Submission]) {
         let start = ContinuousClock.now
         do {
             // A bundle the decoder would refuse fails alone; any other error (SQLite's) aborts the whole group.
@@ -132,6 +132,9 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 }
             }
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: false)
+            // Each request still holds its bundle's records: let go of them here, so that the request, not this
+            // thread (the one every bundle waits on), frees them.
+            for index in batch.indices { batch[index].bundle.items = [] }
             for (submission, result) in zip(batch, results) { acknowledge(submission, result) }
         } catch {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
@@ -146,7 +149,10 @@ public final class IngestWriter: Service, @unchecked Sendable {
             logger.warning("group commit failed; storing its bundles one by one", metadata: [
                 "bundles": "\(batch.count)", "error": "\(error)",
             ])
-            for submission in batch { commit([submission]) }
+            for submission in batch {
+                var one = [submission]
+                commit(&one)
+            }
         }
     }
 
