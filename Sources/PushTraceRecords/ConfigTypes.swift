@@ -25,7 +25,7 @@ public struct ContentExtensionPlist: Codable, Sendable, Hashable {
         self.userInteractionEnabled = userInteractionEnabled
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case categories = "UNNotificationExtensionCategory"
         case initialContentSizeRatio = "UNNotificationExtensionInitialContentSizeRatio"
         case defaultContentHidden = "UNNotificationExtensionDefaultContentHidden"

@@ -3,9 +3,9 @@ extension Record {
     ///
     /// Record lines are flat objects of strings, integers and booleans, and `JSONDecoder`'s generic machinery was
     /// most of the cost of decoding them. This reader takes only the lines it reads exactly as `JSONDecoder` does:
-    /// well-formed JSON, known fields of their exact type (or `null`), no known field twice, no escape in a key,
-    /// no nested known field (`categories`, `info_plist`). Anything else (a malformed line, a field of the wrong
-    /// type, a config record) returns nil, and the strict decoder reads the line and names what is wrong with it.
+    /// well-formed JSON, known fields of their exact type (or `null`), no known field twice, no escape in a key;
+    /// config records' nested fields as `Record+ScanningConfig.swift` reads them. Anything else (a malformed line,
+    /// a field of the wrong type) returns nil, and the strict decoder reads the line and names what is wrong with it.
     /// A test over simulated corpora and the record fuzzer check that the two agree on every line this one takes.
     public init?(scanning bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
@@ -66,7 +66,8 @@ extension Record {
         case .level: return s.text(into: &level)
         case .message: return s.text(into: &message)
         case .appGroup: return s.text(into: &appGroup)
-        case .categories, .infoPlist: return false
+        case .categories: return s.categories(into: &categories)
+        case .infoPlist: return s.plist(into: &infoPlist)
         case .interactiveControls: return s.boolean(into: &interactiveControls)
         case .category: return s.text(into: &category)
         case .mutableContent: return s.boolean(into: &mutableContent)
@@ -119,6 +120,12 @@ struct FlatJSONScanner {
     }
 
     var atEnd: Bool { at == end }
+
+    /// How far the scan has come, in bytes.
+    var position: Int { at }
+
+    /// Whether the next byte is `byte` (nothing is consumed).
+    func peek(_ byte: UInt8) -> Bool { at < end && base[at] == byte }
 
     mutating func skipSpace() {
         while at < end, base[at] == .space || base[at] == .newline || base[at] == .carriageReturn || base[at] == .tab {
@@ -260,7 +267,7 @@ struct FlatJSONScanner {
     }
 
     /// Passes over a number of JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    private mutating func number() -> Bool {
+    mutating func number() -> Bool {
         _ = take(.minus)
         guard at < end, base[at] >= .zero, base[at] <= .nine else { return false }
         if base[at] == .zero {
@@ -348,7 +355,8 @@ struct FlatJSONScanner {
     }
 }
 
-private extension UInt8 {
+/// JSON's punctuation, for the scanner and its readers.
+extension UInt8 {
     static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), slash = UInt8(ascii: "/")
     static let openBrace = UInt8(ascii: "{"), closeBrace = UInt8(ascii: "}")
     static let openBracket = UInt8(ascii: "["), closeBracket = UInt8(ascii: "]")
@@ -358,6 +366,6 @@ private extension UInt8 {
     static let carriageReturn = UInt8(ascii: "\r")
 }
 
-private extension StaticString {
+extension StaticString {
     static let null: StaticString = "null"
 }
