@@ -151,16 +151,40 @@ enum BundlePaths {
                 paths.append(argument) // A missing file is reported with the others, in order.
                 continue
             }
-            guard let entries = FileManager.default.enumerator(atPath: argument) else {
-                throw UsageError("\(argument): cannot list this folder")
-            }
-            let found = entries.compactMap { $0 as? String }
-                .filter { name in suffixes.contains { name.hasSuffix($0) } }
-                .sorted()
-                .map { (argument as NSString).appendingPathComponent($0) }
+            let found = try bundleFiles(under: argument)
             if found.isEmpty { throw UsageError("\(argument): no bundle files (*.ndjson, *.ndjson.gz) in this folder") }
             paths += found
         }
         return paths
+    }
+
+    /// The bundle files under `folder`, recursively, sorted by their path below it. POSIX calls rather than
+    /// `FileManager`'s enumerator, which took half a second for 66,000 files before the first could be stored.
+    private static func bundleFiles(under folder: String) throws -> [String] {
+        var found: [String] = []
+        var folders = [""]
+        while let relative = folders.popLast() {
+            let path = relative.isEmpty ? folder : "\(folder)/\(relative)"
+            guard let directory = opendir(path) else {
+                throw UsageError("\(path): cannot list this folder (\(String(cString: strerror(errno))))")
+            }
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name == "." || name == ".." { continue }
+                let child = relative.isEmpty ? name : "\(relative)/\(name)"
+                var isFolder = entry.pointee.d_type == UInt8(DT_DIR)
+                if entry.pointee.d_type == UInt8(DT_UNKNOWN) { // Some file systems do not say: ask.
+                    var info = stat()
+                    isFolder = lstat("\(folder)/\(child)", &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                }
+                if isFolder {
+                    folders.append(child)
+                } else if suffixes.contains(where: name.hasSuffix) {
+                    found.append(child)
+                }
+            }
+        }
+        return found.sorted().map { "\(folder.hasSuffix("/") ? String(folder.dropLast()) : folder)/\($0)" }
     }
 }

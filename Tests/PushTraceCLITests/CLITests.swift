@@ -48,6 +48,27 @@ struct CLITests {
         #expect(text.stdout.contains("+30.800s  service service.expired"), "\(text.stdout)")
     }
 
+    @Test("ingest FOLDER: every bundle file under it, in path order; a folder with none is refused")
+    func ingestFolder() throws {
+        let work = try WorkFolder()
+        try FileManager.default.createDirectory(at: work.url.appendingPathComponent("in/device/later"),
+                                                withIntermediateDirectories: true)
+        try work.write("in/server.ndjson", Self.server)
+        try work.write("in/device/later/device.ndjson.gz",
+                       bytes: Deflater.gzip(Array(Self.device.map { $0 + "\n" }.joined().utf8)))
+        try work.write("in/device/notes.txt", ["not a bundle"])
+        let ingest = try work.run("ingest", "--format", "json", "in/")
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(ingest.stdout.utf8)) as? [String: Any])
+        let files = try #require(json["files"] as? [[String: Any]]).map { $0["file"] as? String }
+        #expect(files == ["in/device/later/device.ndjson.gz", "in/server.ndjson"])
+
+        try FileManager.default.createDirectory(at: work.url.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        let empty = try work.run("ingest", "empty")
+        #expect(empty.status == 2)
+        #expect(empty.stderr.contains("empty: no bundle files"), "\(empty.stderr)")
+    }
+
     @Test("an unknown ID answers unknown_notification and exits 1")
     func unknownID() throws {
         let work = try WorkFolder()
