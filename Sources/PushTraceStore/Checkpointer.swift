@@ -11,10 +11,10 @@ import GRDBSQLite
 /// applications that must not stall on checkpoints). Should the log still outgrow ``backstopPages`` (a reader
 /// holding an old snapshot, a checkpoint slower than the writer), the writer checkpoints inline as SQLite would.
 final class Checkpointer: @unchecked Sendable {
-    /// Log pages after which a checkpoint is started (SQLite's own automatic threshold).
-    static let thresholdPages: Int32 = 1_000
+    /// Log pages after which a checkpoint is started.
+    let thresholdPages: Int32
     /// Log pages after which the writer checkpoints itself rather than let the log grow further.
-    static let backstopPages: Int32 = 32_000
+    let backstopPages: Int32
 
     private let path: String
     private let synchronous: String
@@ -26,8 +26,12 @@ final class Checkpointer: @unchecked Sendable {
     // The hook's reference, released once the writer's connection is closed.
     private var hookReference: Unmanaged<Checkpointer>?
 
-    init(path: String, durability: Store.Durability) {
+    /// - Parameter thresholdPages: log pages after which a checkpoint is started (SQLite's own automatic
+    ///   threshold is 1,000).
+    init(path: String, durability: Store.Durability, thresholdPages: Int32) {
         self.path = path
+        self.thresholdPages = thresholdPages
+        backstopPages = max(32_000, 2 * thresholdPages)
         synchronous = durability == .full ? "FULL" : "NORMAL"
     }
 
@@ -73,9 +77,9 @@ final class Checkpointer: @unchecked Sendable {
     }
 
     private func logGrew(to pages: Int32, on connection: OpaquePointer?) -> Int32 {
-        guard pages >= Self.thresholdPages else { return SQLITE_OK }
+        guard pages >= thresholdPages else { return SQLITE_OK }
         condition.lock()
-        let inline = stopped || pages >= Self.backstopPages
+        let inline = stopped || pages >= backstopPages
         if !inline, !pending {
             pending = true
             condition.signal()

@@ -32,11 +32,16 @@ public final class Store: Sendable {
     ///     need less.
     ///   - readerCacheMiB: each reader's page cache; diagnosing a whole corpus gains from a larger one, a server
     ///     answering single notifications needs less.
+    ///   - checkpointPages: log pages after which they are copied back into the database file (SQLite's default
+    ///     is 1,000). A server's many small commits rewrite the same index pages again and again, and checkpointing
+    ///     less often copies and syncs each of them once for many commits; a bulk ingest's diagnosis, whose
+    ///     readers look pages up in the log, does better with the default.
     public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
-                busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8) throws {
+                busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8,
+                checkpointPages: Int32 = 1_000) throws {
         self.path = path
         self.settings = settings
-        let checkpointer = Checkpointer(path: path, durability: durability)
+        let checkpointer = Checkpointer(path: path, durability: durability, thresholdPages: checkpointPages)
         self.checkpointer = checkpointer
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
