@@ -38,10 +38,10 @@ public final class Store: Sendable {
     ///     readers look pages up in the log, does better with the default.
     public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
                 busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8,
-                checkpointPages: Int32 = 1_000) throws {
+                checkpointPages: Int = 1_000) throws {
         self.path = path
         self.settings = settings
-        let checkpointer = Checkpointer(path: path, durability: durability, thresholdPages: checkpointPages)
+        let checkpointer = Checkpointer(path: path, durability: durability, thresholdPages: Int32(clamping: checkpointPages))
         self.checkpointer = checkpointer
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
