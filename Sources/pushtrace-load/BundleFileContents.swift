@@ -9,7 +9,7 @@ import NIOCore
 ///
 /// Foundation's `contents(atPath:)` and `attributesOfItem(atPath:)` cost a quarter of the load generator's CPU,
 /// which on a shared machine is taken from the server it measures.
-struct BundleFileContents {
+struct BundleFileContents: Sendable {
     var bytes: ByteBuffer
     /// Milliseconds since 1970.
     var modified: Int64
@@ -27,10 +27,11 @@ struct BundleFileContents {
         let time = info.st_mtim
         #endif
         modified = Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-        var buffer = ByteBufferAllocator().buffer(capacity: Int(info.st_size))
+        // One byte more than the file, so that the read that finds its end needs no larger buffer.
+        var buffer = ByteBufferAllocator().buffer(capacity: Int(info.st_size) + 1)
         var failed = false
         while true {
-            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 64 * 1024) { target in
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1) { target in
                 let count = read(fd, target.baseAddress, target.count)
                 failed = count < 0
                 return max(count, 0)

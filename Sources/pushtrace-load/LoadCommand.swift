@@ -30,6 +30,11 @@ struct Load: AsyncParsableCommand {
         (round N sends bundle_id "rN-<id>"), so that every upload is new work. Default: each file once.
         """, valueName: "seconds"))
     var duration: Int?
+    @Flag(help: """
+        Read every file into memory before the clock starts, so that the generator's own file reads are not \
+        measured (they compete with the server on a shared machine). Needs memory for the whole corpus.
+        """)
+    var preload = false
     @Option(help: ArgumentHelp("Print the summary as text or json.", valueName: "format")) var format = "text"
     @Argument(help: ArgumentHelp("Bundle files, or folders of *.ndjson[.gz] files.", valueName: "path")) var paths: [String]
 
@@ -51,13 +56,18 @@ struct Load: AsyncParsableCommand {
         let next = Counter(until: duration.map { ContinuousClock.now + .seconds($0) })
         let url = server.hasSuffix("/") ? server + "v1/bundles" : server + "/v1/bundles"
         let replay = self.replay
+        let preloaded = preload ? files.map(BundleFileContents.init(path:)) : nil
         let started = ContinuousClock.now
         let outcomes = await withTaskGroup(of: [Upload].self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
                     var uploads: [Upload] = []
                     while let index = next.take(below: files.count) {
-                        let upload = await Upload.send(files[index % files.count], round: index / files.count, to: url,
+                        let path = files[index % files.count]
+                        let contents = if let preloaded { preloaded[index % files.count] } else {
+                            BundleFileContents(path: path)
+                        }
+                        let upload = await Upload.send(path, contents: contents, round: index / files.count, to: url,
                                                        token: token, replay: replay, client: client, log: log)
                         uploads.append(upload)
                         // A server that cannot be reached (killed, in the crash test) ends the run.
@@ -107,7 +117,7 @@ final class AckLog: @unchecked Sendable {
     private let handle: FileHandle
 
     init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
         handle.seekToEndOfFile()
         self.handle = handle

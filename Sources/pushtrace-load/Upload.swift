@@ -13,10 +13,11 @@ struct Upload: Sendable {
     var duplicate: Bool
     var error: String?
 
-    static func send(_ path: String, round: Int = 0, to url: String, token: String?, replay: Bool, client: HTTPClient,
-                     log: AckLog?) async -> Upload {
+    /// Uploads `contents`, the file at `path` as read before (nil when it could not be read).
+    static func send(_ path: String, contents: BundleFileContents?, round: Int = 0, to url: String, token: String?,
+                     replay: Bool, client: HTTPClient, log: AckLog?) async -> Upload {
         let started = ContinuousClock.now
-        guard var file = BundleFileContents(path: path) else {
+        guard var file = contents else {
             return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot read \(path)")
         }
         if round > 0 {
