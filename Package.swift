@@ -83,9 +83,10 @@ let package = Package(
         // A load generator for the crash test and the HTTP benchmark: many concurrent uploaders of bundle files.
         .executableTarget(name: "pushtrace-load", dependencies: [
             "PushTraceGzip",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
         .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],

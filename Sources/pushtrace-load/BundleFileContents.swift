@@ -21,12 +21,7 @@ struct BundleFileContents: Sendable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
-        modified = Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+        modified = Self.milliseconds(info)
         // One byte more than the file, so that the read that finds its end needs no larger buffer.
         var buffer = ByteBufferAllocator().buffer(capacity: Int(info.st_size) + 1)
         var failed = false
@@ -40,5 +35,20 @@ struct BundleFileContents: Sendable {
             if count == 0 { break }
         }
         bytes = buffer
+    }
+
+    /// The modification time of the file at `path` in milliseconds since 1970, or nil when it cannot be read.
+    static func modified(path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? milliseconds(info) : nil
+    }
+
+    private static func milliseconds(_ info: stat) -> Int64 {
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 }

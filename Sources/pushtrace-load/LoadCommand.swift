@@ -1,5 +1,4 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 
@@ -11,7 +10,7 @@ struct Load: AsyncParsableCommand {
         commandName: "pushtrace-load",
         abstract: "Upload bundle files to a pushtrace server from many concurrent clients; report latency and throughput.",
         discussion: """
-            Each file is uploaded once (gzip files with Content-Encoding: gzip). A 429 or 503 is retried after its \
+            Each file is uploaded once, in path order (with --replay, in modification-time order), gzip files with Content-Encoding: gzip. A 429 or 503 is retried after its \
             Retry-After, as the agent does; any other answer is final. A server that cannot be reached ends the run. With --acked, every acknowledged bundle is \
             written as a line `app_id bundle_id accepted duplicate` the moment its 200 arrives.
 
@@ -20,10 +19,13 @@ struct Load: AsyncParsableCommand {
               PUSHTRACE_TOKEN=pt_… pushtrace-load --server http://127.0.0.1:8080 --acked acked.txt --replay bundles
             """)
 
-    @Option(help: ArgumentHelp("The server, http://host:port.", valueName: "url")) var server: String
+    @Option(help: ArgumentHelp("The server, http://host:port (plain HTTP).", valueName: "url")) var server: String
     @Option(help: ArgumentHelp("Concurrent uploaders (one connection each).", valueName: "n")) var concurrency = 8
     @Option(help: ArgumentHelp("Append each acknowledged bundle to this file.", valueName: "path")) var acked: String?
-    @Flag(help: "Send each file's modification time as Pushtrace-Received-At (an admin token replaying archived uploads).")
+    @Flag(help: """
+        Send each file's modification time as Pushtrace-Received-At, and the files in that order (an admin token \
+        replaying archived uploads as they arrived).
+        """)
     var replay = false
     @Option(help: ArgumentHelp("""
         Keep uploading for this many seconds: after the last file, start again from the first with new bundle IDs \
@@ -39,22 +41,28 @@ struct Load: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Bundle files, or folders of *.ndjson[.gz] files.", valueName: "path")) var paths: [String]
 
     func validate() throws {
+        _ = try endpoint()
         if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if let duration, duration < 1 { throw ValidationError("--duration must be at least 1 second") }
         if !["text", "json"].contains(format) { throw ValidationError("--format is text or json") }
     }
 
+    /// The server's host and port, from `--server http://host[:port]`.
+    private func endpoint() throws -> (host: String, port: Int) {
+        guard let url = URL(string: server), url.scheme == "http", let host = url.host, !host.isEmpty else {
+            throw ValidationError("--server must be http://host[:port] (plain HTTP), not '\(server)'")
+        }
+        return (host, url.port ?? 80)
+    }
+
     func run() async throws {
-        let files = try BundleFiles.expand(paths)
+        let named = try BundleFiles.expand(paths)
+        let files = replay ? BundleFiles.inArrivalOrder(named) : named
         guard !files.isEmpty else { throw ValidationError("no bundle files under \(paths.joined(separator: ", "))") }
         let token = ProcessInfo.processInfo.environment["PUSHTRACE_TOKEN"]
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(120))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let (host, port) = try endpoint()
         let log = try acked.map { try AckLog(path: $0) }
         let next = Counter(until: duration.map { ContinuousClock.now + .seconds($0) })
-        let url = server.hasSuffix("/") ? server + "v1/bundles" : server + "/v1/bundles"
         let replay = self.replay
         let preloaded = preload ? files.map(BundleFileContents.init(path:)) : nil
         let started = ContinuousClock.now
@@ -62,16 +70,27 @@ struct Load: AsyncParsableCommand {
             for _ in 0..<concurrency {
                 group.addTask {
                     var uploads: [Upload] = []
-                    while let index = next.take(below: files.count) {
-                        let path = files[index % files.count]
-                        let contents = if let preloaded { preloaded[index % files.count] } else {
-                            BundleFileContents(path: path)
+                    guard var index = next.take(below: files.count) else { return uploads }
+                    do {
+                        try await UploadConnection.with(host: host, port: port) { connection in
+                            while true {
+                                let path = files[index % files.count]
+                                let contents = if let preloaded { preloaded[index % files.count] } else {
+                                    BundleFileContents(path: path)
+                                }
+                                let upload = await Upload.send(path, contents: contents, round: index / files.count,
+                                                               over: &connection, token: token, replay: replay, log: log)
+                                uploads.append(upload)
+                                // A server that cannot be reached (killed, in the crash test) ends the run.
+                                if upload.status == 0 { next.stop() }
+                                guard let following = next.take(below: files.count) else { return }
+                                index = following
+                            }
                         }
-                        let upload = await Upload.send(path, contents: contents, round: index / files.count, to: url,
-                                                       token: token, replay: replay, client: client, log: log)
-                        uploads.append(upload)
-                        // A server that cannot be reached (killed, in the crash test) ends the run.
-                        if upload.status == 0 { next.stop() }
+                    } catch {
+                        uploads.append(Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false,
+                                              error: "cannot connect to \(host):\(port): \(error)"))
+                        next.stop()
                     }
                     return uploads
                 }
@@ -79,7 +98,6 @@ struct Load: AsyncParsableCommand {
             return await group.reduce(into: []) { $0 += $1 }
         }
         let elapsed = ContinuousClock.now - started
-        try await client.shutdown()
         let summary = Summary(outcomes, elapsed: elapsed, concurrency: concurrency)
         print(format == "json" ? summary.json : summary.text)
     }

@@ -1,6 +1,6 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import PushTraceGzip
 
 /// One file's upload: its final answer, how long it took, and how often it was asked to retry.
@@ -13,9 +13,9 @@ struct Upload: Sendable {
     var duplicate: Bool
     var error: String?
 
-    /// Uploads `contents`, the file at `path` as read before (nil when it could not be read).
-    static func send(_ path: String, contents: BundleFileContents?, round: Int = 0, to url: String, token: String?,
-                     replay: Bool, client: HTTPClient, log: AckLog?) async -> Upload {
+    /// Uploads `contents`, the file at `path` as read before (nil when it could not be read), over `connection`.
+    static func send(_ path: String, contents: BundleFileContents?, round: Int = 0, over connection: inout UploadConnection,
+                     token: String?, replay: Bool, log: AckLog?) async -> Upload {
         let started = ContinuousClock.now
         guard var file = contents else {
             return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot read \(path)")
@@ -26,34 +26,31 @@ struct Upload: Sendable {
             }
             file.bytes = ByteBuffer(bytes: renamed)
         }
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-ndjson")
-        request.headers.add(name: "Content-Encoding", value: file.bytes.readableBytesView.first == 0x1f ? "gzip" : "identity")
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if replay { request.headers.add(name: "Pushtrace-Received-At", value: String(file.modified)) }
-        request.body = .bytes(file.bytes)
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/x-ndjson")
+        headers.add(name: "Content-Encoding", value: file.bytes.readableBytesView.first == 0x1f ? "gzip" : "identity")
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if replay { headers.add(name: "Pushtrace-Received-At", value: String(file.modified)) }
         var retries = 0
         while true {
             do {
-                let response = try await client.execute(request, timeout: .seconds(30))
-                let body = try await response.body.collect(upTo: 1 << 20)
-                let status = Int(response.status.code)
+                let answer = try await connection.post("/v1/bundles", headers: headers, body: file.bytes)
+                let status = Int(answer.head.status.code)
                 if status == 429 || status == 503, retries < 50 {
                     retries += 1
-                    let seconds = response.headers.first(name: "Retry-After").flatMap(Double.init) ?? 1
+                    let seconds = answer.head.headers.first(name: "Retry-After").flatMap(Double.init) ?? 1
                     // Jitter spreads the retries of clients refused at the same moment.
                     try await Task.sleep(for: .milliseconds(Int(seconds * 1000 * Double.random(in: 0.5...1.5))))
                     continue
                 }
-                let json = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+                let json = (try? JSONSerialization.jsonObject(with: Data(answer.body.readableBytesView))) as? [String: Any]
                 let accepted = json?["accepted"] as? Int ?? 0
                 let duplicate = json?["duplicate"] as? Bool ?? false
                 if status == 200, let log {
                     log.append("\(json?["app_id"] as? String ?? "?") \(json?["bundle_id"] as? String ?? "?") \(accepted) \(duplicate)")
                 }
                 return Upload(status: status, latency: ContinuousClock.now - started, retries: retries, accepted: accepted,
-                              duplicate: duplicate, error: status == 200 ? nil : String(buffer: body))
+                              duplicate: duplicate, error: status == 200 ? nil : String(buffer: answer.body))
             } catch {
                 return Upload(status: 0, latency: ContinuousClock.now - started, retries: retries, accepted: 0, duplicate: false,
                               error: "\(error)")
@@ -100,6 +97,16 @@ enum BundleFiles {
             }
         }
         return files.sorted()
+    }
+
+    /// `files` in the order a server received them: by modification time (an archived upload's arrival), then path.
+    ///
+    /// Replaying in path order would send each device's whole history before the next device's, an order no server
+    /// meets, which scatters the writes to the store's time-ordered indexes.
+    static func inArrivalOrder(_ files: [String]) -> [String] {
+        files.map { (path: $0, modified: BundleFileContents.modified(path: $0) ?? 0) }
+            .sorted { ($0.modified, $0.path) < ($1.modified, $1.path) }
+            .map(\.path)
     }
 }
 
