@@ -80,30 +80,32 @@ public final class ServerMetrics: Sendable {
     /// Counts what a stored bundle tells about the extensions, by app and category.
     func product(appID: String, items: [BundleItem]) {
         let app = labels.app(appID)
-        // Categories travel on the `received` events; later steps of the same notification take theirs.
+        // Categories travel on the `received` events; later steps of the same notification take theirs. One pass
+        // collects both the categories and the counted steps (each pass copies every record out of its item).
         var categories: [String: String] = [:]
+        var steps: [(metric: String?, notificationID: String?, elapsedMs: Int64?)] = []
         for case .record(let decoded) in items {
             if let id = decoded.notificationID, let category = decoded.record.category { categories[id] = category }
+            guard let event = decoded.record.eventName else { continue }
+            switch event {
+            case .serviceReceived: steps.append(("pushtrace_service_runs_total", decoded.notificationID, nil))
+            case .serviceAbnormalExit: steps.append(("pushtrace_service_crashes_total", decoded.notificationID, nil))
+            case .contentReceived: steps.append(("pushtrace_content_expansions_total", decoded.notificationID, nil))
+            case .contentAction: steps.append(("pushtrace_content_actions_total", decoded.notificationID, nil))
+            case .serviceExpired, .serviceDelivered:
+                let elapsed = decoded.record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil }
+                steps.append((event == .serviceExpired ? "pushtrace_service_timeouts_total" : nil, decoded.notificationID, elapsed))
+            default:
+                break
+            }
         }
         // Counted per bundle first: one registry lookup per series, not per record.
         var counts: [ProductSeries: Int] = [:]
         var durations: [String: [Int64]] = [:]
-        for case .record(let decoded) in items {
-            guard let event = decoded.record.eventName else { continue }
-            let category = decoded.notificationID.flatMap { categories[$0] }
-            switch event {
-            case .serviceReceived: counts[ProductSeries("pushtrace_service_runs_total", category), default: 0] += 1
-            case .serviceAbnormalExit: counts[ProductSeries("pushtrace_service_crashes_total", category), default: 0] += 1
-            case .contentReceived: counts[ProductSeries("pushtrace_content_expansions_total", category), default: 0] += 1
-            case .contentAction: counts[ProductSeries("pushtrace_content_actions_total", category), default: 0] += 1
-            case .serviceExpired, .serviceDelivered:
-                if event == .serviceExpired {
-                    counts[ProductSeries("pushtrace_service_timeouts_total", category), default: 0] += 1
-                }
-                if let elapsed = decoded.record.elapsedMs, elapsed >= 0 { durations[category ?? "", default: []].append(elapsed) }
-            default:
-                break
-            }
+        for step in steps {
+            let category = step.notificationID.flatMap { categories[$0] }
+            if let metric = step.metric { counts[ProductSeries(metric, category), default: 0] += 1 }
+            if let elapsed = step.elapsedMs { durations[category ?? "", default: []].append(elapsed) }
         }
         for (series, count) in counts {
             CoreMetrics.Counter(label: series.name, dimensions: [("app", app), ("category", labels.category(series.category, app: app))],

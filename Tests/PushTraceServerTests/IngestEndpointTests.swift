@@ -84,6 +84,20 @@ import Testing
         #expect(try server.counts() == before)
     }
 
+    @Test func readsTheBearerSchemeInAnyCaseWithBlanksAroundTheToken() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            let accepted = try await client.upload(Bodies.bundle(), token: nil,
+                                                   extra: [.authorization: "bEARER \t\(server.ingestToken) \t"])
+            #expect(accepted.status == .ok)
+            for header in ["Basic \(server.ingestToken)", "Bearer", "Bearer \t ", "Bearer\(server.ingestToken)"] {
+                try expectError(try await client.upload(Bodies.bundle(), token: nil, extra: [.authorization: header]),
+                                .unauthorized, "unauthorized")
+            }
+        }
+        #expect(try server.counts()["bundle"] == 1)
+    }
+
     @Test func refusesARevokedTokenOnceItsCacheTimeHasPassed() async throws {
         let server = try TestServer { $0.tokenCacheSeconds = 0.2 }
         let (info, text) = try server.folder.store.createToken(appID: TestServer.app, scope: .ingest, label: "ci", now: Lines.t0)
