@@ -50,22 +50,37 @@ extension Store {
         diagnosing.start()
         defer { diagnosed.close() }
         var done = 0
-        for _ in batches {
-            let causes = try diagnosed.pop().get()
-            let settled = try pool.write { db -> Int in
-                let update = try db.cachedStatement(sql: """
-                    UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
-                    """)
-                var changed = 0
-                for (key, cause) in causes {
-                    try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID, key.records])
-                    changed += db.changesCount
+        // The causes are written in transactions of up to two seconds, as ingest groups its bundles: every commit
+        // rewrites the notification pages its batch touched (random keys: most of them), so fewer commits write far
+        // fewer log frames. Readers see each group once it commits.
+        try pool.writeWithoutTransaction { db in
+            let update = try db.cachedStatement(sql: """
+                UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
+                """)
+            var groupStart: Date?
+            do {
+                for _ in batches {
+                    let causes = try diagnosed.pop().get()
+                    if groupStart == nil {
+                        try db.beginTransaction(.immediate)
+                        groupStart = Date()
+                    }
+                    for (key, cause) in causes {
+                        try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID, key.records])
+                        // A row that changed under us stays pending, for the next pass.
+                        done += db.changesCount
+                    }
+                    if let started = groupStart, Date().timeIntervalSince(started) >= 2 {
+                        try db.commit()
+                        groupStart = nil
+                    }
+                    progress?(done, pending.count)
                 }
-                return changed
+                if groupStart != nil { try db.commit() }
+            } catch {
+                if db.isInsideTransaction { try? db.rollback() }
+                throw error
             }
-            // A row that changed under us stays pending, for the next pass.
-            done += settled
-            progress?(done, pending.count)
         }
         return done
     }
