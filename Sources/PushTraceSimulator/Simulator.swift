@@ -48,6 +48,9 @@ public enum Simulator {
         var rng = SeededRandom(seed: options.seed)
         let start = options.end - Int64(options.days) * 86_400_000
         let fleet = makeFleet(options, &rng)
+        // Each notification picks a device of its app with the flaw its cause needs; grouping once keeps that
+        // constant-time (filtering the fleet per notification made simulating quadratic in its size).
+        let pools = Dictionary(grouping: fleet) { DevicePool(app: $0.app.id, flaw: $0.flaw) }
         var serverRecords: [String: [PendingRecord]] = [:]
         var deviceRecords: [String: [PendingRecord]] = [:]
         var expectations: [SimulationSummary.Expectation] = []
@@ -55,7 +58,7 @@ public enum Simulator {
         for i in 0..<options.notifications {
             let cause = i < forced.count * max(1, options.notifications / 400) ? forced[i % forced.count] : weightedCause(&rng)
             let app = SimulatedApp.all[i < forced.count * 3 ? i / forced.count % 3 : Int(rng.int(0...2))]
-            let device = pickDevice(for: cause, app: app, fleet: fleet, &rng)
+            let device = pickDevice(for: cause, app: app, pools: pools, &rng)
             let category = cause == .categoryNotHandled ? app.categories[1].id : rng.pick(app.categories).id
             let latest = cause == .notDelivered ? start + (options.end - start) * 7 / 10 : options.end - 3 * 3_600_000
             let notification = SimulatedNotification(id: rng.uuid(), device: device, category: category,
@@ -110,7 +113,13 @@ public enum Simulator {
         return fleet
     }
 
-    private static func pickDevice(for cause: Cause, app: SimulatedApp, fleet: [SimulatedDevice],
+    /// The devices of one app with one flaw.
+    private struct DevicePool: Hashable {
+        let app: String
+        let flaw: DeviceFlaw
+    }
+
+    private static func pickDevice(for cause: Cause, app: SimulatedApp, pools: [DevicePool: [SimulatedDevice]],
                                    _ rng: inout SeededRandom) -> SimulatedDevice {
         let flaw: DeviceFlaw = switch cause {
         case .categoryNotHandled: .plistDrift
@@ -119,7 +128,7 @@ public enum Simulator {
         case .awaitingDeviceLogs: .offline
         default: .none
         }
-        return rng.pick(fleet.filter { $0.app.id == app.id && $0.flaw == flaw })
+        return rng.pick(pools[DevicePool(app: app.id, flaw: flaw)]!)
     }
 
     /// Everyday traffic: mostly fine, with the failures real apps see at realistic rates.

@@ -125,9 +125,18 @@ struct CLITests {
         #expect(search.stdout.contains("6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10"))
         #expect(try work.run("search", "--cause", "nope").status == 2)
         #expect(try work.run("logs", Self.id).status == 0)
-        let simulate = try work.run("simulate", "--out", "sim", "--notifications", "40")
+        let simulate = try work.run("simulate", "--out", "sim", "--notifications", "40", "--end", "2026-11-16T00:00:00Z")
         #expect(simulate.status == 0)
         #expect(FileManager.default.fileExists(atPath: work.url.appendingPathComponent("sim/scenarios.json").path))
+        // Each bundle file's modification time is when it was "received": within the 14 simulated days.
+        let folder = work.url.appendingPathComponent("sim/io.acme.fitlog")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(!files.isEmpty)
+        for file in files {
+            let attributes = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(file).path)
+            let received = try #require(attributes[.modificationDate] as? Date).timeIntervalSince1970
+            #expect((1_793_577_600...1_794_787_200 + 1).contains(received), "\(file) received at \(received)")
+        }
     }
 
     @Test("reading a database that does not exist is a clear error")
