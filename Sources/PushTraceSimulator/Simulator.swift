@@ -100,12 +100,17 @@ public enum Simulator {
         var fleet: [SimulatedDevice] = []
         for app in SimulatedApp.all {
             let flaws = [DeviceFlaw](repeating: .none, count: perApp) + DeviceFlaw.allCases.filter { $0 != .none }
+            // Device IDs are 24 random bits: from about 10,000 devices an app, two would share one (and its bundle
+            // files' names), so a drawn ID already taken is drawn again.
+            var taken: Set<UInt64> = []
             for flaw in flaws {
                 let roll = Double(rng.int(0...999)) / 1000
                 let skew = roll < 0.8 ? rng.int(-1_500...1_500)
                     : roll < 0.9 ? 3_600_000 + rng.int(-2_000...2_000) : -rng.int(60_000...900_000)
                 let version = rng.pick(app.versions)
-                fleet.append(SimulatedDevice(app: app, id: "d-" + String(rng.next() & 0xFF_FFFF, radix: 16).leftPadded(6),
+                var id = rng.next() & 0xFF_FFFF
+                while !taken.insert(id).inserted { id = rng.next() & 0xFF_FFFF }
+                fleet.append(SimulatedDevice(app: app, id: "d-" + String(id, radix: 16).leftPadded(6),
                                              model: rng.pick(SimulatedDevice.models), os: rng.pick(SimulatedDevice.systems),
                                              appVersion: version, build: String(rng.int(40...400)), skewMs: skew, flaw: flaw))
             }
