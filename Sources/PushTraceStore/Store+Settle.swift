@@ -12,7 +12,9 @@ extension Store {
     ///
     /// - Parameters:
     ///   - limit: settle at most this many (the server settles in small steps between commits); nil for all.
-    ///   - progress: called after each batch with the number settled so far and the number there were.
+    ///   - progress: called once the pending notifications are counted (with 0 settled) and after each batch, with
+    ///     the number settled so far and the number there were. On a store larger than the page cache a batch can
+    ///     take minutes of disk reads, so the first call says that diagnosis has begun and how much there is.
     @discardableResult
     public func settleCauses(limit: Int? = nil, batchSize: Int = 4_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
         // The pending keys, once, in device order: each lane then takes a contiguous run of devices.
@@ -22,6 +24,7 @@ extension Store {
                 LIMIT ?
                 """, arguments: [limit ?? -1]).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
         }
+        if !pending.isEmpty { progress?(0, pending.count) }
         let diagnoser = Diagnoser(settings: settings)
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
         let batches = stride(from: 0, to: pending.count, by: batchSize).map { pending[$0..<min($0 + batchSize, pending.count)] }

@@ -105,7 +105,8 @@ struct Ingest: ParsableCommand {
         let seconds = max(Date().timeIntervalSince(started), 0.001)
         let diagnosing = Date()
         let settled = try store.settleCauses { done, total in
-            if total >= 20_000 { printError("diagnosed \(done) of \(total) notifications") }
+            guard total >= 20_000 else { return }
+            printError(done == 0 ? "diagnosing \(total) notifications" : "diagnosed \(done) of \(total) notifications")
         }
         let diagnosisSeconds = Date().timeIntervalSince(diagnosing)
         let rate = Int(Double(totals.accepted) / seconds)

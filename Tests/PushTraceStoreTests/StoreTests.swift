@@ -23,7 +23,14 @@ struct StoreTests {
             stored += result.accepted
         }
         #expect(stored == summary.records)
-        try temporary.store.settleCauses()
+        var progress: [Int] = []
+        let settled = try temporary.store.settleCauses(batchSize: 150) { done, total in
+            #expect(total == 400)
+            progress.append(done)
+        }
+        #expect(settled == 400)
+        // Progress starts before the first batch is diagnosed, then follows each batch.
+        #expect(progress == [0, 150, 300, 400])
         let expected = try #require(summary.expected)
         #expect(Set(expected.map(\.cause)) == Set(Cause.allCases).subtracting([.unknownNotification]))
         for expectation in expected {
