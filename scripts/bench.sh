@@ -181,7 +181,6 @@ build_scale_store() { # notifications folder db
     local size=$(( ($(stat -c %s "$db") + $( [ -f "$db-wal" ] && stat -c %s "$db-wal" || echo 0)) / 1048576 ))
     python3 -c "print(f'  chunk {$i + 1} of $chunks ingested in {$t1 - $t0:.0f} s; {$t1 - $started:.0f} s so far; $size MB on disk', flush=True)"
   done
-  [ -n "$next_pid" ] && wait "$next_pid"
   rm -f "$db".chunk-*.done
 }
 
