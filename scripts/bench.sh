@@ -23,6 +23,9 @@ bin=$root/.build/release
 parts=${PARTS:-ingest http scale}
 corpus_n=${CORPUS:-86000}
 scale_n=${SCALE:-200000}
+for setting in CORPUS="$corpus_n" SCALE="$scale_n" SCALE_CHUNK="${SCALE_CHUNK:-1000000}"; do
+  [[ ${setting#*=} =~ ^[1-9][0-9]*$ ]] || { echo "bench: ${setting%%=*} must be a positive whole number, not '${setting#*=}'" >&2; exit 2; }
+done
 work=${BENCH_DIR:-bench-data}
 mkdir -p "$work"
 cd "$work"
