@@ -8,9 +8,11 @@ import ServiceLifecycle
 /// commit, each acknowledged only once its commit has succeeded.
 ///
 /// A full queue refuses at once (429); a commit that fails (a lock held elsewhere beyond the busy timeout, a full
-/// disk, a read-only file) fails every bundle it held (503) and leaves nothing behind. Between commits, idle time
-/// settles the causes of notifications that received records. As a `Service`, it drains what was accepted before
-/// a graceful shutdown completes, then closes the database.
+/// disk, a read-only file) fails every bundle it held (503) and leaves nothing behind. The notification summaries
+/// of committed bundles are written together a little later (a ``SummaryBacklog``): when uploads pause, at least
+/// every ``ServerSettings/summaryDelay``, and before a read that needs them. Idle time settles the causes of
+/// notifications that received records. As a `Service`, it drains what was accepted before a graceful shutdown
+/// completes, writes the summaries, then closes the database.
 public final class IngestWriter: Service, @unchecked Sendable {
     /// A bundle decoded by a request, ready to store.
     struct Bundle: Sendable {
@@ -29,11 +31,16 @@ public final class IngestWriter: Service, @unchecked Sendable {
     private let settings: ServerSettings
     private let metrics: ServerMetrics
     private let logger: Logger
-    // Guards `waiting` and `accepting`; signalled when a submission arrives or the writer must stop.
+    // Guards `waiting`, `accepting`, `summariesPending` and `summaryReaders`; signalled when a submission or a
+    // reader arrives or the writer must stop.
     private let condition = NSCondition()
     private var waiting: [Submission] = []
     private var accepting = true
+    private var summariesPending = false
+    private var summaryReaders: [CheckedContinuation<Void, Never>] = []
     // Touched by the writer thread only.
+    /// Nil while another process keeps a backlog for the same database: then each commit writes its summaries.
+    private var backlog: SummaryBacklog?
     private var causeGaugeKeys = Set<CauseCount.Key>()
     private var causeGaugeRefreshed = Date.distantPast
     private var lastSettled = Date()
@@ -62,6 +69,18 @@ public final class IngestWriter: Service, @unchecked Sendable {
             }
             waiting.append(Submission(bundle: bundle, continuation: continuation, logger: logger))
             if waiting.count == 1 { condition.signal() }
+        }
+    }
+
+    /// Returns once the summaries of every bundle acknowledged so far are written: search and the lookup of a
+    /// notification's app read them, and an uploader expects to find what it was just told is stored.
+    func summariesWritten() async {
+        await withCheckedContinuation { continuation in
+            condition.lock()
+            defer { condition.unlock() }
+            guard summariesPending else { return continuation.resume() }
+            summaryReaders.append(continuation)
+            condition.signal()
         }
     }
 
@@ -94,27 +113,65 @@ public final class IngestWriter: Service, @unchecked Sendable {
     }
 
     private func writeLoop() {
+        do {
+            backlog = try store.makeSummaryBacklog()
+            if backlog == nil {
+                logger.warning("another process keeps a summary backlog for this database; writing summaries with each commit")
+            }
+        } catch {
+            logger.warning("could not write the summaries a stopped server left; writing summaries with each commit",
+                           metadata: ["error": "\(error)"])
+        }
         while true {
             condition.lock()
-            if waiting.isEmpty, accepting { _ = condition.wait(until: Date(timeIntervalSinceNow: 1)) }
+            if waiting.isEmpty, summaryReaders.isEmpty, accepting {
+                // Summaries waiting are written once uploads pause; otherwise a second with nothing to store settles.
+                let pause = backlog?.isEmpty == false ? 0.05 : 1
+                _ = condition.wait(until: Date(timeIntervalSinceNow: pause))
+            }
             if waiting.isEmpty, !accepting {
                 condition.unlock()
+                writeSummaries()
                 return
             }
             var batch = Array(waiting.prefix(settings.maxBundlesPerCommit))
             waiting.removeFirst(batch.count)
             let depth = waiting.count
+            let readersWaiting = !summaryReaders.isEmpty
             condition.unlock()
             metrics.queueDepth(depth)
-            if batch.isEmpty {
-                // A second with nothing to store.
+            if !batch.isEmpty { commit(&batch) }
+            if let backlog, !backlog.isEmpty,
+               readersWaiting || batch.isEmpty || backlog.isDue(after: settings.summaryDelay, notifications: Self.backlogLimit) {
+                writeSummaries()
+            } else if readersWaiting {
+                writeSummaries()  // nothing to write: let the readers go
+            } else if batch.isEmpty || Date().timeIntervalSince(lastSettled) >= 10 {
+                // Idle, or under steady load (the queue is never idle for long) every ten seconds all the same.
+                writeSummaries()
                 settleStep()
-            } else {
-                commit(&batch)
-                // Under steady load the queue is never idle for long: settle every ten seconds all the same.
-                if Date().timeIntervalSince(lastSettled) >= 10 { settleStep() }
             }
         }
+    }
+
+    /// Facts of at most this many notifications wait in the backlog (a few megabytes).
+    private static let backlogLimit = 20_000
+
+    /// Writes the backlog's summaries (kept for the next attempt if that fails) and lets waiting readers go.
+    private func writeSummaries() {
+        if let backlog, !backlog.isEmpty {
+            do {
+                try store.writeSummaries(backlog)
+            } catch {
+                logger.warning("writing notification summaries failed; will retry", metadata: ["error": "\(error)"])
+            }
+        }
+        condition.lock()
+        summariesPending = backlog?.isEmpty == false
+        let readers = summaryReaders
+        summaryReaders = []
+        condition.unlock()
+        for reader in readers { reader.resume() }
     }
 
     /// Stores `batch` in one transaction. When the storage cannot commit (locked, full, read-only), every bundle
@@ -124,7 +181,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
         let start = ContinuousClock.now
         do {
             // A bundle the decoder would refuse fails alone; any other error (SQLite's) aborts the whole group.
-            let results = try store.inGroupCommit { group in
+            let results = try store.inGroupCommit(deferringSummariesTo: backlog) { group in
                 try batch.map { submission -> Result<IngestResult, BundleError> in
                     do { return .success(try self.ingest(submission.bundle, into: group)) } catch let error as BundleError {
                         return .failure(error)
@@ -132,6 +189,12 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 }
             }
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: false)
+            if backlog?.isEmpty == false {
+                // Before the acknowledgements: a reader told to wait for summaries waits for these too.
+                condition.lock()
+                summariesPending = true
+                condition.unlock()
+            }
             // Each request still holds its bundle's records: let go of them here, so that the request, not this
             // thread (the one every bundle waits on), frees them.
             for index in batch.indices { batch[index].bundle.items = [] }

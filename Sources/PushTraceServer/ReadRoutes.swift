@@ -9,19 +9,22 @@ import PushTraceStore
 struct ReadRoutes: Sendable {
     let store: Store
     let authenticator: Authenticator
+    /// Asked to write the summaries of acknowledged bundles before a read that needs them.
+    let writer: IngestWriter
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/notifications/:id") { request, context in try why(request, context: context) }
-        router.get("/v1/notifications") { request, context in try search(request, context: context) }
+        router.get("/v1/notifications/:id") { request, context in try await why(request, context: context) }
+        router.get("/v1/notifications") { request, context in try await search(request, context: context) }
     }
 
     /// The `why` JSON of SPEC §7, or its text with `Accept: text/plain`. 404 (with the `unknown_notification`
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
-    func why(_ request: Request, context: BasicRequestContext) throws -> Response {
+    func why(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let id = try context.parameters.require("id")
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
         if app == nil {
+            await writer.summariesWritten()
             let apps = try store.apps(forNotification: id)
             if apps.count > 1 {
                 throw APIError(.conflict, "ambiguous_notification", "notification \(id) is stored for \(apps.count) apps: "
@@ -44,7 +47,7 @@ struct ReadRoutes: Sendable {
 
     /// Notification summaries, newest first: `app`, `cause`, `category`, `device`, `since`, `until` (epoch
     /// milliseconds or ISO 8601), `limit`.
-    func search(_ request: Request, context: BasicRequestContext) throws -> Response {
+    func search(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let parameters = request.uri.queryParameters
         var query = SearchQuery(appID: try caller.app(asking: request.uri.queryParameters["app"].map(String.init)))
@@ -65,6 +68,7 @@ struct ReadRoutes: Sendable {
             }
             query.limit = value
         }
+        await writer.summariesWritten()
         let rows = try store.search(query)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -23,7 +23,7 @@ public enum ServerApplication {
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: ResponseMiddleware(metrics: metrics))
         IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)
-        ReadRoutes(store: store, authenticator: authenticator).register(on: router)
+        ReadRoutes(store: store, authenticator: authenticator, writer: writer).register(on: router)
         ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules).register(on: router)
         router.get("/healthz") { _, _ in
             IngestRoutes.json(.object(["status": "ok"]))

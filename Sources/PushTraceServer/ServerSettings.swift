@@ -28,6 +28,9 @@ public struct ServerSettings: Sendable {
     /// How long a verified token is trusted without asking the store again; a revoked token stops working
     /// within this time. Zero asks the store on every request.
     public var tokenCacheSeconds: Double = 2
+    /// Under steady load, how long the notification summaries of committed bundles may wait to be written
+    /// together (see ``IngestWriter``); they are written as soon as uploads pause, and before a search.
+    public var summaryDelay: Duration = .seconds(2)
     /// How many notifications are diagnosed per step between commits.
     public var settleStep = 2_000
     /// The alert rules the server evaluates (and `GET /v1/alerts` answers with).

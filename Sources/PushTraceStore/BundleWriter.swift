@@ -9,9 +9,12 @@ struct BundleWriter {
     private let db: Database
     private let source: String?
     private let receivedAt: Int64
+    /// False when the bundle's facts go to a ``SummaryBacklog`` instead of `notification` before this commit.
+    private let summarized: Bool
     private let settings: DiagnosisSettings
     private var manifest: Manifest?
-    private var bundleRef: Int64 = 0
+    /// The stored bundle's row id (0 until its manifest is stored).
+    private(set) var bundleRef: Int64 = 0
     private var offset: Int64 = 0
     private var duplicateOf: IngestResult?
     private var accepted = 0
@@ -27,10 +30,11 @@ struct BundleWriter {
     private let insertRecord: RecordInsert
     private let insertRejected: Statement
 
-    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings) throws {
+    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, summarized: Bool) throws {
         self.db = db
         self.source = source
         self.receivedAt = receivedAt
+        self.summarized = summarized
         self.settings = settings
         insertRecord = try RecordInsert(db)
         insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
@@ -67,11 +71,11 @@ struct BundleWriter {
         offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
         try db.cachedStatement(sql: """
             INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
-                                received_at, clock_offset_ms, source)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                received_at, clock_offset_ms, source, summarized)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, manifest.appVersion,
                              manifest.build, manifest.os, manifest.deviceModel, manifest.sdk, manifest.uploadedAt,
-                             receivedAt, offset, source])
+                             receivedAt, offset, source, summarized])
         bundleRef = db.lastInsertedRowID
     }
 

@@ -60,15 +60,19 @@ struct DiagnosisReader {
 
     private func entry(_ row: Row) throws -> TimelineEntry {
         var body: String = row[3]
-        let record = try body.withUTF8 { PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) } ?? Self.record(body)
+        let record = try Self.record(storedBody: &body)
         return TimelineEntry(ts: row[0] ?? 0, deviceTs: row[1], deviceID: row[2], record: record, json: body)
     }
 }
 
 extension DiagnosisReader {
-    /// A stored body the one-pass reader leaves aside (a config record's nested fields), read through
-    /// `JSONSerialization`: it was validated when stored.
-    fileprivate static func record(_ body: String) throws -> PushTraceRecords.Record {
+    /// A stored record body, read in one pass, or when the one-pass reader leaves it aside (a config record's
+    /// nested fields), through `JSONSerialization`: it was validated when stored.
+    static func record(storedBody body: inout String) throws -> PushTraceRecords.Record {
+        try body.withUTF8 { PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) } ?? record(body)
+    }
+
+    private static func record(_ body: String) throws -> PushTraceRecords.Record {
         guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
             throw DatabaseError(message: "a stored record body is not a JSON object")
         }

@@ -190,6 +190,9 @@ struct NotificationFacts {
 
 /// The facts of a group commit's bundles per notification, in the order notifications were first mentioned.
 final class PendingSummaries {
+    /// How many notifications have facts waiting.
+    var count: Int { entries.count }
+
     private struct Key: Hashable {
         var appID: String
         var notificationID: String
@@ -210,11 +213,21 @@ final class PendingSummaries {
         }
     }
 
-    /// Upserts every notification once and forgets them.
+    /// Folds in the facts of later bundles (`later`'s notifications in its order).
+    func absorb(_ later: PendingSummaries) {
+        for (key, facts) in later.entries {
+            merge(appID: key.appID, [key.notificationID: facts])
+        }
+    }
+
+    /// Upserts every notification once, inside the caller's transaction; ``removeAll()`` once it has committed.
     func write(_ db: Database) throws {
         for (key, facts) in entries {
             try facts.upsert(db, appID: key.appID, notificationID: key.notificationID)
         }
+    }
+
+    func removeAll() {
         index.removeAll()
         entries.removeAll()
     }

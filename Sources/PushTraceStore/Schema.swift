@@ -177,6 +177,14 @@ enum Schema {
             try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
             try db.execute(sql: Rollup.triggersSQL(Rollup.all))
         }
+        migrator.registerMigration("v7-deferred-summaries") { db in
+            // A server writes the summaries of its bundles a second or two after committing them (`SummaryBacklog`);
+            // the bundles it had not summarized when it stopped are found by this flag and summarized at start-up.
+            try db.execute(sql: """
+                ALTER TABLE bundle ADD COLUMN summarized INTEGER NOT NULL DEFAULT 1;
+                CREATE INDEX bundle_unsummarized ON bundle(id) WHERE summarized = 0;
+                """)
+        }
         return migrator
     }
 

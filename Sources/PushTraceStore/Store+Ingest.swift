@@ -20,28 +20,38 @@ extension Store {
     /// The bundles' per-notification facts are merged in memory and written to the summaries once, before the commit:
     /// a notification mentioned by several bundles of the group is upserted once, not once per bundle.
     ///
+    /// With a `backlog`, the facts are not written in this transaction: they join the backlog once it has committed,
+    /// and ``writeSummaries(_:)`` writes many groups' facts at once later (see ``SummaryBacklog``).
+    ///
     /// Results obtained inside `body` are acknowledgements only once this returns: nothing is committed before.
     /// If `body` throws, nothing of the group is stored.
-    public func inGroupCommit<T>(_ body: (GroupCommit) throws -> T) throws -> T {
+    public func inGroupCommit<T>(deferringSummariesTo backlog: SummaryBacklog? = nil,
+                                 _ body: (GroupCommit) throws -> T) throws -> T {
+        var committed: (result: T, group: GroupCommit)?
         try pool.writeWithoutTransaction { db in
-            var result: T?
             try db.inTransaction(.immediate) {
-                let group = GroupCommit(db: db, settings: settings)
-                result = try body(group)
-                try group.summaries.write(db)
+                let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil)
+                let result = try body(group)
+                if backlog == nil { try group.summaries.write(db) }
+                committed = (result, group)
                 return .commit
             }
-            return result!
         }
+        backlog?.add(committed!.group.summaries, bundles: committed!.group.storedBundles.ids)
+        return committed!.result
     }
 }
 
-/// Bundles being stored in one transaction (see ``Store/inGroupCommit(_:)``).
+/// Bundles being stored in one transaction (see ``Store/inGroupCommit(deferringSummariesTo:_:)``).
 public struct GroupCommit {
     let db: Database
     let settings: DiagnosisSettings
+    /// Whether the bundles' facts go to a backlog rather than to `notification` in this transaction.
+    let defersSummaries: Bool
     /// The facts of the bundles stored so far, written to `notification` when the group commits.
     let summaries = PendingSummaries()
+    /// The row ids of the bundles stored so far (duplicates and refused bundles left out).
+    let storedBundles = BundleIDs()
 
     /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
     /// error is rethrown; the rest of the group is unaffected.
@@ -49,15 +59,26 @@ public struct GroupCommit {
                        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult {
         var result: IngestResult?
         var facts: [String: NotificationFacts] = [:]
+        var bundleRef: Int64 = 0
         try db.inSavepoint {
-            var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings)
+            var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
+                                          summarized: !defersSummaries)
             try produce { item in try writer.add(item) }
             result = try writer.finish()
             facts = writer.facts
+            bundleRef = writer.bundleRef
             return writer.isDuplicate ? .rollback : .commit
         }
         // Only a stored bundle's facts count: a refused one threw above, a duplicate has none.
-        summaries.merge(appID: result!.appID, facts)
+        if !result!.duplicate {
+            summaries.merge(appID: result!.appID, facts)
+            storedBundles.ids.append(bundleRef)
+        }
         return result!
     }
+}
+
+/// Row ids of bundles, collected by a group as it stores them.
+final class BundleIDs {
+    var ids: [Int64] = []
 }

@@ -56,6 +56,7 @@ public final class Store: Sendable {
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
+        try recoverSummariesLeftBehind()
         checkpointer.start()
     }
 

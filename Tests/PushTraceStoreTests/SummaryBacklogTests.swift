@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceSimulator
+import PushTraceStore
+import PushTraceTestSupport
+import Testing
+
+@Suite("SummaryBacklog: summaries written after their bundles' commits")
+struct SummaryBacklogTests {
+    @Test("summaries written later from a backlog, or rebuilt after its process died, equal those written at each commit")
+    func deferredEqualsDirect() throws {
+        let direct = try TemporaryStore(), deferred = try TemporaryStore(), recovered = try TemporaryStore()
+        let bundles = direct.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: 13, notifications: 250), into: bundles)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: bundles.path)
+            .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
+
+        for file in files { try Self.commit(file, into: direct.store, deferringTo: nil) }
+
+        let backlog = try #require(try deferred.store.makeSummaryBacklog())
+        #expect(try deferred.store.makeSummaryBacklog() == nil, "one backlog per database at a time")
+        for (index, file) in files.enumerated() {
+            try Self.commit(file, into: deferred.store, deferringTo: backlog)
+            if index % 7 == 6 { try deferred.store.writeSummaries(backlog) }
+        }
+        try deferred.store.writeSummaries(backlog)
+        #expect(backlog.isEmpty)
+        #expect(try Self.unsummarizedBundles(deferred.store) == 0)
+
+        // A process that dies with facts in its backlog: the next to open the store writes them from the records.
+        try Self.storeThenDie(files, into: recovered.store)
+        #expect(try Self.unsummarizedBundles(recovered.store) > 0)
+        try recovered.store.close()
+        let reopened = try Store(path: recovered.path)
+        #expect(try Self.unsummarizedBundles(reopened) == 0)
+
+        for store in [direct.store, deferred.store, reopened] { try store.settleCauses() }
+        let expected = try direct.store.summaryRows()
+        #expect(expected.count > 250)
+        #expect(try deferred.store.summaryRows() == expected)
+        #expect(try reopened.summaryRows() == expected)
+    }
+
+    @Test("a store opened while another process's backlog lives leaves that backlog's bundles alone")
+    func liveBacklogLeftAlone() throws {
+        let temporary = try TemporaryStore()
+        let bundles = temporary.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: 14, notifications: 20), into: bundles)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: bundles.path)
+            .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
+        let backlog = try #require(try temporary.store.makeSummaryBacklog())
+        for file in files { try Self.commit(file, into: temporary.store, deferringTo: backlog) }
+        let waiting = try Self.unsummarizedBundles(temporary.store)
+        #expect(waiting == files.count)
+        // Another process opening the database (say `pushtrace token create`) must not write them a second time.
+        let other = try Store(path: temporary.path)
+        #expect(try Self.unsummarizedBundles(other) == waiting)
+        try temporary.store.writeSummaries(backlog)
+        #expect(try Self.unsummarizedBundles(other) == 0)
+        let records = try other.pool.read { db in try Int.fetchOne(db, sql: "SELECT sum(records) FROM notification") }
+        let stored = try other.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE notification_id IS NOT NULL")
+        }
+        #expect(records == stored)
+    }
+
+    private static func commit(_ file: String, into store: Store, deferringTo backlog: SummaryBacklog?) throws {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let decoder = BundleDecoder(encoding: .sniff)
+        _ = try store.inGroupCommit(deferringSummariesTo: backlog) { group in
+            try group.ingest(source: file, receivedAt: Lines.t0) { sink in
+                try bytes.withUnsafeBytes { try decoder.consume($0, sink) }
+                try decoder.finish(sink)
+            }
+        }
+    }
+
+    /// Stores `files` with a backlog that is dropped unwritten, as a killed process's is.
+    private static func storeThenDie(_ files: [String], into store: Store) throws {
+        let backlog = try #require(try store.makeSummaryBacklog())
+        for file in files { try commit(file, into: store, deferringTo: backlog) }
+    }
+
+    private static func unsummarizedBundles(_ store: Store) throws -> Int {
+        try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle WHERE summarized = 0")! }
+    }
+}
+
+extension Store {
+    /// Every summary and rollup row, as text, sorted: two stores of the same bundles must agree on all of them.
+    func summaryRows() throws -> [String] {
+        try pool.read { db in
+            try ["notification", "notification_action", "daily", "hourly", "minutely", "daily_duration", "daily_action"].flatMap { table in
+                try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map { "\(table) \($0)" }.sorted()
+            }
+        }
+    }
+}
