@@ -130,7 +130,8 @@ print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 
     [ "$stored" = "$records" ] || { echo "uploaders $c: stored $stored records, expected $records"; exit 1; }
     vs=$(python3 -c "print(round($rate / $cli_rate, 2))")
     printf '  %-10s %12s %10s %10s %10s %10s\n' "$c" "$rate" "$p50" "$p99" "$rss" "$vs"
-    [ "$c" = 64 ] && { ratio64=$vs; rss64=$rss; }
+    # The verdict goes by the exact ratio: 0.695 is printed 0.7 in the table but misses a 0.70 target.
+    [ "$c" = 64 ] && { ratio64=$(python3 -c "print(f'{$rate / $cli_rate:.3f}')"); rss64=$rss; }
   done
   echo "  64 uploaders / CLI storing ($cli_rate records/s): $ratio64; target >= 0.70: $(verdict "$ratio64" '>=' 0.70)"
   echo "  server peak RSS under 64 uploaders: $rss64 MB; target <= 150 MB: $(verdict "$rss64" '<=' 150)"
