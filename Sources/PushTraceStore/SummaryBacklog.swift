@@ -22,6 +22,7 @@ public final class SummaryBacklog {
     private(set) var bundles: [Int64] = []
     /// When the oldest facts waiting here were committed.
     private var since: ContinuousClock.Instant?
+    /// Held, never read: the lock lasts as long as the backlog.
     private let lock: SummaryLock
 
     fileprivate init(lock: SummaryLock) {
@@ -85,7 +86,7 @@ extension Store {
 
     /// Writes the summaries of the bundles whose facts a process kept in its ``SummaryBacklog`` and never wrote
     /// (it was killed, or its disk was full), rebuilt from their stored records in the order the bundles were
-    /// stored. The caller holds the ``SummaryLock``.
+    /// stored. The caller holds the `DB-summaries` lock.
     private func recoverSummaries() throws {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
