@@ -23,9 +23,11 @@ for _ in $(seq 1 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 
 echo
 echo "== uploading every bundle as the apps would (8 at a time; each file's arrival time replayed)"
 PUSHTRACE_TOKEN=$token "$load" --server "$server" --concurrency 8 --replay "$out"
-# The server settles causes between commits; wait until every notification has one.
+# The server writes notification summaries a moment after their bundles' commits, then settles causes: this script
+# reads the file from another process, so it waits until every bundle is summarized and every notification settled.
 for _ in $(seq 1 300); do
-  [ "$("$bin" sql --db "$db" --format csv "SELECT count(*) FROM notification WHERE cause IS NULL" | tail -n 1)" = 0 ] && break
+  [ "$("$bin" sql --db "$db" --format csv "SELECT (SELECT count(*) FROM bundle WHERE summarized = 0)
+      + (SELECT count(*) FROM notification WHERE cause IS NULL)" | tail -n 1)" = 0 ] && break
   sleep 0.1
 done
 echo

@@ -48,7 +48,8 @@ public struct GroupCommit {
     let settings: DiagnosisSettings
     /// Whether the bundles' facts go to a backlog rather than to `notification` in this transaction.
     let defersSummaries: Bool
-    /// The facts of the bundles stored so far, written to `notification` when the group commits.
+    /// The facts of the bundles stored so far, written to `notification` when the group commits (or handed to its
+    /// backlog once it has).
     let summaries = PendingSummaries()
     /// The row ids of the bundles stored so far (duplicates and refused bundles left out).
     let storedBundles = BundleIDs()
