@@ -20,14 +20,19 @@ public enum FuzzHarness {
                piece: Int(input[1]) + 1)
     }
 
-    /// Record lines after a valid manifest, as plain NDJSON; and each line through the one-pass record reader,
-    /// which must read any line it takes exactly as `JSONDecoder` does.
+    /// Record lines after a valid manifest, as plain NDJSON; and each line through the one-pass record and
+    /// manifest readers, which must read any line they take exactly as `JSONDecoder` does.
     public static func records(_ input: UnsafeRawBufferPointer) {
         for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             let bytes = UnsafeRawBufferPointer(rebasing: line)
-            guard let scanned = Record(scanning: bytes) else { continue }
-            let strict = try? JSONDecoder().decode(Record.self, from: Data(bytes))
-            precondition(strict == scanned, "the one-pass reader and JSONDecoder read a line differently")
+            if let scanned = Record(scanning: bytes) {
+                let strict = try? JSONDecoder().decode(Record.self, from: Data(bytes))
+                precondition(strict == scanned, "the one-pass reader and JSONDecoder read a record line differently")
+            }
+            if let scanned = Manifest(scanning: bytes) {
+                let strict = try? JSONDecoder().decode(Manifest.self, from: Data(bytes))
+                precondition(strict == scanned, "the one-pass reader and JSONDecoder read a manifest differently")
+            }
         }
         let manifest = Array(#"{"type":"manifest","schema":1,"bundle_id":"fuzz","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#.utf8) + [10]
         (manifest + Array(input)).withUnsafeBytes { decode($0, encoding: .identity, piece: 4096) }

@@ -33,7 +33,7 @@ public struct Manifest: Codable, Sendable, Hashable {
     /// Whether the bundle comes from the push-sending backend rather than a device.
     public var isFromServer: Bool { deviceID == nil || deviceID == "server" }
 
-    public enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case type, schema
         case bundleID = "bundle_id"
         case appID = "app_id"

@@ -83,33 +83,4 @@ extension FlatJSONScanner {
             skipSpace()
         }
     }
-
-    /// An object whose known `keys` (each at most once, unescaped) `read` takes by index unless `null`, and whose
-    /// other members are passed over.
-    private mutating func object(keys: [[UInt8]], read: (Int, inout FlatJSONScanner) -> Bool) -> Bool {
-        guard take(.openBrace) else { return false }
-        skipSpace()
-        if take(.closeBrace) { return true }
-        var seen: UInt64 = 0
-        while true {
-            guard let name = string(), !name.escaped, name.ascii else { return false }
-            skipSpace()
-            guard take(.colon) else { return false }
-            skipSpace()
-            let bytes = UnsafeBufferPointer(start: base + name.start, count: name.end - name.start)
-            if let index = keys.firstIndex(where: { $0.elementsEqual(bytes) }) {
-                guard seen & 1 << index == 0 else { return false }
-                seen |= 1 << index
-                if !takeLiteral(.null) {
-                    guard read(index, &self) else { return false }
-                }
-            } else {
-                guard skipValue(depth: 1) else { return false }
-            }
-            skipSpace()
-            if take(.closeBrace) { return true }
-            guard take(.comma) else { return false }
-            skipSpace()
-        }
-    }
 }

@@ -54,6 +54,9 @@ import Testing
             let plain = Array(([Lines.manifest(app: TestServer.app)] + Lines.serviceSteps("n-4")).joined(separator: "\r\n").utf8)
             let identity = try await client.upload(plain, token: server.ingestToken, encoding: "identity")
             #expect(identity.json["accepted"] as? Int == 3)
+            // Content-Encoding is case-insensitive (RFC 9110 §8.4.1).
+            let named = try await client.upload(Bodies.bundle(), token: server.ingestToken, encoding: "X-GZip")
+            #expect(named.json["accepted"] as? Int == 3)
         }
     }
 

@@ -13,7 +13,7 @@ struct LineParser {
         let text = try utf8(line).manifestText(line: number)
         let manifest: Manifest
         do {
-            manifest = try decoder.decode(Manifest.self, from: Data(text.utf8))
+            manifest = try line.withUnsafeBytes(Manifest.init(scanning:)) ?? decoder.decode(Manifest.self, from: Data(text.utf8))
         } catch let error as DecodingError {
             throw BundleError(.undecodable, line: number, "the manifest \(Self.describe(error, line: line))")
         } catch {

@@ -16,7 +16,6 @@ struct LineSplitter {
     init(limits: BundleLimits) {
         self.maxLineBytes = limits.maxLineBytes
         self.keptBytes = limits.keptBytesOfLongLine
-        pending.reserveCapacity(4096)
     }
 
     mutating func consume(_ bytes: UnsafeRawBufferPointer, _ emit: (Piece) throws -> Void) rethrows {
