@@ -14,7 +14,8 @@
 #           tables, and `sqlite-utils insert --nl` of the same NDJSON lines into one table (what a Datasette user
 #           would do instead). Target: ingest >= 0.8 x .import (issue 2 asked for 0.5).
 #   http    the same corpus uploaded to `pushtrace serve` by 1, 8 and 64 concurrent uploaders, p50/p99 latency and
-#           the server's peak RSS; then a gzip bomb. Targets: 64 uploaders >= 0.7 x the CLI; RSS <= 150 MB.
+#           the server's peak RSS; then a gzip bomb. Targets: 64 uploaders >= 0.7 x the CLI; RSS <= 150 MB. Each
+#           64-uploader run follows a CLI ingest of its own (HTTP_PAIRS=3 pairs), and the median pair decides.
 #   scale   SCALE notifications simulated and ingested (progress shown), then `why` p50/p99 over HTTP for 1,000
 #           random notifications (target <= 5 ms p99), `report` (<= 1 s), `alerts` (<= 100 ms), bytes per record.
 set -euo pipefail
@@ -23,7 +24,7 @@ bin=$root/.build/release
 parts=${PARTS:-ingest http scale}
 corpus_n=${CORPUS:-86000}
 scale_n=${SCALE:-200000}
-for setting in CORPUS="$corpus_n" SCALE="$scale_n" SCALE_CHUNK="${SCALE_CHUNK:-1000000}"; do
+for setting in CORPUS="$corpus_n" SCALE="$scale_n" SCALE_CHUNK="${SCALE_CHUNK:-1000000}" HTTP_PAIRS="${HTTP_PAIRS:-3}"; do
   [[ ${setting#*=} =~ ^[1-9][0-9]*$ ]] || { echo "bench: ${setting%%=*} must be a positive whole number, not '${setting#*=}'" >&2; exit 2; }
 done
 work=${BENCH_DIR:-bench-data}
@@ -114,27 +115,47 @@ fi
 if [[ " $parts " == *" http "* ]]; then
   echo "== HTTP ingest of the same corpus (pushtrace-load, one connection per uploader, arrival times replayed)"
   printf '  %-10s %12s %10s %10s %10s %10s\n' uploaders "records/s" "p50 ms" "p99 ms" "RSS MB" "vs CLI"
-  for c in 1 8 64; do
-    rm -f "http-$c.sqlite"*
-    start_server "http-$c.sqlite"
+  run_http() { # uploaders: sets rate p50 p99 rss, after checking every record was stored
+    rm -f "http-$1.sqlite"*
+    start_server "http-$1.sqlite"
     # --preload: the generator reads the corpus before its clock starts, so its file reads do not take this
     # machine's two cores from the server it measures.
-    PUSHTRACE_TOKEN=$token "$bin/pushtrace-load" --server "http://127.0.0.1:$port" --concurrency "$c" --replay \
-      --preload --format json "$corpus" > "http-$c.json"
+    PUSHTRACE_TOKEN=$token "$bin/pushtrace-load" --server "http://127.0.0.1:$port" --concurrency "$1" --replay \
+      --preload --format json "$corpus" > "http-$1.json"
     rss=$(peak_rss_mb "$server_pid")
     stop_server
     read -r rate p50 p99 <<<"$(python3 -c "
-import json; r = json.load(open('http-$c.json'))
+import json; r = json.load(open('http-$1.json'))
 print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 1))")"
-    stored=$(sqlite3 "http-$c.sqlite" "SELECT count(*) FROM record")
-    [ "$stored" = "$records" ] || { echo "uploaders $c: stored $stored records, expected $records"; exit 1; }
-    vs=$(python3 -c "print(round($rate / $cli_rate, 2))")
-    printf '  %-10s %12s %10s %10s %10s %10s\n' "$c" "$rate" "$p50" "$p99" "$rss" "$vs"
-    # The verdict goes by the exact ratio: 0.695 is printed 0.7 in the table but misses a 0.70 target.
-    [ "$c" = 64 ] && { ratio64=$(python3 -c "print(f'{$rate / $cli_rate:.3f}')"); rss64=$rss; }
+    local stored; stored=$(sqlite3 "http-$1.sqlite" "SELECT count(*) FROM record")
+    [ "$stored" = "$records" ] || { echo "uploaders $1: stored $stored records, expected $records"; exit 1; }
+  }
+  for c in 1 8; do
+    run_http "$c"
+    printf '  %-10s %12s %10s %10s %10s %10s\n' "$c" "$rate" "$p50" "$p99" "$rss" "$(python3 -c "print(round($rate / $cli_rate, 2))")"
   done
-  echo "  64 uploaders / CLI storing ($cli_rate records/s): $ratio64; target >= 0.70: $(verdict "$ratio64" '>=' 0.70)"
-  echo "  server peak RSS under 64 uploaders: $rss64 MB; target <= 150 MB: $(verdict "$rss64" '<=' 150)"
+  # 64 uploaders against the CLI: this machine's speed drifts by a fifth over minutes, more than the margin judged,
+  # so each 64-uploader run comes right after a CLI ingest of the same corpus, HTTP_PAIRS times; the verdict takes the
+  # median of the pairs' ratios, and every pair is printed.
+  pairs=${HTTP_PAIRS:-3}
+  echo "  64 uploaders, each run right after a CLI ingest of the same corpus ($pairs pairs):"
+  printf '  %-6s %14s %14s %8s %8s %8s %8s\n' pair "CLI storing/s" "64 upl. rec/s" "p50 ms" "p99 ms" "RSS MB" ratio
+  ratios=(); rss64=0
+  for ((p = 1; p <= pairs; p++)); do
+    rm -f pair.sqlite*
+    "$bin/pushtrace" ingest --db pair.sqlite --quiet --format json "$corpus" > pair.json
+    pair_cli=$(python3 -c "import json; r = json.load(open('pair.json')); print(round($records / (r['store_ms'] / 1000)))")
+    run_http 64
+    ratio=$(python3 -c "print(f'{$rate / $pair_cli:.3f}')")
+    ratios+=("$ratio")
+    rss64=$(python3 -c "print(max($rss64, $rss))")
+    printf '  %-6s %14s %14s %8s %8s %8s %8s\n' "$p" "$pair_cli" "$rate" "$p50" "$p99" "$rss" "$ratio"
+  done
+  rm -f pair.sqlite*
+  # The exact median decides: 0.695 would be printed 0.70 but misses a 0.70 target.
+  ratio64=$(python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "${ratios[@]}")
+  echo "  64 uploaders / CLI storing, median of $pairs pairs: $ratio64; target >= 0.70: $(verdict "$ratio64" '>=' 0.70)"
+  echo "  server peak RSS under 64 uploaders (largest of the pairs): $rss64 MB; target <= 150 MB: $(verdict "$rss64" '<=' 150)"
   [ -f bomb.gz ] || head -c 1073741824 /dev/zero | gzip -9 > bomb.gz
   rm -f bomb.sqlite*
   start_server bomb.sqlite
