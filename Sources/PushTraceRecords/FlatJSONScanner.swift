@@ -125,6 +125,18 @@ struct FlatJSONScanner {
         return true
     }
 
+    /// Reads `bytes` as one JSON object and nothing else (spaces around it aside), as ``object(keys:depth:read:)``
+    /// does; false for anything else.
+    static func readObject(_ bytes: UnsafeRawBufferPointer, keys: [[UInt8]],
+                           read: (Int, inout FlatJSONScanner) -> Bool) -> Bool {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        var scanner = FlatJSONScanner(base: base, end: bytes.count)
+        scanner.skipSpace()
+        guard scanner.object(keys: keys, depth: 0, read: read) else { return false }
+        scanner.skipSpace()
+        return scanner.atEnd
+    }
+
     /// An object whose known `keys` (each at most once, unescaped) `read` takes by index unless `null`, and whose
     /// other members are passed over. `depth` is the object's nesting, which bounds what may be passed over.
     mutating func object(keys: [[UInt8]], depth: Int = 1, read: (Int, inout FlatJSONScanner) -> Bool) -> Bool {

@@ -6,13 +6,8 @@ extension Manifest {
     /// JSON, known fields of their exact type or `null`, none twice, no escaped key) and returns nil for anything
     /// else, which the strict decoder then reads or describes. A test and the record fuzzer check that they agree.
     public init?(scanning bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        var scanner = FlatJSONScanner(base: base, end: bytes.count)
-        scanner.skipSpace()
-        guard scanner.object(keys: Self.scannedKeys, depth: 0, read: { index, s in set(Self.keys[index], from: &s) })
-        else { return nil }
-        scanner.skipSpace()
-        guard scanner.atEnd else { return nil }
+        let read = FlatJSONScanner.readObject(bytes, keys: Self.scannedKeys) { index, s in set(Self.keys[index], from: &s) }
+        guard read else { return nil }
     }
 
     private static let keys = CodingKeys.allCases

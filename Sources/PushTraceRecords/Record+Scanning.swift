@@ -8,13 +8,8 @@ extension Record {
     /// a field of the wrong type) returns nil, and the strict decoder reads the line and names what is wrong with it.
     /// A test over simulated corpora and the record fuzzer check that the two agree on every line this one takes.
     public init?(scanning bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        var scanner = FlatJSONScanner(base: base, end: bytes.count)
-        scanner.skipSpace()
-        guard scanner.object(keys: Self.scannedKeys, depth: 0, read: { index, s in set(Self.keys[index], from: &s) })
-        else { return nil }
-        scanner.skipSpace()
-        guard scanner.atEnd else { return nil }
+        let read = FlatJSONScanner.readObject(bytes, keys: Self.scannedKeys) { index, s in set(Self.keys[index], from: &s) }
+        guard read else { return nil }
     }
 
     /// The known keys, in `CodingKeys` order, and their bytes (a key's index is its bit in the seen-keys mask).
