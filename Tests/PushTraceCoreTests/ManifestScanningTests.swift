@@ -1,35 +1,24 @@
 import Foundation
 import PushTraceGzip
 import PushTraceRecords
-import PushTraceSimulator
 import Testing
 
 @Suite("The one-pass manifest reader agrees with JSONDecoder")
 struct ManifestScanningTests {
-    private static func strict(_ line: String) -> Manifest? {
-        try? JSONDecoder().decode(Manifest.self, from: Data(line.utf8))
-    }
-
     private static func scanned(_ line: String) -> Manifest? {
         Array(line.utf8).withUnsafeBytes { Manifest(scanning: $0) }
     }
 
     @Test("every manifest of a simulated corpus: the same manifest, every one read in one pass")
     func simulatedCorpus() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-manifest-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        _ = try Simulator.run(SimulationOptions(seed: 5, notifications: 200), into: directory)
         var manifests = 0
-        let files = FileManager.default.enumerator(atPath: directory.path)!.compactMap { $0 as? String }
-            .filter { $0.hasSuffix(".ndjson") || $0.hasSuffix(".ndjson.gz") }
-        for file in files {
-            let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(file)))
+        for (file, bytes) in try ScanningSupport.simulatedFiles(seed: 5, notifications: 200) {
             let plain = file.hasSuffix(".gz") ? try Self.gunzip(bytes) : bytes
             let first = plain.split(separator: UInt8(ascii: "\n"), maxSplits: 1).first
             let line = String(decoding: try #require(first), as: UTF8.self)
             manifests += 1
             let scanned = try #require(Self.scanned(line), "not read in one pass: \(line)")
-            #expect(scanned == Self.strict(line), "line: \(line)")
+            #expect(scanned == ScanningSupport.strict(Manifest.self, line), "line: \(line)")
         }
         #expect(manifests > 100)
     }
@@ -45,7 +34,7 @@ struct ManifestScanningTests {
         for line in lines {
             let scanned = Self.scanned(line)
             #expect(scanned != nil, "not taken: \(line)")
-            #expect(scanned == Self.strict(line), "line: \(line)")
+            #expect(scanned == ScanningSupport.strict(Manifest.self, line), "line: \(line)")
         }
     }
 

@@ -1,29 +1,18 @@
 import Foundation
 import PushTraceCore
 import PushTraceRecords
-import PushTraceSimulator
 import Testing
 
 @Suite("The one-pass record reader agrees with JSONDecoder")
 struct RecordScanningTests {
-    private static func strict(_ line: String) -> Record? {
-        try? JSONDecoder().decode(Record.self, from: Data(line.utf8))
-    }
-
     private static func scanned(_ line: String) -> Record? {
         Array(line.utf8).withUnsafeBytes { Record(scanning: $0) }
     }
 
     @Test("every record line of a simulated corpus: the same record, every one read in one pass")
     func simulatedCorpus() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-scan-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        _ = try Simulator.run(SimulationOptions(seed: 3, notifications: 400), into: directory)
         var lines = 0, taken = 0
-        let files = FileManager.default.enumerator(atPath: directory.path)!.compactMap { $0 as? String }
-            .filter { $0.hasSuffix(".ndjson") || $0.hasSuffix(".ndjson.gz") }
-        for file in files {
-            let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(file)))
+        for (_, bytes) in try ScanningSupport.simulatedFiles(seed: 3, notifications: 400) {
             let decoder = BundleDecoder(encoding: .sniff)
             var records: [DecodedRecord] = []
             let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { records.append(record) } }
@@ -33,7 +22,7 @@ struct RecordScanningTests {
                 lines += 1
                 guard let scanned = Self.scanned(record.json) else { continue }
                 taken += 1
-                #expect(scanned == Self.strict(record.json), "line: \(record.json)")
+                #expect(scanned == ScanningSupport.strict(Record.self, record.json), "line: \(record.json)")
             }
         }
         #expect(lines > 3_000)
@@ -57,7 +46,7 @@ struct RecordScanningTests {
         for line in lines {
             let scanned = Self.scanned(line)
             #expect(scanned != nil, "not taken: \(line)")
-            #expect(scanned == Self.strict(line), "line: \(line)")
+            #expect(scanned == ScanningSupport.strict(Record.self, line), "line: \(line)")
         }
     }
 
