@@ -47,6 +47,8 @@ struct IngestRoutes: Sendable {
         }
         let decoder = BundleDecoder(encoding: encoding, limits: settings.limits)
         var items: [BundleItem] = []
+        // What the product metrics count, noted as each item is decoded.
+        var tally = ProductTally()
         var authorized = false
         var large = false
         defer { if large { largeBundles.leave() } }
@@ -55,7 +57,9 @@ struct IngestRoutes: Sendable {
                 guard decoder.receivedBytes + chunk.readableBytes <= settings.maxBodyBytes else {
                     throw APIError.tooLarge("the body is over the limit of \(settings.maxBodyBytes) bytes")
                 }
-                try chunk.withUnsafeReadableBytes { bytes in try decoder.consume(bytes) { items.append($0) } }
+                try chunk.withUnsafeReadableBytes { bytes in
+                    try decoder.consume(bytes) { tally.observe($0); items.append($0) }
+                }
                 // Refuse another app's bundle as soon as its manifest is read, not after the whole body.
                 if !authorized, let manifest = decoder.manifest {
                     try authorize(manifest, caller: caller, kind: kind)
@@ -66,7 +70,7 @@ struct IngestRoutes: Sendable {
                     large = true
                 }
             }
-            try decoder.finish { items.append($0) }
+            try decoder.finish { tally.observe($0); items.append($0) }
             if !authorized, let manifest = decoder.manifest { try authorize(manifest, caller: caller, kind: kind) }
         } catch {
             guard var refusal = (error as? BundleError).map(APIError.init(bundleError:)) ?? (error as? APIError) else {
@@ -83,8 +87,8 @@ struct IngestRoutes: Sendable {
 
         let result = try await writer.submit(
             IngestWriter.Bundle(source: "http \(context.id)", receivedAt: receivedAt, items: items), logger: context.logger)
-        // Counted here, once committed, rather than on the writer: a pass over every record, off the serial path.
-        if !result.duplicate { metrics.product(appID: result.appID, items: items) }
+        // Counted here, once committed, rather than on the writer, off the serial path.
+        if !result.duplicate { metrics.product(appID: result.appID, tally: tally) }
         metrics.ingestLatency(ContinuousClock.now - started)
         context.logger.info("bundle stored", metadata: [
             "app": "\(result.appID)", "bundle": "\(result.bundleID)", "accepted": "\(result.accepted)",

@@ -74,32 +74,13 @@ public final class ServerMetrics: Sendable {
     // MARK: Product
 
     /// Counts what a stored bundle tells about the extensions, by app and category.
-    func product(appID: String, items: [BundleItem]) {
+    func product(appID: String, tally: ProductTally) {
         let app = labels.app(appID)
-        // Categories travel on the `received` events; later steps of the same notification take theirs. One pass
-        // collects both the categories and the counted steps (each pass copies every record out of its item).
-        var categories: [String: String] = [:]
-        var steps: [(metric: String?, notificationID: String?, elapsedMs: Int64?)] = []
-        for case .record(let decoded) in items {
-            if let id = decoded.notificationID, let category = decoded.record.category { categories[id] = category }
-            guard let event = decoded.record.eventName else { continue }
-            switch event {
-            case .serviceReceived: steps.append(("pushtrace_service_runs_total", decoded.notificationID, nil))
-            case .serviceAbnormalExit: steps.append(("pushtrace_service_crashes_total", decoded.notificationID, nil))
-            case .contentReceived: steps.append(("pushtrace_content_expansions_total", decoded.notificationID, nil))
-            case .contentAction: steps.append(("pushtrace_content_actions_total", decoded.notificationID, nil))
-            case .serviceExpired, .serviceDelivered:
-                let elapsed = decoded.record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil }
-                steps.append((event == .serviceExpired ? "pushtrace_service_timeouts_total" : nil, decoded.notificationID, elapsed))
-            default:
-                break
-            }
-        }
         // Counted per bundle first: one registry lookup per series, not per record.
         var counts: [ProductSeries: Int] = [:]
         var durations: [String: [Int64]] = [:]
-        for step in steps {
-            let category = step.notificationID.flatMap { categories[$0] }
+        for step in tally.steps {
+            let category = tally.category(of: step)
             if let metric = step.metric { counts[ProductSeries(metric, category), default: 0] += 1 }
             if let elapsed = step.elapsedMs { durations[category ?? "", default: []].append(elapsed) }
         }
