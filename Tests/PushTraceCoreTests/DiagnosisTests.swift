@@ -270,6 +270,7 @@ struct DiagnosisTests {
 struct CorrelationTests {
     @Test func uuidIDsAreCaseInsensitive() {
         #expect(NotificationKey.normalize("6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10") == "6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10")
+        #expect(NotificationKey.normalize("6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10") == "6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10")
         #expect(NotificationKey.normalize("Promo-ABC") == "Promo-ABC")
         #expect(!NotificationKey.isUUID("6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A1G"))
     }
@@ -285,8 +286,18 @@ struct CorrelationTests {
         #expect(EditDistance.nearest(to: "DAILY_PIK", in: ["STREAK", "DAILY_PICK"]) == "DAILY_PICK")
     }
 
-    @Test func attachmentFileNames() {
-        #expect(AttachmentKind.fileName(ofURL: "https://a.b/c/hero.jpg?x=1#y") == "hero.jpg")
+    @Test(arguments: [
+        ("https://a.b/c/hero.jpg?x=1#y", "hero.jpg"), ("https://a.b", ""), ("https://a.b/", ""), ("https://a.b/c/", "c"),
+        ("hero.jpg", "hero.jpg"), ("/a//b", "b"), ("https://a.b?x=/y.jpg", ""), ("", ""),
+        ("https://a.b/c/d.png#frag/x", "d.png"), ("ftp://h/é/ü.jpg", "ü.jpg"), ("https://a.b/c/x.jpg//", "x.jpg"),
+        ("a://", ""), ("://x/y", "y"), ("https://a.b/p?q#r", "p"), ("s3://bucket/key/with%20space.HEIC", "with%20space.HEIC"),
+    ])
+    func attachmentFileName(url: String, name: String) {
+        // The file name iOS would see: the last non-empty path component, without query or fragment.
+        #expect(AttachmentKind.fileName(ofURL: url) == name)
+    }
+
+    @Test func attachmentKinds() {
         #expect(AttachmentKind.fileExtension(of: "hero") == "")
         #expect(AttachmentKind(fileExtension: "JPG") == .image)
     }

@@ -3,22 +3,27 @@
 public enum NotificationKey {
     /// The stored form of `id`.
     public static func normalize(_ id: String) -> String {
-        isUUID(id) ? id.lowercased() : id
+        // Every record of a bundle passes here: an ID already in its stored form is returned as it is.
+        guard isUUID(id), id.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }) else { return id }
+        return id.lowercased()
     }
 
     /// Whether `id` has the 8-4-4-4-12 hexadecimal shape of a UUID.
     public static func isUUID(_ id: String) -> Bool {
-        let utf8 = id.utf8
-        guard utf8.count == 36 else { return false }
-        for (offset, byte) in utf8.enumerated() {
-            switch offset {
-            case 8, 13, 18, 23:
-                if byte != UInt8(ascii: "-") { return false }
-            default:
-                let isHex = (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
-                if !isHex { return false }
+        var id = id
+        return id.withUTF8 { bytes in
+            guard bytes.count == 36 else { return false }
+            for offset in 0..<36 {
+                let byte = bytes[offset]
+                switch offset {
+                case 8, 13, 18, 23:
+                    if byte != UInt8(ascii: "-") { return false }
+                default:
+                    let isHex = (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
+                    if !isHex { return false }
+                }
             }
+            return true
         }
-        return true
     }
 }

@@ -17,11 +17,16 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
     /// File extensions the system recognises for this kind.
     public var extensions: Set<String> {
         switch self {
-        case .image: ["jpg", "jpeg", "png", "gif", "heic", "heif"]
-        case .audio: ["aif", "aiff", "wav", "mp3", "m4a"]
-        case .video: ["mp4", "m4v", "mov", "mpg", "mpeg", "avi"]
+        case .image: Self.imageExtensions
+        case .audio: Self.audioExtensions
+        case .video: Self.videoExtensions
         }
     }
+
+    // Built once: diagnosis asks for every notification with an attachment.
+    private static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "heic", "heif"]
+    private static let audioExtensions: Set<String> = ["aif", "aiff", "wav", "mp3", "m4a"]
+    private static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mpg", "mpeg", "avi"]
 
     /// The kind of a file name's extension, if recognised.
     public init?(fileExtension: String) {
@@ -46,13 +51,28 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
 
     /// The last path component of a URL, without its query or fragment (SPEC §6).
     public static func fileName(ofURL url: String) -> String {
-        var path = Substring(url)
-        if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<cut] }
-        if let scheme = path.range(of: "://") {
-            let afterHost = path[scheme.upperBound...]
-            path = afterHost.firstIndex(of: "/").map { afterHost[$0...] } ?? ""
+        // Byte by byte: the delimiters are ASCII, and diagnosis asks this of every notification with an attachment.
+        var url = url
+        return url.withUTF8 { bytes in
+            let slash = UInt8(ascii: "/")
+            var end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+            var start = 0
+            if let scheme = firstIndex(of: Array("://".utf8), in: bytes[..<end]) {
+                start = bytes[(scheme + 3)..<end].firstIndex(of: slash) ?? end
+            }
+            // The last non-empty component: trailing slashes are passed over.
+            while end > start, bytes[end - 1] == slash { end -= 1 }
+            var first = end
+            while first > start, bytes[first - 1] != slash { first -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[first..<end]), as: UTF8.self)
         }
-        return String(path.split(separator: "/").last ?? "")
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        return (haystack.startIndex...(haystack.endIndex - needle.count)).first { start in
+            needle.indices.allSatisfy { haystack[start + $0] == needle[$0] }
+        }
     }
 
     /// The extension of a file name ("" when it has none).
