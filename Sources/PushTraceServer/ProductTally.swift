@@ -7,10 +7,14 @@ import PushTraceRecords
 /// Filled item by item while the body is decoded, with each record at hand, rather than by a second pass over the
 /// stored bundle: that pass copied every record out of its item and was a fifteenth of an upload's handling.
 struct ProductTally: Sendable {
-    /// One counted step: the counter it adds to (nil for a delivery, which only has a duration), its notification,
-    /// and the service extension's run time when the step ends one.
+    /// What a counted step is.
+    enum Kind: Sendable {
+        case serviceRun, serviceCrash, serviceTimeout, serviceDelivery, contentExpansion, contentAction
+    }
+
+    /// One counted step: what it is, its notification, and the service extension's run time when the step ends one.
     struct Step: Sendable {
-        var metric: String?
+        var kind: Kind
         var notificationID: String?
         var elapsedMs: Int64?
     }
@@ -24,20 +28,19 @@ struct ProductTally: Sendable {
         let record = decoded.record
         if let id = decoded.notificationID, let category = record.category { categories[id] = category }
         guard let event = record.eventName else { return }
+        let kind: Kind
         switch event {
-        case .serviceReceived: steps.append(Step(metric: "pushtrace_service_runs_total", notificationID: decoded.notificationID))
-        case .serviceAbnormalExit:
-            steps.append(Step(metric: "pushtrace_service_crashes_total", notificationID: decoded.notificationID))
-        case .contentReceived:
-            steps.append(Step(metric: "pushtrace_content_expansions_total", notificationID: decoded.notificationID))
-        case .contentAction: steps.append(Step(metric: "pushtrace_content_actions_total", notificationID: decoded.notificationID))
-        case .serviceExpired, .serviceDelivered:
-            let elapsed = record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil }
-            steps.append(Step(metric: event == .serviceExpired ? "pushtrace_service_timeouts_total" : nil,
-                              notificationID: decoded.notificationID, elapsedMs: elapsed))
-        default:
-            break
+        case .serviceReceived: kind = .serviceRun
+        case .serviceAbnormalExit: kind = .serviceCrash
+        case .serviceExpired: kind = .serviceTimeout
+        case .serviceDelivered: kind = .serviceDelivery
+        case .contentReceived: kind = .contentExpansion
+        case .contentAction: kind = .contentAction
+        default: return
         }
+        let ended = kind == .serviceTimeout || kind == .serviceDelivery
+        steps.append(Step(kind: kind, notificationID: decoded.notificationID,
+                          elapsedMs: ended ? record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil } : nil))
     }
 
     /// The category of a step's notification, if the bundle named one.

@@ -75,23 +75,26 @@ public final class ServerMetrics: Sendable {
 
     /// Counts what a stored bundle tells about the extensions, by app and category.
     func product(appID: String, tally: ProductTally) {
+        guard !tally.steps.isEmpty else { return }
         let app = labels.app(appID)
-        // Counted per bundle first: one registry lookup per series, not per record.
-        var counts: [ProductSeries: Int] = [:]
-        var durations: [String: [Int64]] = [:]
+        // A bundle's steps fall in a category or two: their series are looked up once per category.
+        var series: [String: ProductSeries] = [:]
         for step in tally.steps {
-            let category = tally.category(of: step)
-            if let metric = step.metric { counts[ProductSeries(metric, category), default: 0] += 1 }
-            if let elapsed = step.elapsedMs { durations[category ?? "", default: []].append(elapsed) }
-        }
-        for (series, count) in counts {
-            let category = labels.category(series.category, app: app)
-            counter(series.name, [("app", app), ("category", category)]).increment(by: count)
-        }
-        for (category, elapsed) in durations {
-            let label = labels.category(category, app: app)
-            let durations = timer("pushtrace_service_duration_seconds", [("app", app), ("category", label)])
-            for milliseconds in elapsed { durations.recordMilliseconds(milliseconds) }
+            let category = tally.category(of: step) ?? ""
+            let handles = series[category] ?? {
+                let made = productSeries(app: app, category: labels.category(category, app: app))
+                series[category] = made
+                return made
+            }()
+            switch step.kind {
+            case .serviceRun: handles.serviceRuns.increment()
+            case .serviceCrash: handles.serviceCrashes.increment()
+            case .serviceTimeout: handles.serviceTimeouts.increment()
+            case .contentExpansion: handles.contentExpansions.increment()
+            case .contentAction: handles.contentActions.increment()
+            case .serviceDelivery: break
+            }
+            if let elapsed = step.elapsedMs { handles.serviceDurations.recordMilliseconds(elapsed) }
         }
     }
 
@@ -139,6 +142,16 @@ public final class ServerMetrics: Sendable {
         var counters: [[String]: CoreMetrics.Counter] = [:]
         var timers: [[String]: CoreMetrics.Timer] = [:]
         var gauges: [[String]: CoreMetrics.Gauge] = [:]
+        var products: [[String]: ProductSeries] = [:]
+    }
+
+    private func productSeries(app: String, category: String) -> ProductSeries {
+        handles.withLockedValue { handles in
+            if let series = handles.products[[app, category]] { return series }
+            let series = ProductSeries(app: app, category: category, factory: factory)
+            handles.products[[app, category]] = series
+            return series
+        }
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
@@ -169,14 +182,26 @@ public final class ServerMetrics: Sendable {
     }
 }
 
-/// A product counter and the category it counts.
-private struct ProductSeries: Hashable {
-    var name: String
-    var category: String?
+/// The product series of one app and category, made together on first use and kept: a bundle's steps then cost
+/// one lookup per category rather than one per series. Series made at once start at zero, as Prometheus advises
+/// for series known in advance.
+private struct ProductSeries: Sendable {
+    let serviceRuns: CoreMetrics.Counter
+    let serviceCrashes: CoreMetrics.Counter
+    let serviceTimeouts: CoreMetrics.Counter
+    let contentExpansions: CoreMetrics.Counter
+    let contentActions: CoreMetrics.Counter
+    let serviceDurations: CoreMetrics.Timer
 
-    init(_ name: String, _ category: String?) {
-        self.name = name
-        self.category = category
+    init(app: String, category: String, factory: PrometheusMetricsFactory) {
+        let dimensions = [("app", app), ("category", category)]
+        let counter = { CoreMetrics.Counter(label: $0, dimensions: dimensions, factory: factory) }
+        serviceRuns = counter("pushtrace_service_runs_total")
+        serviceCrashes = counter("pushtrace_service_crashes_total")
+        serviceTimeouts = counter("pushtrace_service_timeouts_total")
+        contentExpansions = counter("pushtrace_content_expansions_total")
+        contentActions = counter("pushtrace_content_actions_total")
+        serviceDurations = CoreMetrics.Timer(label: "pushtrace_service_duration_seconds", dimensions: dimensions, factory: factory)
     }
 }
 
