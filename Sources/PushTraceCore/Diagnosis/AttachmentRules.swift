@@ -57,21 +57,14 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
             let slash = UInt8(ascii: "/")
             var end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
             var start = 0
-            if let scheme = firstIndex(of: Array("://".utf8), in: bytes[..<end]) {
-                start = bytes[(scheme + 3)..<end].firstIndex(of: slash) ?? end
+            if let scheme = bytes[..<end].firstRange(of: "://".utf8) {
+                start = bytes[scheme.upperBound..<end].firstIndex(of: slash) ?? end
             }
             // The last non-empty component: trailing slashes are passed over.
             while end > start, bytes[end - 1] == slash { end -= 1 }
             var first = end
             while first > start, bytes[first - 1] != slash { first -= 1 }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[first..<end]), as: UTF8.self)
-        }
-    }
-
-    private static func firstIndex(of needle: [UInt8], in haystack: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        return (haystack.startIndex...(haystack.endIndex - needle.count)).first { start in
-            needle.indices.allSatisfy { haystack[start + $0] == needle[$0] }
         }
     }
 
