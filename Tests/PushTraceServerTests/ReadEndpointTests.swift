@@ -69,6 +69,8 @@ import Testing
                 #"pushtrace_service_runs_total{app="net.rorklab.dailypick",category="DAILY_PICK"} 2"#,
                 #"pushtrace_service_timeouts_total{app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#,
                 #"pushtrace_service_duration_seconds_count{app="net.rorklab.dailypick",category="DAILY_PICK"} 2"#,
+                // Made with the category's other series, so that a first crash is an increase from 0.
+                #"pushtrace_service_crashes_total{app="net.rorklab.dailypick",category="DAILY_PICK"} 0"#,
                 #"pushtrace_http_responses_total{route="/v1/bundles",status="401"} 1"#,
                 "pushtrace_commit_duration_seconds_bucket",
                 "pushtrace_ingest_duration_seconds_bucket",
