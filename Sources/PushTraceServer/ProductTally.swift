@@ -19,14 +19,16 @@ struct ProductTally: Sendable {
         var elapsedMs: Int64?
     }
 
-    private(set) var categories: [String: String] = [:]
     private(set) var steps: [Step] = []
+    /// Each (notification, category) a record names, in order. Made into a lookup only for a bundle with steps: the
+    /// backend's bundles name thousands and count none.
+    private var named: [(notificationID: String, category: String)] = []
 
     /// Takes note of one decoded item; only records of a few events count.
     mutating func observe(_ item: BundleItem) {
         guard case .record(let decoded) = item else { return }
         let record = decoded.record
-        if let id = decoded.notificationID, let category = record.category { categories[id] = category }
+        if let id = decoded.notificationID, let category = record.category { named.append((id, category)) }
         guard let event = record.eventName else { return }
         let kind: Kind
         switch event {
@@ -43,8 +45,10 @@ struct ProductTally: Sendable {
                           elapsedMs: ended ? record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil } : nil))
     }
 
-    /// The category of a step's notification, if the bundle named one.
-    func category(of step: Step) -> String? {
-        step.notificationID.flatMap { categories[$0] }
+    /// Each step with its notification's category, if the bundle named one (the last naming wins).
+    func categorizedSteps() -> [(step: Step, category: String?)] {
+        guard !steps.isEmpty else { return [] }
+        let categories = Dictionary(named, uniquingKeysWith: { $1 })
+        return steps.map { ($0, $0.notificationID.flatMap { categories[$0] }) }
     }
 }

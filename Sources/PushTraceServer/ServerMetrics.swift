@@ -79,8 +79,8 @@ public final class ServerMetrics: Sendable {
         let app = labels.app(appID)
         // A bundle's steps fall in a category or two: their series are looked up once per category.
         var series: [String: ProductSeries] = [:]
-        for step in tally.steps {
-            let category = tally.category(of: step) ?? ""
+        for (step, named) in tally.categorizedSteps() {
+            let category = named ?? ""
             let handles = series[category] ?? {
                 let made = productSeries(app: app, category: labels.category(category, app: app))
                 series[category] = made
