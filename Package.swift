@@ -101,7 +101,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
             "PushTraceGzip",
-        ]),
+        ], exclude: ["Golden"]),  // read by path (ReportTests), not bundled as resources
         .testTarget(name: "PushTraceServerTests", dependencies: [
             "PushTraceServer", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
             "PushTraceTestSupport", "PushTraceGzip",
