@@ -4,11 +4,11 @@
     scripts/thread-states.py SERVER_PID [OTHER_PID ...]
 
 Reads the state of every thread of the given processes from /proc every ~5 ms until it receives SIGINT or SIGTERM
-(or the server exits), then prints: how many threads were runnable at once, how often the server's busiest thread
-(its writer) was the only one runnable, how long such stretches lasted, the machine's busy, idle and I/O-wait
-core-seconds over the sampling, and each server thread's CPU time and time spent runnable but waiting for a core
-(/proc/PID/task/TID/schedstat). Start it once the server is up and the load generator has begun; stop it when the
-generator finishes, before stopping the server.
+(a server that exits first ends it with a message saying so), then prints: how many threads were runnable at once,
+how often the server's busiest thread (its writer) was the only one runnable, how long such stretches lasted, the
+machine's busy, idle and I/O-wait core-seconds over the sampling, and each server thread's CPU time and time spent
+runnable but waiting for a core (/proc/PID/task/TID/schedstat). Start it once the server is up and the load
+generator has begun; stop it when the generator finishes, before stopping the server.
 """
 import collections
 import os
@@ -44,9 +44,12 @@ def machine():
 
 
 def main():
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)
     server, others = sys.argv[1], sys.argv[2:]
+    for pid in sys.argv[1:]:
+        if not pid.isdigit() or not os.path.isdir(f"/proc/{pid}/task"):
+            sys.exit(f"thread-states: {pid!r} is not the ID of a running process (see --help)")
     stopping = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -63,7 +66,9 @@ def main():
     if not samples:
         sys.exit("no samples: is the server running?")
 
-    final = {task: stat(task) for task in threads(server)}
+    final = {task: s for task in threads(server) if (s := stat(task))}
+    if not final:
+        sys.exit(f"thread-states: process {server} ended before the sampling did; stop this script before the server")
     writer = max((task for task in final if final[task]), key=lambda task: final[task][1])
     runnable = collections.Counter()
     stretches, current = [], 0
@@ -98,11 +103,12 @@ def main():
     print(f"machine: busy {busy:.1f}, idle {idle:.1f}, I/O wait {iowait:.1f} core-seconds")
     print("server threads (CPU s, waited for a core s):")
     total = 0.0
-    for task, s in sorted(final.items(), key=lambda item: -(item[1][1] if item[1] else 0)):
-        if not s:
-            continue
+    for task, s in sorted(final.items(), key=lambda item: -item[1][1]):
         total += s[1]
-        run_ns, wait_ns, _ = map(int, open(f"{task}/schedstat").read().split())
+        try:
+            wait_ns = int(open(f"{task}/schedstat").read().split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread ended since
         if s[1] >= 0.1:
             role = " (writer)" if task == writer else ""
             print(f"  {s[2]:<24} {task.rsplit('/', 1)[1]:>8} {s[1]:7.2f} {wait_ns / 1e9:7.2f}{role}")
