@@ -103,10 +103,14 @@ public struct AlertReport: Encodable, Sendable {
         self.firing = firing
     }
 
-    /// One line per firing alert, or a line that says nothing fires.
+    /// One line per firing alert, or a line that says nothing fires and whether anything could have.
     public var text: String {
-        firing.isEmpty ? "no alert fires as of \(InstantText.format(now)) UTC (\(evaluated) checked)\n"
-            : firing.map { "FIRING " + $0.text }.joined(separator: "\n") + "\n"
+        guard firing.isEmpty else { return firing.map { "FIRING " + $0.text }.joined(separator: "\n") + "\n" }
+        let asOf = "no alert fires as of \(InstantText.format(now)) UTC"
+        // `evaluated` counts rule × app × category windows with the volume to be judged.
+        return evaluated == 0
+            ? asOf + ": no window had enough notifications to judge (a rule's min_window) for any app and category\n"
+            : asOf + " (\(evaluated) rule, app and category \(evaluated == 1 ? "window" : "windows") judged)\n"
     }
 }
 
