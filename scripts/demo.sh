@@ -10,8 +10,9 @@ server_pid=""
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
 
 rm -rf "$out" "$db" "$db-wal" "$db-shm"
-echo "== pushtrace simulate: three apps, their devices, two weeks of pushes"
-"$bin" simulate --out "$out" --notifications 600 --seed 42
+echo "== pushtrace simulate: three apps, their devices, two weeks of pushes, and one campaign gone wrong"
+echo "   (2026-11-14 18:00 UTC: a DAILY_PICK push to 300 devices whose image host slows down)"
+"$bin" simulate --out "$out" --notifications 600 --seed 42 --incident 2026-11-14T18:00:00Z
 echo
 echo "== pushtrace serve on 127.0.0.1, storing into $db"
 token=$("$bin" token create --db "$db" --scope admin --label demo 2>/dev/null)
@@ -49,7 +50,10 @@ echo "== the weekly delivery report: curl -H 'Accept: text/plain' $server/v1/rep
 curl -sf -H "Authorization: Bearer $token" -H 'Accept: text/plain' \
   "$server/v1/reports/weekly?app=net.rorklab.dailypick&week=2026-W46"
 echo
-echo "== pushtrace alerts --now 2026-11-15T21:00:00Z (exit status 1 when a rule fires)"
+echo "== pushtrace alerts --now 2026-11-14T18:30:00Z, half an hour into the campaign (exit status 1: a rule fires)"
+"$bin" alerts --db "$db" --now 2026-11-14T18:30:00Z || true
+echo
+echo "== pushtrace alerts --now 2026-11-15T21:00:00Z, a quiet evening"
 "$bin" alerts --db "$db" --now 2026-11-15T21:00:00Z || true
 kill -TERM "$server_pid"
 wait "$server_pid"

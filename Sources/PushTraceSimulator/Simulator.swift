@@ -9,12 +9,37 @@ public struct SimulationOptions: Sendable {
     /// The end of the simulated period, epoch milliseconds (default Monday 2026-11-16 00:00 UTC).
     public var end: Int64
     public var days: Int
+    /// A campaign whose attachment host slows down, on top of the everyday traffic (none by default).
+    public var incident: SimulatedIncident?
 
-    public init(seed: UInt64 = 42, notifications: Int = 600, end: Int64 = 1_794_787_200_000, days: Int = 14) {
+    public init(seed: UInt64 = 42, notifications: Int = 600, end: Int64 = 1_794_787_200_000, days: Int = 14,
+                incident: SimulatedIncident? = nil) {
         self.seed = seed
         self.notifications = notifications
         self.end = end
         self.days = days
+        self.incident = incident
+    }
+}
+
+/// A marketing campaign gone wrong: one app broadcasts a push of one category to many devices within minutes, and
+/// the host its images come from slows down under the load, so a large share of the service extensions run out of
+/// time. This is the spike `pushtrace alerts` (rule `service_timeout_spike`) is there to catch.
+public struct SimulatedIncident: Sendable {
+    /// When the first push is sent (epoch milliseconds); the rest follow within ten minutes.
+    public var start: Int64
+    /// How many devices the campaign reaches (each is a new, healthy device of the app, sent one push).
+    public var notifications: Int
+    /// The share of the campaign's service extensions that time out.
+    public var timeoutShare: Double
+
+    /// The app and category the campaign is sent for.
+    public static let appID = "net.rorklab.dailypick", category = "DAILY_PICK"
+
+    public init(start: Int64, notifications: Int = 300, timeoutShare: Double = 0.4) {
+        self.start = start
+        self.notifications = notifications
+        self.timeoutShare = timeoutShare
     }
 }
 
@@ -47,7 +72,7 @@ public enum Simulator {
                            progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> SimulationSummary {
         var rng = SeededRandom(seed: options.seed)
         let start = options.end - Int64(options.days) * 86_400_000
-        let fleet = makeFleet(options, &rng)
+        var fleet = makeFleet(options, &rng)
         // Each notification picks a device of its app with the flaw its cause needs; grouping once keeps that
         // constant-time (filtering the fleet per notification made simulating quadratic in its size).
         let pools = Dictionary(grouping: fleet) { DevicePool(app: $0.app.id, flaw: $0.flaw) }
@@ -71,6 +96,28 @@ public enum Simulator {
             if i % 10_000 == 9_999 { progress?(i + 1, options.notifications) }
         }
         progress?(options.notifications, options.notifications)
+        // Drawn only when asked for, after the everyday traffic: without an incident, every file stays as it was.
+        if let incident = options.incident {
+            let app = SimulatedApp.all.first { $0.id == SimulatedIncident.appID }!
+            var taken = Set(fleet.lazy.filter { $0.app.id == app.id }.compactMap { UInt64($0.id.dropFirst(2), radix: 16) })
+            for _ in 0..<incident.notifications {
+                let device = makeDevice(app: app, flaw: .none, taken: &taken, &rng)
+                fleet.append(device)
+                var cause: Cause = .serviceTimeout
+                if !rng.chance(incident.timeoutShare) {
+                    // The everyday mix, less the causes a healthy device reached by a fresh push cannot produce.
+                    repeat { cause = weightedCause(&rng) } while [.categoryNotHandled, .interactionDisabled,
+                        .appGroupMismatch, .awaitingDeviceLogs, .notDelivered, .serviceTimeout].contains(cause)
+                }
+                let notification = SimulatedNotification(id: rng.uuid(), device: device, category: SimulatedIncident.category,
+                                                         sentTs: incident.start + rng.int(0...600_000), expected: cause)
+                var builder = ScenarioBuilder(notification)
+                builder.build(&rng)
+                serverRecords[app.id, default: []] += builder.server
+                deviceRecords[device.key, default: []] += builder.device
+                expectations.append(.init(appID: app.id, notificationID: notification.id, cause: cause))
+            }
+        }
 
         var writer = try BundleFileWriter(directory: directory)
         for device in fleet where device.flaw != .offline {
@@ -86,9 +133,9 @@ public enum Simulator {
         for expectation in expectations where examples[expectation.cause.rawValue, default: []].count < 3 {
             examples[expectation.cause.rawValue, default: []].append(expectation)
         }
-        let summary = SimulationSummary(seed: options.seed, notifications: options.notifications, records: writer.records,
+        let summary = SimulationSummary(seed: options.seed, notifications: expectations.count, records: writer.records,
                                         bundles: writer.bundles, examples: examples,
-                                        expected: options.notifications <= 20_000 ? expectations : nil)
+                                        expected: expectations.count <= 20_000 ? expectations : nil)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(summary).write(to: directory.appendingPathComponent("scenarios.json"))
@@ -103,19 +150,23 @@ public enum Simulator {
             // Device IDs are 24 random bits: from about 10,000 devices an app, two would share one (and its bundle
             // files' names), so a drawn ID already taken is drawn again.
             var taken: Set<UInt64> = []
-            for flaw in flaws {
-                let roll = Double(rng.int(0...999)) / 1000
-                let skew = roll < 0.8 ? rng.int(-1_500...1_500)
-                    : roll < 0.9 ? 3_600_000 + rng.int(-2_000...2_000) : -rng.int(60_000...900_000)
-                let version = rng.pick(app.versions)
-                var id = rng.next() & 0xFF_FFFF
-                while !taken.insert(id).inserted { id = rng.next() & 0xFF_FFFF }
-                fleet.append(SimulatedDevice(app: app, id: "d-" + String(id, radix: 16).leftPadded(6),
-                                             model: rng.pick(SimulatedDevice.models), os: rng.pick(SimulatedDevice.systems),
-                                             appVersion: version, build: String(rng.int(40...400)), skewMs: skew, flaw: flaw))
-            }
+            for flaw in flaws { fleet.append(makeDevice(app: app, flaw: flaw, taken: &taken, &rng)) }
         }
         return fleet
+    }
+
+    /// A device of `app` whose ID is not in `taken` (and is added to it).
+    private static func makeDevice(app: SimulatedApp, flaw: DeviceFlaw, taken: inout Set<UInt64>,
+                                   _ rng: inout SeededRandom) -> SimulatedDevice {
+        let roll = Double(rng.int(0...999)) / 1000
+        let skew = roll < 0.8 ? rng.int(-1_500...1_500)
+            : roll < 0.9 ? 3_600_000 + rng.int(-2_000...2_000) : -rng.int(60_000...900_000)
+        let version = rng.pick(app.versions)
+        var id = rng.next() & 0xFF_FFFF
+        while !taken.insert(id).inserted { id = rng.next() & 0xFF_FFFF }
+        return SimulatedDevice(app: app, id: "d-" + String(id, radix: 16).leftPadded(6),
+                               model: rng.pick(SimulatedDevice.models), os: rng.pick(SimulatedDevice.systems),
+                               appVersion: version, build: String(rng.int(40...400)), skewMs: skew, flaw: flaw)
     }
 
     /// The devices of one app with one flaw.

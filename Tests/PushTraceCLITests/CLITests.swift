@@ -137,6 +137,11 @@ struct CLITests {
             let received = try #require(attributes[.modificationDate] as? Date).timeIntervalSince1970
             #expect((1_793_577_600...1_794_787_200 + 1).contains(received), "\(file) received at \(received)")
         }
+        // An incident must fall within the simulated period, and the error says which period that is.
+        let late = try work.run("simulate", "--out", "late", "--incident", "2026-11-15T22:00:00Z")
+        #expect(late.status == 2)
+        #expect(late.stderr.contains("--incident 2026-11-15T22:00:00Z: must fall within the simulated period, from "
+                                     + "2026-11-02 00:00:00 UTC to 3 hours before its end (2026-11-16 00:00:00 UTC)"))
     }
 
     @Test("reading a database that does not exist is a clear error")

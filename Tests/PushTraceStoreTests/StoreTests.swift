@@ -41,6 +41,37 @@ struct StoreTests {
         #expect(timeouts.count == expected.filter { $0.cause == .serviceTimeout }.count)
     }
 
+    @Test("a simulated incident is diagnosed as written and fires service_timeout_spike only while it lasts")
+    func simulatedIncident() throws {
+        let temporary = try TemporaryStore()
+        let bundles = temporary.directory.appendingPathComponent("bundles")
+        let start: Int64 = 1_794_679_200_000 // 2026-11-14 18:00 UTC
+        let summary = try Simulator.run(SimulationOptions(seed: 9, notifications: 300, incident: SimulatedIncident(start: start)),
+                                        into: bundles)
+        #expect(summary.notifications == 600)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: bundles.path)
+            .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
+        try FileIngestor(store: temporary.store).ingest(paths: files) { path, outcome in
+            guard case .stored(let result) = outcome, result.rejected == 0 else { Issue.record("\(path): \(outcome)"); return }
+        }
+        #expect(try temporary.store.settleCauses() == 600)
+        let expected = try #require(summary.expected)
+        let incident = expected.suffix(300)
+        #expect(incident.allSatisfy { $0.appID == SimulatedIncident.appID })
+        // About 40% of the campaign times out (120 expected; the bounds allow for the draw).
+        #expect((90...150).contains(incident.filter { $0.cause == .serviceTimeout }.count))
+        for expectation in expected {
+            let why = try temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
+            #expect(why.diagnosis.cause == expectation.cause, "\(expectation.notificationID)")
+        }
+        let during = try temporary.store.alerts(AlertRule.builtIn, now: start + 30 * 60_000)
+        #expect(during.firing.map(\.rule) == ["service_timeout_spike"])
+        #expect(during.firing.first?.appID == SimulatedIncident.appID)
+        #expect(during.firing.first?.category == SimulatedIncident.category)
+        // A day earlier the same traffic has no window worth judging, let alone a spike.
+        #expect(try temporary.store.alerts(AlertRule.builtIn, now: start - 86_400_000).firing.isEmpty)
+    }
+
     @Test("summaries merged in memory across a group commit equal those upserted bundle by bundle")
     func groupMergeMatchesBundleByBundle() throws {
         let grouped = try TemporaryStore(), single = try TemporaryStore()
