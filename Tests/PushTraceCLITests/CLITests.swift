@@ -142,6 +142,10 @@ struct CLITests {
         #expect(late.status == 2)
         #expect(late.stderr.contains("--incident 2026-11-15T22:00:00Z: must fall within the simulated period, from "
                                      + "2026-11-02 00:00:00 UTC to 3 hours before its end (2026-11-16 00:00:00 UTC)"))
+        let vague = try work.run("simulate", "--out", "late", "--incident", "yesterday")
+        #expect(vague.status == 2)
+        #expect(vague.stderr.contains(#"--incident "yesterday" is not a date"#))
+        #expect(!FileManager.default.fileExists(atPath: work.url.appendingPathComponent("late").path))
     }
 
     @Test("reading a database that does not exist is a clear error")
