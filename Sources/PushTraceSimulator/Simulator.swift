@@ -100,7 +100,7 @@ public enum Simulator {
         if let incident = options.incident {
             let app = SimulatedApp.all.first { $0.id == SimulatedIncident.appID }!
             var taken = Set(fleet.lazy.filter { $0.app.id == app.id }.compactMap { UInt64($0.id.dropFirst(2), radix: 16) })
-            for _ in 0..<incident.notifications {
+            for _ in 0..<max(0, incident.notifications) {
                 let device = makeDevice(app: app, flaw: .none, taken: &taken, &rng)
                 fleet.append(device)
                 var cause: Cause = .serviceTimeout
