@@ -47,7 +47,7 @@ struct Simulate: ParsableCommand {
             let first = options.end - Int64(days) * 86_400_000
             // The campaign's pushes go out over ten minutes and their devices upload before the period ends.
             guard start >= first, start <= options.end - 3 * 3_600_000 else {
-                throw UsageError("--incident \(incident): must fall within the simulated period, from "
+                throw UsageError("--incident \"\(incident)\": must fall within the simulated period, from "
                                  + "\(InstantText.format(first)) UTC to 3 hours before its end (\(InstantText.format(options.end)) UTC)")
             }
             options.incident = SimulatedIncident(start: start)

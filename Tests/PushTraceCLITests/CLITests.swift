@@ -140,7 +140,7 @@ struct CLITests {
         // An incident must fall within the simulated period, and the error says which period that is.
         let late = try work.run("simulate", "--out", "late", "--incident", "2026-11-15T22:00:00Z")
         #expect(late.status == 2)
-        #expect(late.stderr.contains("--incident 2026-11-15T22:00:00Z: must fall within the simulated period, from "
+        #expect(late.stderr.contains(#"--incident "2026-11-15T22:00:00Z": must fall within the simulated period, from "#
                                      + "2026-11-02 00:00:00 UTC to 3 hours before its end (2026-11-16 00:00:00 UTC)"))
         let vague = try work.run("simulate", "--out", "late", "--incident", "yesterday")
         #expect(vague.status == 2)
