@@ -54,14 +54,33 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if !db.configuration.readonly { checkpointer.install(on: db) }
         }
-        pool = try DatabasePool(path: path, configuration: config)
-        try Schema.migrator.migrate(pool)
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Self.migrate(pool, path: path)
+        } catch {
+            throw StoreError.opening(path, error)
+        }
         try recoverSummariesLeftBehind()
         checkpointer.start()
     }
 
     deinit {
         checkpointer.stop()
+    }
+
+    /// Brings the schema up to date, unless the file is another program's SQLite database (pushtrace's tables do
+    /// not belong in it) or a newer pushtrace has migrated it past what this one knows (writing through a schema it
+    /// does not know would store what that version cannot read back).
+    private static func migrate(_ pool: DatabasePool, path: String) throws {
+        let migrator = Schema.migrator
+        let (applied, tables) = try pool.read { db in
+            (try migrator.appliedIdentifiers(db),
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
+        }
+        if applied.isEmpty, !tables.isEmpty { throw StoreError.otherDatabase(path, tables: tables) }
+        let unknown = applied.subtracting(migrator.migrations)
+        guard unknown.isEmpty else { throw StoreError.newerSchema(path, migrations: unknown.sorted()) }
+        try migrator.migrate(pool)
     }
 
     /// Checkpoints the WAL into the database file and closes every connection; the store cannot be used afterwards.
@@ -81,7 +100,7 @@ public final class Store: Sendable {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .timeout(10)
-        return try DatabaseQueue(path: path, configuration: config)
+        do { return try DatabaseQueue(path: path, configuration: config) } catch { throw StoreError.opening(path, error) }
     }
 }
 
@@ -97,13 +116,60 @@ extension Store {
 }
 
 /// Failures of the store a user can act on.
-public enum StoreError: Error, CustomStringConvertible, Sendable {
+public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// Nothing at the path, for a command that only reads.
     case missingDatabase(String)
+    /// The file is not an SQLite database (a bundle, a text file, an encrypted or damaged file).
+    case notADatabase(String)
+    /// An SQLite database of another program: tables, but none of pushtrace's migrations.
+    case otherDatabase(String, tables: [String])
+    /// The file cannot be opened or created; the reason says why.
+    case cannotOpen(String, reason: String)
+    /// A newer pushtrace has applied migrations this one does not know.
+    case newerSchema(String, migrations: [String])
+
+    /// What opening the database at `path` failed with, said in the user's terms where the cause is theirs (the
+    /// wrong file, a folder, permissions); any other error as it came.
+    static func opening(_ path: String, _ error: any Error) -> any Error {
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        let exists = files.fileExists(atPath: path, isDirectory: &isDirectory)
+        // SQLite says "unable to open" of a folder when writing and "disk I/O error" when only reading.
+        if exists, isDirectory.boolValue, error is DatabaseError { return StoreError.cannotOpen(path, reason: "it is a folder") }
+        switch (error as? DatabaseError)?.resultCode {
+        case .SQLITE_NOTADB?:
+            return StoreError.notADatabase(path)
+        case .SQLITE_CANTOPEN?:
+            let folder = (path as NSString).deletingLastPathComponent
+            if exists {
+                if !files.isReadableFile(atPath: path) { return StoreError.cannotOpen(path, reason: "permission denied") }
+            } else if !folder.isEmpty, !files.fileExists(atPath: folder) {
+                return StoreError.cannotOpen(path, reason: "the folder \(folder) does not exist")
+            }
+            if !files.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+                return StoreError.cannotOpen(path, reason: "its folder is not writable (SQLite keeps the database's "
+                                             + "-wal and -shm files beside it)")
+            }
+            return error
+        default:
+            return error
+        }
+    }
 
     public var description: String {
         switch self {
         case .missingDatabase(let path):
             return "no database at \(path): ingest bundles first (pushtrace ingest --db \(path) FILE…)"
+        case .notADatabase(let path):
+            return "\(path) is not a pushtrace database (not an SQLite file): --db names the file pushtrace ingest wrote"
+        case .otherDatabase(let path, let tables):
+            let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+            return "\(path) is an SQLite database, but not pushtrace's (it holds \(named)): pushtrace leaves it as it is"
+        case .cannotOpen(let path, let reason):
+            return "cannot open the database \(path): \(reason)"
+        case .newerSchema(let path, let migrations):
+            return "\(path) was written by a newer pushtrace (schema \(migrations.joined(separator: ", ")), which this "
+                + "version does not know): use that version or a later one; this one leaves the file as it is"
         }
     }
 }

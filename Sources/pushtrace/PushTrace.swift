@@ -41,8 +41,8 @@ enum Main {
             } else {
                 try command.run()
             }
-        } catch let error as UsageError {
-            FileHandle.standardError.write(Data("pushtrace: \(error.description)\n".utf8))
+        } catch where error is UsageError || error is StoreError { // StoreError: a --db not pushtrace's, or not usable.
+            FileHandle.standardError.write(Data("pushtrace: \(error)\n".utf8))
             exit(2)
         } catch is NegativeAnswer {
             exit(1)

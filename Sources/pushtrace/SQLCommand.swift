@@ -25,10 +25,7 @@ struct SQL: ParsableCommand {
     @Option(help: "table, csv or json.") var format: Format = .table
 
     func run() throws {
-        let queue: DatabaseQueue
-        do { queue = try Store.openReadOnly(path: database.db) } catch let error as StoreError {
-            throw UsageError(error.description)
-        }
+        let queue = try Store.openReadOnly(path: database.db)
         let (columns, rows): ([String], [[DatabaseValue]])
         do {
             (columns, rows) = try queue.read { db in

@@ -155,4 +155,16 @@ struct CLITests {
         #expect(why.status == 2)
         #expect(why.stderr.contains("no database at nowhere.sqlite"))
     }
+
+    @Test("--db naming a bundle instead of the database is a clear error, for every command that opens it")
+    func notADatabase() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        for arguments in [["why", "x"], ["ingest", "server.ndjson"], ["sql", "SELECT 1"], ["token", "list"]] {
+            let run = try work.run(arguments + ["--db", "server.ndjson"], environment: [:])
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr == "pushtrace: server.ndjson is not a pushtrace database (not an SQLite file): --db names "
+                    + "the file pushtrace ingest wrote\n", "\(arguments)")
+        }
+    }
 }

@@ -184,4 +184,32 @@ struct StoreTests {
         let logs = try temporary.store.logs(appID: "net.rorklab.dailypick", notificationID: "n-1")
         #expect(logs.map(\.record.message) == ["downloading"])
     }
+
+    @Test("not a database, another program's database, a folder, a missing folder, a newer pushtrace's file: refused clearly")
+    func refusedDatabaseFiles() throws {
+        let temporary = try TemporaryStore()
+        let folder = temporary.directory.path
+        let text = folder + "/bundle.ndjson"
+        try Data("{\"type\":\"manifest\"}\n".utf8).write(to: URL(fileURLWithPath: text))
+        #expect(throws: StoreError.notADatabase(text)) { try Store(path: text) }
+        #expect(throws: StoreError.notADatabase(text)) { try Store.openReadOnly(path: text) }
+        #expect(throws: StoreError.cannotOpen(folder, reason: "it is a folder")) { try Store(path: folder) }
+        let nowhere = folder + "/missing/p.sqlite"
+        #expect(throws: StoreError.cannotOpen(nowhere, reason: "the folder \(folder)/missing does not exist")) {
+            try Store(path: nowhere)
+        }
+
+        let other = folder + "/other.sqlite"
+        try DatabaseQueue(path: other).write { try $0.execute(sql: "CREATE TABLE photo (id INTEGER PRIMARY KEY)") }
+        #expect(throws: StoreError.otherDatabase(other, tables: ["photo"])) { try Store(path: other) }
+        #expect(try DatabaseQueue(path: other).read { try $0.tableExists("bundle") } == false)
+
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
+        try temporary.store.pool.write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99-from-the-future')") }
+        let before = try temporary.counts()
+        #expect(throws: StoreError.newerSchema(temporary.path, migrations: ["v99-from-the-future"])) {
+            try Store(path: temporary.path)
+        }
+        #expect(try temporary.counts() == before)
+    }
 }
