@@ -78,6 +78,7 @@ let package = Package(
             "PushTraceCore", "PushTraceStore", "PushTraceSimulator", "PushTraceRecords", "PushTraceServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // A load generator for the crash test and the HTTP benchmark: many concurrent uploaders of bundle files.

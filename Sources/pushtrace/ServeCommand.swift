@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import PushTraceCore
 import PushTraceServer
 import PushTraceStore
@@ -146,7 +147,29 @@ struct Serve: AsyncParsableCommand {
             "max_body_bytes": "\(settings.maxBodyBytes)", "queue": "\(settings.queueCapacity)",
         ])
         let app = ServerApplication.make(store: store, settings: settings, logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError {
+            throw UsageError(Self.listenFailure(error.errnoCode, host: settings.host, port: settings.port) ?? "\(error)")
+        } catch is SocketAddressError.UnknownHost {
+            throw UsageError("cannot listen on \(settings.host): no such host (--host or PUSHTRACE_HOST: an address or "
+                             + "a name of this machine, e.g. 127.0.0.1 or 0.0.0.0)")
+        }
+    }
+
+    /// What an operator can do about a failure to listen, from the socket call's errno.
+    static func listenFailure(_ errno: Int32, host: String, port: Int) -> String? {
+        let address = "cannot listen on \(host):\(port)"
+        switch errno {
+        case EADDRINUSE:
+            return "\(address): the port is in use (another pushtrace serve?); choose another with --port or PUSHTRACE_PORT"
+        case EACCES:
+            return "\(address): permission denied (ports below 1024 need privileges); choose another with --port"
+        case EADDRNOTAVAIL:
+            return "\(address): \(host) is not an address of this machine (--host or PUSHTRACE_HOST)"
+        default:
+            return nil
+        }
     }
 
     private func megabytes(_ value: Int?, _ name: String, default fallback: Int) throws -> Int {

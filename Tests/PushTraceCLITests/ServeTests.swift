@@ -35,6 +35,20 @@ struct ServeTests {
         #expect(walSize == 0)
     }
 
+    @Test("a port in use or a host that is not this machine's: exit 2 saying which setting to change")
+    func cannotListen() async throws {
+        let work = try WorkFolder()
+        let server = try await ServerProcess(arguments: ["--no-auth"], in: work.url)
+        let taken = try work.run(["serve", "--no-auth", "--port", String(server.port)], environment: [:])
+        #expect(taken.status == 2)
+        #expect(taken.stderr.hasSuffix("pushtrace: cannot listen on 127.0.0.1:\(server.port): the port is in use (another "
+                                       + "pushtrace serve?); choose another with --port or PUSHTRACE_PORT\n"), "\(taken.stderr)")
+        let unknown = try work.run(["serve", "--no-auth", "--port", "0"], environment: ["PUSHTRACE_HOST": "nosuch.invalid"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("pushtrace: cannot listen on nosuch.invalid: no such host"), "\(unknown.stderr)")
+        #expect(server.stop() == 0)
+    }
+
     @Test("token create prints the token once; list never shows a secret; revoke takes the ID")
     func tokens() throws {
         let work = try WorkFolder()
