@@ -70,6 +70,14 @@ struct ReadRoutes: Sendable {
         }
         await writer.summariesWritten()
         let rows = try store.search(query)
+        // A misspelt app answers nothing, silently: say so to a caller who may see every app.
+        if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
+            let apps = try store.appIDs()
+            if !apps.contains(app) {
+                throw APIError(.notFound, "unknown_app", "no notifications of app \(app) are stored; apps: "
+                               + (apps.isEmpty ? "none yet" : apps.joined(separator: ", ")))
+            }
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Response(status: .ok, headers: [.contentType: "application/json"],

@@ -15,6 +15,16 @@ struct DatabaseOptions: ParsableArguments {
         }
         return try Store(path: db)
     }
+
+    /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those
+    /// there are. Asked only when an answer came back empty, so a known app costs nothing.
+    func requireKnownApp(_ app: String, in store: Store) throws {
+        let apps = try store.appIDs()
+        guard apps.contains(app) else {
+            throw UsageError("no notifications of app \(app) in \(db); apps: "
+                             + (apps.isEmpty ? "none yet" : apps.joined(separator: ", ")))
+        }
+    }
 }
 
 /// `--format`.

@@ -61,9 +61,8 @@ struct Report: AsyncParsableCommand {
     func run() async throws {
         let store = try database.existingStore()
         let report = try store.report(appID: app, period: period(now: Int64(Date().timeIntervalSince1970 * 1000)))
-        if report.figures.notifications == 0, report.previous.notifications == 0, try !store.appIDs().contains(app) {
-            throw UsageError("no notifications of app \(app) in \(database.db); apps: "
-                             + (try store.appIDs().joined(separator: ", ")))
+        if report.figures.notifications == 0, report.previous.notifications == 0 {
+            try database.requireKnownApp(app, in: store)
         }
         switch format {
         case .json: try printJSON(report)

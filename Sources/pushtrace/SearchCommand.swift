@@ -7,7 +7,8 @@ struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find notifications by app, cause, category, device and time.",
         discussion: """
-            Reads the per-notification summaries, newest first. Times are the notification's first record (UTC).
+            Reads the per-notification summaries, newest first. Times are the notification's first record (UTC). \
+            An --app of which nothing is stored is an error (exit 2) that lists the apps there are.
 
             Examples:
               pushtrace search --cause service_timeout
@@ -51,7 +52,9 @@ struct Search: AsyncParsableCommand {
             let query = SearchQuery(appID: app, cause: cause.flatMap(Cause.init(rawValue:)), category: category, deviceID: device,
                                     since: try since.map { try Instant.parse($0, option: "--since") },
                                     until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
-            rows = try database.existingStore().search(query)
+            let store = try database.existingStore()
+            rows = try store.search(query)
+            if rows.isEmpty, let app { try database.requireKnownApp(app, in: store) }
         }
         if format == .json {
             try printJSON(rows)

@@ -156,6 +156,20 @@ struct CLITests {
         #expect(why.stderr.contains("no database at nowhere.sqlite"))
     }
 
+    @Test("search --app of which nothing is stored (a misspelt bundle ID) is exit 2 listing the apps")
+    func searchUnknownApp() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        #expect(try work.run("ingest", "server.ndjson").status == 0)
+        let misspelt = try work.run("search", "--app", "net.rorklab.dailypik")
+        #expect(misspelt.status == 2)
+        #expect(misspelt.stderr == "pushtrace: no notifications of app net.rorklab.dailypik in pushtrace.sqlite; apps: "
+                + "net.rorklab.dailypick\n")
+        let nothingMatches = try work.run("search", "--app", "net.rorklab.dailypick", "--cause", "content_crashed")
+        #expect(nothingMatches.status == 0)
+        #expect(nothingMatches.stdout.hasSuffix("0 notifications\n"))
+    }
+
     @Test("--db naming a bundle instead of the database is a clear error, for every command that opens it")
     func notADatabase() throws {
         let work = try WorkFolder()

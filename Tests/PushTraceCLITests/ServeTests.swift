@@ -18,7 +18,8 @@ struct ServeTests {
 
         let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
         for arguments in [["why", CLITests.id], ["why", CLITests.id, "--format", "json"], ["why", "unknown-id"],
-                          ["search"], ["search", "--cause", "service_timeout", "--format", "json"]] {
+                          ["search"], ["search", "--cause", "service_timeout", "--format", "json"],
+                          ["search", "--app", "net.rorklab.dailypik"]] {
             let local = try work.run(arguments, environment: [:])
             let remote = try work.run(arguments + ["--server", server.url], environment: environment)
             #expect(remote.stdout == local.stdout, "\(arguments)")

@@ -51,6 +51,12 @@ import Testing
             #expect((try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [Any])?.count == 2)
             try expectError(try await client.get("/v1/notifications?cause=gremlins", token: server.adminToken),
                             .badRequest, "bad_request")
+            // A misspelt app: 404 naming the apps for an admin; a known app with nothing matching is an empty list.
+            let misspelt = try await client.get("/v1/notifications?app=net.rorklab.dailypik", token: server.adminToken)
+            try expectError(misspelt, .notFound, "unknown_app")
+            #expect(misspelt.text.contains("apps: \(TestServer.otherApp), \(TestServer.app)")) // in order of their IDs
+            let none = try await client.get("/v1/notifications?app=\(TestServer.app)&cause=ok", token: server.adminToken)
+            #expect(none.status == .ok && none.text == "[]")
             try expectError(try await client.get("/v1/notifications?since=yesterday", token: server.adminToken),
                             .badRequest, "bad_request")
         }
