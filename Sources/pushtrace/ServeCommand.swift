@@ -158,7 +158,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// What an operator can do about a failure to listen, from the socket call's errno.
-    static func listenFailure(_ errno: Int32, host: String, port: Int) -> String? {
+    private static func listenFailure(_ errno: Int32, host: String, port: Int) -> String? {
         let address = "cannot listen on \(host):\(port)"
         switch errno {
         case EADDRINUSE:
