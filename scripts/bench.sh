@@ -6,7 +6,8 @@
 #   CORPUS=86000                notifications of the ingest/HTTP corpus (~1,000,000 records)
 #   SCALE=200000                notifications of the scale store (~11.4 records and ~0.8 bundle files each; 10000000
 #                               needs ~60 GB of disk, see docs/PERFORMANCE.md)
-#   SCALE_CHUNK=1000000         larger scale stores are simulated and ingested in chunks of this many notifications
+#   SCALE_CHUNK=200000          larger scale stores are built in chunks of this many notifications, ingested
+#                               apart and merged (10000000 is built with SCALE_CHUNK=100000, see docs/PERFORMANCE.md)
 #   BENCH_DIR=bench-data        where corpora and stores are kept (simulated once, reused)
 #
 # Parts:
@@ -24,7 +25,7 @@ bin=$root/.build/release
 parts=${PARTS:-ingest http scale}
 corpus_n=${CORPUS:-86000}
 scale_n=${SCALE:-200000}
-for setting in CORPUS="$corpus_n" SCALE="$scale_n" SCALE_CHUNK="${SCALE_CHUNK:-1000000}" HTTP_PAIRS="${HTTP_PAIRS:-3}"; do
+for setting in CORPUS="$corpus_n" SCALE="$scale_n" SCALE_CHUNK="${SCALE_CHUNK:-200000}" HTTP_PAIRS="${HTTP_PAIRS:-3}"; do
   [[ ${setting#*=} =~ ^[1-9][0-9]*$ ]] || { echo "bench: ${setting%%=*} must be a positive whole number, not '${setting#*=}'" >&2; exit 2; }
 done
 work=${BENCH_DIR:-bench-data}
@@ -167,12 +168,13 @@ print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 
   echo "  gzip bomb ($(du -k bomb.gz | cut -f1) KiB, 1 GiB inflated): HTTP $status (413 expected); peak RSS $rss MB; target < 200 MB: $(verdict "$rss" '<=' 200)"
 fi
 
-# The scale store, simulated and ingested in chunks of at most SCALE_CHUNK notifications (seeds 2, 3, …): a single
-# simulation holds all its records in memory, and 10 M notifications' bundle files alone would fill this machine's
-# disk. The next chunk is simulated while the current one is ingested, and each chunk's files are deleted once
-# ingested; a chunk already ingested (its .done marker) is skipped, so an interrupted build resumes.
+# The scale store. Up to SCALE_CHUNK notifications: simulated and ingested by `pushtrace ingest`. Larger: in chunks
+# of SCALE_CHUNK (seeds 2, 3, …), each simulated while the one before is ingested into a store of its own, and the
+# chunk stores merged into one by scripts/merge-stores.py as they come (docs/PERFORMANCE.md says why, and what that
+# changes). A single simulation holds all its records in memory, and 10 M notifications' bundle files would not
+# fit beside their store, so each chunk's files and store are deleted once used. An interrupted build starts again.
 build_scale_store() { # notifications folder db
-  local total=$1 folder=$2 db=$3 chunk=${SCALE_CHUNK:-1000000}
+  local total=$1 folder=$2 db=$3 chunk=${SCALE_CHUNK:-200000}
   local chunks=$(( (total + chunk - 1) / chunk ))
   if [ "$chunks" -le 1 ]; then
     simulate "$total" 2 "$folder"
@@ -183,31 +185,36 @@ build_scale_store() { # notifications folder db
     python3 -c "print(f'  ingest took {$(now) - $t0:.0f} s')"
     return
   fi
-  echo "== building $work/$db from $total notifications in $chunks chunks of $chunk (once; reused by later runs)"
+  echo "== building $work/$db from $total notifications in $chunks chunks of $chunk, each ingested into a store of its own, then merged (once; reused by later runs)"
+  rm -rf "$folder" "$db" "$db-wal" "$db-shm" "$db-summaries"
   mkdir -p "$folder"
-  compgen -G "$db.chunk-*.done" > /dev/null || rm -f "$db" "$db-wal" "$db-shm"
+  "$bin/pushtrace" token create --db "$db" --scope admin > /dev/null 2>&1  # creates the store with pushtrace's schema
   simulate_chunk() { # index
     local n=$(( $1 < chunks - 1 ? chunk : total - chunk * (chunks - 1) ))
-    [ -f "$folder/chunk-$1/scenarios.json" ] && return 0
-    rm -rf "$folder/chunk-$1"
     "$bin/pushtrace" simulate --out "$folder/chunk-$1" --notifications "$n" --seed $(( $1 + 2 )) 2>&1 \
-      | grep -v '^simulated ' | sed 's/^/  /'
+      | sed -e '/^simulated /d' -e '/^wrote /d' -e 's/^/  /'
   }
   local started; started=$(now)
+  SQLITE_TMPDIR=$(pwd)/$folder python3 "$root/scripts/merge-stores.py" "$db" "$folder" "$chunks" &
+  local merge_pid=$!
   local next_pid=""
   for ((i = 0; i < chunks; i++)); do
-    if [ -f "$db.chunk-$i.done" ]; then rm -rf "$folder/chunk-$i"; continue; fi
     if [ -n "$next_pid" ]; then wait "$next_pid"; next_pid=""; else simulate_chunk "$i"; fi
-    if ((i + 1 < chunks)) && [ ! -f "$db.chunk-$((i + 1)).done" ]; then simulate_chunk $((i + 1)) & next_pid=$!; fi
+    if ((i + 1 < chunks)); then simulate_chunk $((i + 1)) & next_pid=$!; fi
+    # Chunk stores waiting for the merge (~0.5 GB each) are held to a few.
+    while [ "$(compgen -G "$folder/chunk-*.ready" | wc -l)" -ge 12 ]; do
+      kill -0 "$merge_pid" 2>/dev/null || { echo "bench: merging the chunk stores failed (above)" >&2; exit 1; }
+      sleep 1
+    done
     local t0; t0=$(now)
-    "$bin/pushtrace" ingest --db "$db" --quiet "$folder/chunk-$i" | sed "s/^/  /"
-    local t1; t1=$(now)
-    touch "$db.chunk-$i.done"
+    "$bin/pushtrace" ingest --db "$folder/chunk-$i.sqlite" --quiet "$folder/chunk-$i" 2>&1 > /dev/null | sed '/^diagnos/d'
     rm -rf "$folder/chunk-$i"
-    local size=$(( ($(stat -c %s "$db") + $( [ -f "$db-wal" ] && stat -c %s "$db-wal" || echo 0)) / 1048576 ))
-    python3 -c "print(f'  chunk {$i + 1} of $chunks ingested in {$t1 - $t0:.0f} s; {$t1 - $started:.0f} s so far; $size MB on disk', flush=True)"
+    touch "$folder/chunk-$i.sqlite.ready"
+    python3 -c "print(f'  chunk {$i + 1} of $chunks ingested in {$(now) - $t0:.0f} s; {$(now) - $started:.0f} s so far', flush=True)"
   done
-  rm -f "$db".chunk-*.done
+  wait "$merge_pid"
+  rm -rf "$folder"
+  python3 -c "print(f'  the store built in {$(now) - $started:.0f} s', flush=True)"
 }
 
 # --- scale: why, report and alerts over a large store ---------------------------------------------------------------

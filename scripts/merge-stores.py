@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Merges chunk stores, each built by `pushtrace ingest`, into one large store (docs/PERFORMANCE.md, the scale store).
+
+    scripts/merge-stores.py TARGET CHUNK_FOLDER CHUNKS
+
+TARGET must already hold pushtrace's schema (any pushtrace command that opens it migrates it). Chunk i is
+CHUNK_FOLDER/chunk-i.sqlite, merged once CHUNK_FOLDER/chunk-i.sqlite.ready exists, and deleted after; the chunks
+are merged in order, as they come. Every row is copied as pushtrace stored it: bundle, record, config and
+rejected-line ids are shifted past the target's, devices keep their earliest first and latest last sighting, and
+the rollups are summed (a chunk's notifications are all settled, as `pushtrace ingest` leaves them).
+
+Why not ingest every chunk into the one store: past a few GB, each insert into the random-keyed indexes is a page
+read and a page write of its own on this machine, and ten chunks of 1,000,000 notifications would take over four
+hours. Here the record index is built once at the end, by one sort, and everything else stays in a large page
+cache, eight chunks to a transaction (no journal: an interrupted merge is started again from nothing).
+"""
+import os
+import sqlite3
+import sys
+import time
+
+ID_SHIFTS = {  # table: columns holding ids of (table whose largest id shifts them)
+    "bundle": {"id": "bundle"},
+    "record": {"id": "record", "bundle_ref": "bundle"},
+    "config": {"id": "config"},
+    "rejected_line": {"id": "rejected_line", "bundle_ref": "bundle"},
+}
+# bundle.first_record / last_record point into record.
+ID_SHIFTS["bundle"].update({"first_record": "record", "last_record": "record"})
+ROLLUPS = ["daily", "hourly", "daily_duration", "daily_action", "minutely"]
+PLAIN = ["notification", "notification_action"]
+DEFERRED_INDEX = "record_by_notification"
+GROUP = 8
+
+
+def columns(db, table):
+    return [(row[1], row[5]) for row in db.execute(f"SELECT * FROM pragma_table_info('{table}')")]
+
+
+def merge_chunk(db, c):
+    shift = {t: db.execute(f"SELECT coalesce(max(id), 0) FROM main.{t}").fetchone()[0] for t in ID_SHIFTS}
+    for table, shifted in ID_SHIFTS.items():
+        names = [name for name, _ in columns(db, table)]
+        select = ", ".join(f"{n} + {shift[shifted[n]]}" if n in shifted else n for n in names)
+        # Configs are unique by (app, device, process, ts): a device ID drawn by two chunks keeps the first's.
+        verb = "INSERT OR IGNORE" if table == "config" else "INSERT"
+        db.execute(f"{verb} INTO main.{table} ({', '.join(names)}) SELECT {select} FROM {c}.{table}")
+    for table in PLAIN:
+        db.execute(f"INSERT INTO main.{table} SELECT * FROM {c}.{table}")
+    db.execute(f"""
+        INSERT INTO main.device SELECT * FROM {c}.device WHERE true
+        ON CONFLICT (app_id, device_id) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen),
+            last_seen = max(last_seen, excluded.last_seen)""")
+    for table in ROLLUPS:
+        cols = columns(db, table)
+        keys = [name for name, pk in cols if pk]
+        sums = [f"{n} = {n} + excluded.{n}" if n != "example_id" else "example_id = excluded.example_id"
+                for n, pk in cols if not pk]
+        db.execute(f"INSERT INTO main.{table} SELECT * FROM {c}.{table} WHERE true "
+                   f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(sums)}")
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__.split("\n\n")[1].strip())
+    target, folder, chunks = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    db = sqlite3.connect(target, isolation_level=None)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA cache_size = -10000000")  # 10 GB: every random-keyed table and index stays in memory
+    index_sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (DEFERRED_INDEX,)).fetchone()[0]
+    db.execute(f"DROP INDEX {DEFERRED_INDEX}")
+    started = time.time()
+    # A commit writes every page the transaction dirtied, most of the random-keyed tables: so a transaction takes
+    # as many chunks as can be attached at once (SQLite's limit is 10).
+    for first in range(0, chunks, GROUP):
+        group = range(first, min(first + GROUP, chunks))
+        paths = [os.path.join(folder, f"chunk-{i}.sqlite") for i in group]
+        for path in paths:
+            while not os.path.exists(path + ".ready"):
+                time.sleep(1)
+        t0 = time.time()
+        for n, path in enumerate(paths):
+            db.execute(f"ATTACH DATABASE ? AS c{n}", (path,))
+        db.execute("BEGIN")
+        for n in range(len(paths)):
+            merge_chunk(db, f"c{n}")
+        db.execute("COMMIT")
+        for n, path in enumerate(paths):
+            db.execute(f"DETACH DATABASE c{n}")
+            for suffix in ("", "-wal", "-shm", "-summaries", ".ready"):
+                if os.path.exists(path + suffix):
+                    os.remove(path + suffix)
+        print(f"  merged chunks {group.start + 1}-{group.stop} of {chunks} in {time.time() - t0:.0f} s; "
+              f"{time.time() - started:.0f} s so far", flush=True)
+    t0 = time.time()
+    db.execute("PRAGMA threads = 2")
+    db.execute(index_sql)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.close()
+    print(f"  index {DEFERRED_INDEX} built in {time.time() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
