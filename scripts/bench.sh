@@ -32,7 +32,8 @@ work=${BENCH_DIR:-bench-data}
 mkdir -p "$work"
 cd "$work"
 server_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true' EXIT
+merge_pid=""
+trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
 now() { date +%s.%N; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
@@ -196,7 +197,7 @@ build_scale_store() { # notifications folder db
   }
   local started; started=$(now)
   SQLITE_TMPDIR=$(pwd)/$folder python3 "$root/scripts/merge-stores.py" "$db" "$folder" "$chunks" &
-  local merge_pid=$!
+  merge_pid=$!
   local next_pid=""
   for ((i = 0; i < chunks; i++)); do
     if [ -n "$next_pid" ]; then wait "$next_pid"; next_pid=""; else simulate_chunk "$i"; fi
@@ -213,6 +214,7 @@ build_scale_store() { # notifications folder db
     python3 -c "print(f'  chunk {$i + 1} of $chunks ingested in {$(now) - $t0:.0f} s; {$(now) - $started:.0f} s so far', flush=True)"
   done
   wait "$merge_pid"
+  merge_pid=""
   rm -rf "$folder"
   python3 -c "print(f'  the store built in {$(now) - $started:.0f} s', flush=True)"
 }
