@@ -19,14 +19,12 @@ import sqlite3
 import sys
 import time
 
-ID_SHIFTS = {  # table: columns holding ids of (table whose largest id shifts them)
-    "bundle": {"id": "bundle"},
+ID_SHIFTS = {  # table: {column holding an id: the table whose largest id shifts it}
+    "bundle": {"id": "bundle", "first_record": "record", "last_record": "record"},
     "record": {"id": "record", "bundle_ref": "bundle"},
     "config": {"id": "config"},
     "rejected_line": {"id": "rejected_line", "bundle_ref": "bundle"},
 }
-# bundle.first_record / last_record point into record.
-ID_SHIFTS["bundle"].update({"first_record": "record", "last_record": "record"})
 ROLLUPS = ["daily", "hourly", "daily_duration", "daily_action", "minutely"]
 PLAIN = ["notification", "notification_action"]
 DEFERRED_INDEX = "record_by_notification"
@@ -38,6 +36,7 @@ def columns(db, table):
 
 
 def merge_chunk(db, c):
+    """Copies every row of the attached chunk store `c` into the main store (inside the caller's transaction)."""
     shift = {t: db.execute(f"SELECT coalesce(max(id), 0) FROM main.{t}").fetchone()[0] for t in ID_SHIFTS}
     for table, shifted in ID_SHIFTS.items():
         names = [name for name, _ in columns(db, table)]
