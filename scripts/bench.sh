@@ -7,7 +7,8 @@
 #   SCALE=200000                notifications of the scale store (~11.4 records and ~0.8 bundle files each; 10000000
 #                               needs ~60 GB of disk, see docs/PERFORMANCE.md)
 #   SCALE_CHUNK=200000          larger scale stores are built in chunks of this many notifications, ingested
-#                               apart and merged (10000000 is built with SCALE_CHUNK=100000, see docs/PERFORMANCE.md)
+#                               apart and merged (10000000 is built with SCALE_CHUNK=100000, see docs/PERFORMANCE.md;
+#                               the merge keeps up to 10 GB of SQLite page cache in memory)
 #   BENCH_DIR=bench-data        where corpora and stores are kept (simulated once, reused)
 #
 # Parts:
