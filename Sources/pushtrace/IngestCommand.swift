@@ -46,7 +46,10 @@ struct Ingest: ParsableCommand {
     @Option(help: "text: a line per file; json: one document.")
     var format: OutputFormat = .text
 
-    @Flag(help: "Print only problems and the totals.")
+    @Flag(help: """
+        Print only problems and the totals: the files with rejected lines and the files refused (with --format \
+        json, the only files listed).
+        """)
     var quiet = false
 
     func validate() throws {
@@ -82,8 +85,8 @@ struct Ingest: ParsableCommand {
                     totals.accepted += result.accepted
                     totals.rejected += result.rejected
                 }
-                if format == .json { documents.append(FileReport(path: path, result: result)) }
-                guard format == .text, !quiet || result.rejected > 0 else { return }
+                guard !quiet || result.rejected > 0 else { return }
+                if format == .json { return documents.append(FileReport(path: path, result: result)) }
                 var line = "\(path): accepted \(result.accepted), rejected \(result.rejected)"
                 if result.duplicate { line += ", duplicate (already stored; nothing stored again)" }
                 if result.clockOffsetMs != 0 { line += ", device clock corrected by \(Self.offset(result.clockOffsetMs))" }

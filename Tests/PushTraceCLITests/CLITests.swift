@@ -69,6 +69,25 @@ struct CLITests {
         #expect(empty.stderr.contains("empty: no bundle files"), "\(empty.stderr)")
     }
 
+    @Test("ingest --quiet --format json lists only the files with rejected lines or refused, and every total")
+    func ingestQuietJSON() throws {
+        let work = try WorkFolder()
+        try FileManager.default.createDirectory(at: work.url.appendingPathComponent("in"), withIntermediateDirectories: true)
+        try work.write("in/a-server.ndjson", Self.server)
+        try work.write("in/b-device.ndjson", Self.device + ["not json"])
+        try work.write("in/c-truncated.ndjson.gz", bytes: Array(Deflater.gzip(Array(Self.device.joined(separator: "\n").utf8)).dropLast(12)))
+        let ingest = try work.run("ingest", "--quiet", "--format", "json", "in")
+        #expect(ingest.status == 2, "\(ingest.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(ingest.stdout.utf8)) as? [String: Any])
+        let files = try #require(json["files"] as? [[String: Any]])
+        #expect(files.map { $0["file"] as? String } == ["in/b-device.ndjson", "in/c-truncated.ndjson.gz"])
+        #expect(files.first?["rejected"] as? Int == 1)
+        #expect(files.last?["error"] is String)
+        #expect(json["accepted"] as? Int == 5)
+        #expect(json["rejected"] as? Int == 1)
+        #expect(json["refused"] as? Int == 1)
+    }
+
     @Test("an unknown ID answers unknown_notification and exits 1")
     func unknownID() throws {
         let work = try WorkFolder()
