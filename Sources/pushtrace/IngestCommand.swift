@@ -107,8 +107,11 @@ struct Ingest: ParsableCommand {
         }
         let seconds = max(Date().timeIntervalSince(started), 0.001)
         let diagnosing = Date()
+        var shown = Date.distantPast
         let settled = try store.settleCauses { done, total in
-            guard total >= 20_000 else { return }
+            // As for storing: that it began, then a line every 5 s (a batch takes a tenth of a second when cached).
+            guard total >= 20_000, done == 0 || Date().timeIntervalSince(shown) >= 5 else { return }
+            shown = Date()
             printError(done == 0 ? "diagnosing \(total) notifications" : "diagnosed \(done) of \(total) notifications")
         }
         let diagnosisSeconds = Date().timeIntervalSince(diagnosing)
