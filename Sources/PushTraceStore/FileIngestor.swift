@@ -34,8 +34,9 @@ public struct FileIngestor: Sendable {
     }
 
     /// Ingests `paths` in order, calling `report` with each file's outcome once it is committed (or refused).
-    /// Store failures (disk full, locked database) are thrown; what was reported before stays committed.
-    public func ingest(paths: [String], report: (String, Outcome) -> Void) throws {
+    /// Store failures (disk full, locked database) are thrown, as is an error `report` throws, which stops the
+    /// ingest; what was reported before stays committed.
+    public func ingest(paths: [String], report: (String, Outcome) throws -> Void) throws {
         // Decoding (inflate, UTF-8, JSON) costs about as much as storing, so it runs on as many threads as there are
         // cores beside the one writer: file i is decoded by thread i % n, and the writer takes the files in order.
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
@@ -70,7 +71,7 @@ public struct FileIngestor: Sendable {
                     outcomes.append((path, try ingestOne(path: path, from: readers[(next - 1) % lanes], into: group)))
                 }
             }
-            for (path, outcome) in outcomes { report(path, outcome) }
+            for (path, outcome) in outcomes { try report(path, outcome) }
         }
     }
 

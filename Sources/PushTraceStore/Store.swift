@@ -127,6 +127,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     case cannotOpen(String, reason: String)
     /// A newer pushtrace has applied migrations this one does not know.
     case newerSchema(String, migrations: [String])
+    /// Another process held the write lock for longer than the busy timeout.
+    case locked(String)
 
     /// What opening the database at `path` failed with, said in the user's terms where the cause is theirs (the
     /// wrong file, a folder, permissions); any other error as it came.
@@ -137,6 +139,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         // SQLite says "unable to open" of a folder when writing and "disk I/O error" when only reading.
         if exists, isDirectory.boolValue, error is DatabaseError { return StoreError.cannotOpen(path, reason: "it is a folder") }
         switch (error as? DatabaseError)?.resultCode {
+        case .SQLITE_BUSY?:
+            return StoreError.locked(path)
         case .SQLITE_NOTADB?:
             return StoreError.notADatabase(path)
         case .SQLITE_CANTOPEN?:
@@ -170,6 +174,9 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case .newerSchema(let path, let migrations):
             return "\(path) was written by a newer pushtrace (schema \(migrations.joined(separator: ", ")), which this "
                 + "version does not know): use that version or a later one; this one leaves the file as it is"
+        case .locked(let path):
+            return "\(path) is locked: another process kept writing to it past the busy timeout (a pushtrace serve or "
+                + "ingest on the same file?); try again once it is done"
         }
     }
 }

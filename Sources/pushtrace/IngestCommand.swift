@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GRDB
 import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
@@ -67,127 +68,88 @@ struct Ingest: ParsableCommand {
         let store = try Store(path: database.db)
         let limits = BundleLimits(maxDecompressedBytes: maxDecompressedMib << 20, maxLineBytes: maxLineKib << 10)
         let ingestor = FileIngestor(store: store, limits: limits, receivedAt: received)
-        var totals = (accepted: 0, rejected: 0, duplicates: 0, refused: 0)
-        var documents: [FileReport] = []
-        let started = Date()
+        var totals = IngestTotals()
         let paths = try BundlePaths.expand(files)
-        var filesDone = 0
-        var lastProgress = started
-        try ingestor.ingest(paths: paths) { path, outcome in
-            filesDone += 1
-            if Date().timeIntervalSince(lastProgress) >= 5 {
-                lastProgress = Date()
-                printError("stored \(filesDone) of \(paths.count) files (\(totals.accepted) records)")
-            }
-            switch outcome {
-            case .stored(let result):
-                if result.duplicate { totals.duplicates += 1 } else {
-                    totals.accepted += result.accepted
-                    totals.rejected += result.rejected
+        var json = format == .json ? IngestJSONWriter() : nil
+        let started = Date()
+        do {
+            var filesDone = 0
+            var lastProgress = started
+            try ingestor.ingest(paths: paths) { path, outcome in
+                filesDone += 1
+                if Date().timeIntervalSince(lastProgress) >= 5 {
+                    lastProgress = Date()
+                    printError("stored \(filesDone) of \(paths.count) files (\(totals.accepted) records)")
                 }
-                guard !quiet || result.rejected > 0 else { return }
-                if format == .json { return documents.append(FileReport(path: path, result: result)) }
-                var line = "\(path): accepted \(result.accepted), rejected \(result.rejected)"
-                if result.duplicate { line += ", duplicate (already stored; nothing stored again)" }
-                if result.clockOffsetMs != 0 { line += ", device clock corrected by \(Self.offset(result.clockOffsetMs))" }
-                print(line)
-                for rejection in result.rejections { print("  \(path):\(rejection.line): rejected: \(rejection.reason)") }
-                if result.rejected > result.rejections.count {
-                    print("  … and \(result.rejected - result.rejections.count) more rejected lines (see the rejected_line table)")
-                }
-            case .refused(let error):
-                totals.refused += 1
-                if format == .json { documents.append(FileReport(file: path, error: error.description)) }
-                printError("\(path)\(error.line.map { ":\($0)" } ?? ""): refused, nothing stored: \(error.message)")
-            case .unreadable(let why):
-                totals.refused += 1
-                if format == .json { documents.append(FileReport(file: path, error: why)) }
-                printError("\(path): \(why)")
+                try report(path, outcome, totals: &totals, json: &json)
             }
+            totals.storeMs = Int64(Date().timeIntervalSince(started) * 1000)
+            let diagnosing = Date()
+            var shown = Date.distantPast
+            totals.notificationsDiagnosed = try store.settleCauses { done, total in
+                // As for storing: that it began, then a line every 5 s (a batch takes a tenth of a second when cached).
+                guard total >= 20_000, done == 0 || Date().timeIntervalSince(shown) >= 5 else { return }
+                shown = Date()
+                printError(done == 0 ? "diagnosing \(total) notifications" : "diagnosed \(done) of \(total) notifications")
+            }
+            totals.diagnoseMs = Int64(Date().timeIntervalSince(diagnosing) * 1000)
+        } catch {
+            let stopped = (error as? DatabaseError)?.resultCode == .SQLITE_BUSY ? StoreError.locked(database.db) : error
+            // The document stays whole: what was committed, and why the run stopped.
+            if totals.storeMs == 0 { totals.storeMs = Int64(Date().timeIntervalSince(started) * 1000) }
+            totals.error = "\(stopped)"
+            try json?.finish(totals)
+            throw stopped
         }
-        let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let diagnosing = Date()
-        var shown = Date.distantPast
-        let settled = try store.settleCauses { done, total in
-            // As for storing: that it began, then a line every 5 s (a batch takes a tenth of a second when cached).
-            guard total >= 20_000, done == 0 || Date().timeIntervalSince(shown) >= 5 else { return }
-            shown = Date()
-            printError(done == 0 ? "diagnosing \(total) notifications" : "diagnosed \(done) of \(total) notifications")
-        }
-        let diagnosisSeconds = Date().timeIntervalSince(diagnosing)
-        let rate = Int(Double(totals.accepted) / seconds)
-        if format == .json {
-            let report = IngestReport(files: documents, accepted: totals.accepted, rejected: totals.rejected,
-                                      duplicates: totals.duplicates, refused: totals.refused,
-                                      notificationsDiagnosed: settled, storeMs: Int64(seconds * 1000),
-                                      diagnoseMs: Int64(diagnosisSeconds * 1000))
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        if let json {
+            try json.finish(totals)
         } else {
+            let rate = Int(Double(totals.accepted) / max(Double(totals.storeMs) / 1000, 0.001))
             print("\(paths.count) files: \(totals.accepted) records accepted, \(totals.rejected) rejected, "
                   + "\(totals.duplicates) duplicate bundles, \(totals.refused) refused; "
-                  + "\(settled) notifications diagnosed (\(rate) records/s stored)")
+                  + "\(totals.notificationsDiagnosed) notifications diagnosed (\(rate) records/s stored)")
         }
         if totals.refused > 0 { throw ExitCode(2) }
+    }
+
+    /// Counts one file's outcome and shows it: problems always (on stderr when nothing was stored), the rest unless
+    /// `--quiet`.
+    private func report(_ path: String, _ outcome: FileIngestor.Outcome, totals: inout IngestTotals,
+                        json: inout IngestJSONWriter?) throws {
+        switch outcome {
+        case .stored(let result):
+            if result.duplicate { totals.duplicates += 1 } else {
+                totals.accepted += result.accepted
+                totals.rejected += result.rejected
+            }
+            guard !quiet || result.rejected > 0 else { return }
+            if json != nil {
+                try json?.file(FileReport(path: path, result: result))
+                return
+            }
+            var line = "\(path): accepted \(result.accepted), rejected \(result.rejected)"
+            if result.duplicate { line += ", duplicate (already stored; nothing stored again)" }
+            if result.clockOffsetMs != 0 { line += ", device clock corrected by \(Self.offset(result.clockOffsetMs))" }
+            print(line)
+            for rejection in result.rejections { print("  \(path):\(rejection.line): rejected: \(rejection.reason)") }
+            if result.rejected > result.rejections.count {
+                print("  … and \(result.rejected - result.rejections.count) more rejected lines (see the rejected_line table)")
+            }
+        case .refused(let error):
+            totals.refused += 1
+            try json?.file(FileReport(file: path, error: error.description))
+            printError("\(path)\(error.line.map { ":\($0)" } ?? ""): refused, nothing stored: \(error.message)")
+        case .unreadable(let why):
+            totals.refused += 1
+            try json?.file(FileReport(file: path, error: why))
+            printError("\(path): \(why)")
+        }
     }
 
     static func offset(_ ms: Int64) -> String {
         let sign = ms < 0 ? "-" : "+"
         let value = abs(ms)
         return value >= 60_000 ? "\(sign)\(value / 60_000) min \((value % 60_000) / 1000) s" : "\(sign)\(value / 1000) s"
-    }
-}
-
-/// `ingest --format json`: the totals and a document per file. Typed rather than `JSONValue`: `JSONEncoder`
-/// encodes plain structs several times faster, and a corpus has tens of thousands of files.
-private struct IngestReport: Encodable {
-    var files: [FileReport]
-    var accepted: Int
-    var rejected: Int
-    var duplicates: Int
-    var refused: Int
-    var notificationsDiagnosed: Int
-    var storeMs: Int64
-    var diagnoseMs: Int64
-
-    enum CodingKeys: String, CodingKey {
-        case files, accepted, rejected, duplicates, refused
-        case notificationsDiagnosed = "notifications_diagnosed", storeMs = "store_ms", diagnoseMs = "diagnose_ms"
-    }
-}
-
-/// One file of `ingest --format json`: what storing it did, or why nothing of it was stored (`error`).
-private struct FileReport: Encodable {
-    var file: String
-    var appID: String?
-    var bundleID: String?
-    var accepted: Int?
-    var rejected: Int?
-    var duplicate: Bool?
-    var clockOffsetMs: Int64?
-    var rejections: [IngestResult.Rejection]?
-    var error: String?
-
-    enum CodingKeys: String, CodingKey {
-        case file, accepted, rejected, duplicate, rejections, error
-        case appID = "app_id", bundleID = "bundle_id", clockOffsetMs = "clock_offset_ms"
-    }
-
-    init(file: String, error: String) {
-        self.file = file
-        self.error = error
-    }
-
-    init(path: String, result: IngestResult) {
-        file = path
-        appID = result.appID
-        bundleID = result.bundleID
-        accepted = result.accepted
-        rejected = result.rejected
-        duplicate = result.duplicate
-        clockOffsetMs = result.clockOffsetMs
-        rejections = result.rejections
     }
 }
 

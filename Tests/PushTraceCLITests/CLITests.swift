@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PushTraceCore
 import PushTraceGzip
 import Testing
@@ -86,6 +87,29 @@ struct CLITests {
         #expect(json["accepted"] as? Int == 5)
         #expect(json["rejected"] as? Int == 1)
         #expect(json["refused"] as? Int == 1)
+    }
+
+    @Test("ingest into a store another process keeps locked: exit 2, the reason said, and a whole JSON document")
+    func ingestLocked() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        try work.write("device.ndjson", Self.device)
+        #expect(try work.run("ingest", "server.ndjson").status == 0)
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let holder = try DatabaseQueue(path: work.url.appendingPathComponent("pushtrace.sqlite").path,
+                                       configuration: configuration)
+        // A commit first, so that the log is not empty and opening the store needs no write; then the lock.
+        try holder.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = 1; BEGIN IMMEDIATE") }
+        defer { try? holder.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") } }
+
+        let ingest = try work.run("ingest", "--format", "json", "device.ndjson") // waits out the busy timeout, 10 s
+        #expect(ingest.status == 2)
+        #expect(ingest.stderr.contains("pushtrace: pushtrace.sqlite is locked: another process"), "\(ingest.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(ingest.stdout.utf8)) as? [String: Any])
+        #expect((json["error"] as? String)?.hasPrefix("pushtrace.sqlite is locked") == true)
+        #expect(json["accepted"] as? Int == 0)
+        #expect((json["files"] as? [Any])?.isEmpty == true)
     }
 
     @Test("an unknown ID answers unknown_notification and exits 1")

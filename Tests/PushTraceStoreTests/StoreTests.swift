@@ -212,4 +212,17 @@ struct StoreTests {
         }
         #expect(try temporary.counts() == before)
     }
+
+    @Test("a database another process keeps locked past the busy timeout is refused as locked, not as an SQLite code")
+    func lockedDatabase() throws {
+        let temporary = try TemporaryStore()
+        let path = temporary.directory.path + "/locked.sqlite"
+        try Store(path: path).close() // Closed, the log is empty: opening it again writes, so it needs the lock.
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let holder = try DatabaseQueue(path: path, configuration: configuration)
+        try holder.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
+        defer { try? holder.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") } }
+        #expect(throws: StoreError.locked(path)) { try Store(path: path, busyTimeout: 0.2) }
+    }
 }
