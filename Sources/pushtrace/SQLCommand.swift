@@ -16,6 +16,9 @@ struct SQL: ParsableCommand {
               pushtrace sql "SELECT cause, count(*) FROM notification GROUP BY cause"
               pushtrace sql --format csv "SELECT * FROM notification WHERE service_expired"
               pushtrace sql --format json "SELECT line, reason FROM rejected_line"
+
+            csv and json print each row as it is read, so they export a table of any size. In json, a column name \
+            the query repeats gets :2, :3 (SELECT b.app_id, n.app_id → "app_id", "app_id:2").
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case table, csv, json }
@@ -26,35 +29,64 @@ struct SQL: ParsableCommand {
 
     func run() throws {
         let queue = try Store.openReadOnly(path: database.db)
-        let (columns, rows): ([String], [[DatabaseValue]])
         do {
-            (columns, rows) = try queue.read { db in
+            try queue.read { db in
                 let statement = try db.makeStatement(sql: query)
                 guard statement.isReadonly else {
                     throw UsageError("pushtrace sql is read-only: the statement would change the database")
                 }
-                return (statement.columnNames, try Row.fetchAll(statement).map { Array($0.databaseValues) })
+                try write(columns: statement.columnNames, rows: try Row.fetchCursor(statement))
             }
         } catch let error as DatabaseError {
             throw UsageError("SQL error: \(error.message ?? error.description)")
         }
+    }
+
+    /// Prints the rows as they are read, so that csv and json export a table of any size in constant memory; a
+    /// table's column widths need every row first.
+    private func write(columns: [String], rows: RowCursor) throws {
         switch format {
         case .table:
             var table = TextTable(columns)
-            for row in rows { table.add(row.map(Self.text)) }
+            var count = 0
+            while let row = try rows.next() {
+                table.add(row.databaseValues.map(Self.text))
+                count += 1
+            }
             print(table.rendered)
-            print("(\(rows.count) row\(rows.count == 1 ? "" : "s"))")
+            print("(\(count) row\(count == 1 ? "" : "s"))")
         case .csv:
             print(columns.map(Self.csv).joined(separator: ","))
-            for row in rows { print(row.map { Self.csv(Self.text($0)) }.joined(separator: ",")) }
+            while let row = try rows.next() { print(row.databaseValues.map { Self.csv(Self.text($0)) }.joined(separator: ",")) }
         case .json:
-            let objects: [JSONValueConvertible] = rows.map { row in Dictionary(uniqueKeysWithValues: zip(columns, row.map(Self.json))) }
-            let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            // One array, an object per row, laid out as one pretty-printed document would be.
+            let keys = Self.uniqueKeys(columns)
+            var count = 0
+            while let row = try rows.next() {
+                let object = Dictionary(uniqueKeysWithValues: zip(keys, row.databaseValues.map(Self.json)))
+                let text = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]),
+                                  as: UTF8.self)
+                print(count == 0 ? "[\n" : ",\n", terminator: "")
+                print(text.split(separator: "\n").map { "  \($0)" }.joined(separator: "\n"), terminator: "")
+                count += 1
+            }
+            print(count == 0 ? "[]" : "\n]")
         }
     }
 
-    typealias JSONValueConvertible = [String: Any]
+    /// The columns as JSON keys: a name the query repeats (`a.app_id, b.app_id` are both `app_id`) gets `:2`, `:3`.
+    static func uniqueKeys(_ columns: [String]) -> [String] {
+        var used: Set<String> = []
+        return columns.map { name in
+            var key = name
+            var occurrence = 1
+            while !used.insert(key).inserted {
+                occurrence += 1
+                key = "\(name):\(occurrence)"
+            }
+            return key
+        }
+    }
 
     static func text(_ value: DatabaseValue) -> String {
         switch value.storage {

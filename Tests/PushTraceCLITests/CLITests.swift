@@ -155,6 +155,25 @@ struct CLITests {
         #expect(result.stdout.contains("d.ndjson:5: rejected: `ts` 1763622001 looks like seconds"))
     }
 
+    @Test("sql --format json and csv: every row, a repeated column name kept apart, an empty answer, quoted fields")
+    func sqlFormats() throws {
+        let work = try WorkFolder()
+        try work.write("server.ndjson", Self.server)
+        _ = try work.run("ingest", "server.ndjson")
+        let json = try work.run("sql", "--format", "json", """
+            SELECT b.app_id, r.app_id, r.event, NULL AS none FROM record r JOIN bundle b ON b.id = r.bundle_ref ORDER BY r.id
+            """)
+        #expect(json.status == 0, "\(json.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["event"] as? String } == ["push.sent", "push.apns_response"])
+        #expect(rows.first?["app_id"] as? String == "net.rorklab.dailypick")
+        #expect(rows.first?["app_id:2"] as? String == "net.rorklab.dailypick")
+        #expect(rows.first?["none"] is NSNull)
+        #expect(try work.run("sql", "--format", "json", "SELECT 1 WHERE 0").stdout == "[]\n")
+        let csv = try work.run("sql", "--format", "csv", "SELECT event, 'a,\"b\"' AS quoted FROM record ORDER BY id")
+        #expect(csv.stdout == "event,quoted\npush.sent,\"a,\"\"b\"\"\"\npush.apns_response,\"a,\"\"b\"\"\"\n")
+    }
+
     @Test("sql is read-only, and search, logs and simulate answer")
     func otherCommands() throws {
         let work = try WorkFolder()
