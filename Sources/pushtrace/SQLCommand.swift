@@ -108,8 +108,18 @@ struct SQL: ParsableCommand {
         }
     }
 
+    /// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break, its quotes doubled. Byte by
+    /// byte: these are ASCII, and an export calls this for every field of every row.
     static func csv(_ field: String) -> String {
-        field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
-            ? "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : field
+        let quote = UInt8(ascii: "\"")
+        guard field.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == quote || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") })
+        else { return field }
+        var quoted = [quote]
+        for byte in field.utf8 {
+            quoted.append(byte)
+            if byte == quote { quoted.append(quote) }
+        }
+        quoted.append(quote)
+        return String(decoding: quoted, as: UTF8.self)
     }
 }
