@@ -170,8 +170,8 @@ struct CLITests {
         #expect(rows.first?["app_id:2"] as? String == "net.rorklab.dailypick")
         #expect(rows.first?["none"] is NSNull)
         #expect(try work.run("sql", "--format", "json", "SELECT 1 WHERE 0").stdout == "[]\n")
-        let csv = try work.run("sql", "--format", "csv", "SELECT event, 'a,\"b\"' AS quoted FROM record ORDER BY id")
-        #expect(csv.stdout == "event,quoted\npush.sent,\"a,\"\"b\"\"\"\npush.apns_response,\"a,\"\"b\"\"\"\n")
+        let csv = try work.run("sql", "--format", "csv", "SELECT event, 'a,\"b\"' AS quoted, 'x' || char(13) || 'y' AS cr FROM record ORDER BY id")
+        #expect(csv.stdout == "event,quoted,cr\npush.sent,\"a,\"\"b\"\"\",\"x\ry\"\npush.apns_response,\"a,\"\"b\"\"\",\"x\ry\"\n")
     }
 
     @Test("sql is read-only, and search, logs and simulate answer")
