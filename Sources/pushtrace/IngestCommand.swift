@@ -72,8 +72,8 @@ struct Ingest: ParsableCommand {
         let paths = try BundlePaths.expand(files)
         var json = format == .json ? IngestJSONWriter() : nil
         let started = Date()
+        var filesDone = 0 // committed or refused
         do {
-            var filesDone = 0
             var lastProgress = started
             try ingestor.ingest(paths: paths) { path, outcome in
                 filesDone += 1
@@ -99,6 +99,11 @@ struct Ingest: ParsableCommand {
             if totals.storeMs == 0 { totals.storeMs = Int64(Date().timeIntervalSince(started) * 1000) }
             totals.error = "\(stopped)"
             try json?.finish(totals)
+            if json == nil {
+                print("stopped after \(filesDone) of \(paths.count) files: \(totals.accepted) records accepted, "
+                      + "\(totals.rejected) rejected, \(totals.duplicates) duplicate bundles, \(totals.refused) refused; "
+                      + "those stay stored, the other files were not")
+            }
             throw stopped
         }
         if let json {

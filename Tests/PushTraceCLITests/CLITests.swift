@@ -110,6 +110,11 @@ struct CLITests {
         #expect((json["error"] as? String)?.hasPrefix("pushtrace.sqlite is locked") == true)
         #expect(json["accepted"] as? Int == 0)
         #expect((json["files"] as? [Any])?.isEmpty == true)
+
+        let text = try work.run("ingest", "--quiet", "device.ndjson")
+        #expect(text.status == 2)
+        #expect(text.stdout == "stopped after 0 of 1 files: 0 records accepted, 0 rejected, 0 duplicate bundles, 0 refused; "
+                + "those stay stored, the other files were not\n")
     }
 
     @Test("an unknown ID answers unknown_notification and exits 1")
