@@ -139,8 +139,6 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         // SQLite says "unable to open" of a folder when writing and "disk I/O error" when only reading.
         if exists, isDirectory.boolValue, error is DatabaseError { return StoreError.cannotOpen(path, reason: "it is a folder") }
         switch (error as? DatabaseError)?.resultCode {
-        case .SQLITE_BUSY?:
-            return StoreError.locked(path)
         case .SQLITE_NOTADB?:
             return StoreError.notADatabase(path)
         case .SQLITE_CANTOPEN?:
@@ -156,8 +154,14 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
             }
             return error
         default:
-            return error
+            return explaining(error, path: path)
         }
+    }
+
+    /// `error`, met while using the database at `path`, in the user's terms where it has some: a lock another
+    /// process held past the busy timeout is ``locked(_:)``; anything else as it came.
+    public static func explaining(_ error: any Error, path: String) -> any Error {
+        (error as? DatabaseError)?.resultCode == .SQLITE_BUSY ? StoreError.locked(path) : error
     }
 
     public var description: String {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import GRDB
 import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
@@ -94,15 +93,14 @@ struct Ingest: ParsableCommand {
             }
             totals.diagnoseMs = Int64(Date().timeIntervalSince(diagnosing) * 1000)
         } catch {
-            let stopped = (error as? DatabaseError)?.resultCode == .SQLITE_BUSY ? StoreError.locked(database.db) : error
+            let stopped = StoreError.explaining(error, path: database.db)
             // The document stays whole: what was committed, and why the run stopped.
             if totals.storeMs == 0 { totals.storeMs = Int64(Date().timeIntervalSince(started) * 1000) }
             totals.error = "\(stopped)"
             try json?.finish(totals)
             if json == nil {
-                print("stopped after \(filesDone) of \(paths.count) files: \(totals.accepted) records accepted, "
-                      + "\(totals.rejected) rejected, \(totals.duplicates) duplicate bundles, \(totals.refused) refused; "
-                      + "those stay stored, the other files were not")
+                print("stopped after \(filesDone) of \(paths.count) files: \(totals.counts); those stay stored, the other "
+                      + "files were not")
             }
             throw stopped
         }
@@ -110,9 +108,8 @@ struct Ingest: ParsableCommand {
             try json.finish(totals)
         } else {
             let rate = Int(Double(totals.accepted) / max(Double(totals.storeMs) / 1000, 0.001))
-            print("\(paths.count) files: \(totals.accepted) records accepted, \(totals.rejected) rejected, "
-                  + "\(totals.duplicates) duplicate bundles, \(totals.refused) refused; "
-                  + "\(totals.notificationsDiagnosed) notifications diagnosed (\(rate) records/s stored)")
+            print("\(paths.count) files: \(totals.counts); \(totals.notificationsDiagnosed) notifications diagnosed "
+                  + "(\(rate) records/s stored)")
         }
         if totals.refused > 0 { throw ExitCode(2) }
     }

@@ -13,6 +13,11 @@ struct IngestTotals: Encodable {
     /// Why the run stopped before its end (a store failure); nil when it ran through.
     var error: String?
 
+    /// The counts as the text output says them.
+    var counts: String {
+        "\(accepted) records accepted, \(rejected) rejected, \(duplicates) duplicate bundles, \(refused) refused"
+    }
+
     enum CodingKeys: String, CodingKey {
         case accepted, rejected, duplicates, refused, error
         case notificationsDiagnosed = "notifications_diagnosed", storeMs = "store_ms", diagnoseMs = "diagnose_ms"
