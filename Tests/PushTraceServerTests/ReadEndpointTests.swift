@@ -94,13 +94,15 @@ import Testing
         try await server.run { client in
             let port = client.port!
             // Headers only, as curl sends them before a large body: the server must answer 100 without the body.
+            // Without that answer nothing would come until the body did, so a wait of 10 s (generous on a loaded
+            // machine) still tells the two apart.
             let head = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
-            let answer = try await RawHTTP.exchangeDetached(port: port, send: head, readTimeout: 2)
+            let answer = try await RawHTTP.exchangeDetached(port: port, send: head, readTimeout: 10)
             #expect(answer.hasPrefix("HTTP/1.1 100 Continue"), "\(answer)")
             // Declared over the cap: no 100, a 413 at once.
             let tooLarge = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                 + "Content-Length: \(1 << 30)\r\nExpect: 100-continue\r\n\r\n"
-            let refused = try await RawHTTP.exchangeDetached(port: port, send: tooLarge, readTimeout: 2)
+            let refused = try await RawHTTP.exchangeDetached(port: port, send: tooLarge, readTimeout: 10)
             #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused)")
         }
     }
