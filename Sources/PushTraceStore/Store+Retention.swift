@@ -102,16 +102,4 @@ extension Store {
         _ = progress?(report)
         return report
     }
-
-    /// Rebuilds the database file to give the space of deleted rows back to the file system (`VACUUM`). It needs
-    /// an exclusive lock for its whole run: writers wait (the server answers 503 past its busy timeout). The copy
-    /// is built in a temporary file (`SQLITE_TMPDIR`, else /var/tmp or /tmp), not in memory: it is as large as the
-    /// database.
-    public func vacuum() throws {
-        try pool.barrierWriteWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA temp_store = FILE")
-            defer { try? db.execute(sql: "PRAGMA temp_store = MEMORY") }
-            try db.execute(sql: "VACUUM")
-        }
-    }
 }

@@ -129,6 +129,10 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     case newerSchema(String, migrations: [String])
     /// Another process held the write lock for longer than the busy timeout.
     case locked(String)
+    /// The disk (the database's, or SQLite's temporary directory's) filled up: the transaction was undone.
+    case diskFull(String)
+    /// `vacuum` was not started: the disk lacks the room the rebuild needs (what is missing, in words).
+    case noRoomToRebuild(String, String)
 
     /// What opening the database at `path` failed with, said in the user's terms where the cause is theirs (the
     /// wrong file, a folder, permissions); any other error as it came.
@@ -159,9 +163,13 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     }
 
     /// `error`, met while using the database at `path`, in the user's terms where it has some: a lock another
-    /// process held past the busy timeout is ``locked(_:)``; anything else as it came.
+    /// process held past the busy timeout is ``locked(_:)``, a full disk ``diskFull(_:)``; anything else as it came.
     public static func explaining(_ error: any Error, path: String) -> any Error {
-        (error as? DatabaseError)?.resultCode == .SQLITE_BUSY ? StoreError.locked(path) : error
+        switch (error as? DatabaseError)?.resultCode {
+        case .SQLITE_BUSY?: return StoreError.locked(path)
+        case .SQLITE_FULL?: return StoreError.diskFull(path)
+        default: return error
+        }
     }
 
     public var description: String {
@@ -181,6 +189,12 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case .locked(let path):
             return "\(path) is locked: another process kept writing to it past the busy timeout (a pushtrace serve or "
                 + "ingest on the same file?); try again once it is done"
+        case .diskFull(let path):
+            return "the disk is full (\(path)'s, or that of SQLite's temporary directory, SQLITE_TMPDIR): the "
+                + "transaction that needed the room was undone; what was committed before it stays"
+        case .noRoomToRebuild(let path, let shortfall):
+            return "\(path) was not rebuilt: \(shortfall). Free some space, set SQLITE_TMPDIR to a disk with room "
+                + "for the copy, or delete more first (--retention)"
         }
     }
 }

@@ -10,8 +10,11 @@ struct Vacuum: ParsableCommand {
             before the cut-off, notification summaries whose records all are, superseded config records), in \
             small transactions, showing progress; the rollups behind reports stay, so reports of any period do \
             not change. Then rebuilds the database file (SQLite's VACUUM), which frees the space deleted rows \
-            left. The rebuild locks the database for its whole run and needs free disk space about the size of \
-            the file: run it when uploads are quiet (a running server answers 503 while it waits).
+            left. The rebuild locks the database for its whole run: run it when uploads are quiet (a running \
+            server answers 503 while it waits). It writes what the rows still use twice before the file shrinks \
+            (a temporary copy, in SQLITE_TMPDIR, TMPDIR or /var/tmp, and the log that carries it back beside the \
+            database), so it needs that much free disk; it checks first, and says what is missing instead of \
+            starting.
 
             Examples:
               pushtrace vacuum --retention 30
@@ -28,7 +31,12 @@ struct Vacuum: ParsableCommand {
 
     func run() throws {
         let store = try database.existingStore()
-        let before = fileSize()
+        // A lock held past the busy timeout, or a full disk, said in plain words; what was deleted stays deleted.
+        do { try run(on: store) } catch { throw StoreError.explaining(error, path: database.db) }
+    }
+
+    private func run(on store: Store) throws {
+        let before = fileSize(database.db)
         if let retention {
             let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - Int64(retention) * 86_400_000
             let start = Date()
@@ -44,13 +52,17 @@ struct Vacuum: ParsableCommand {
         }
         guard !noRebuild else { return }
         let start = Date()
-        try store.vacuum()
+        try store.vacuum { room in
+            printError("rebuilding \(database.db): \(megabytes(room.liveBytes)) MB of its \(megabytes(fileSize(database.db))) "
+                       + "MB in use, copied through \(room.temporaryDirectory)")
+        }
         print("rebuilt \(database.db) in \(String(format: "%.1f", Date().timeIntervalSince(start))) s: "
-              + "\(megabytes(before)) MB → \(megabytes(fileSize())) MB")
+              + "\(megabytes(before)) MB → \(megabytes(fileSize(database.db))) MB, "
+              + "log \(megabytes(fileSize(database.db + "-wal"))) MB")
     }
 
-    private func fileSize() -> Int64 {
-        ((try? FileManager.default.attributesOfItem(atPath: database.db))?[.size] as? NSNumber)?.int64Value ?? 0
+    private func fileSize(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 
     private func megabytes(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_000_000) }

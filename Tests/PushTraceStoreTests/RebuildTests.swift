@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+import PushTraceStore
+import PushTraceTestSupport
+import Testing
+
+@Suite("Store: rebuild (vacuum)")
+struct RebuildTests {
+    @Test("after retention, the rebuilt file is about the pages in use, the log is emptied, answers are unchanged")
+    func vacuumAfterRetention() throws {
+        let temporary = try ReportTests.simulatedStore(seed: 12, notifications: 2_000)
+        let store = temporary.store
+        let cutoff = try store.pool.read { db in
+            try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
+        } - 86_400_000
+        try store.deleteExpired(before: cutoff)
+        let sorted = JSONEncoder()
+        sorted.outputFormatting = .sortedKeys
+        let reportBefore = try sorted.encode(store.report(appID: ReportTests.app, period: ReportTests.week))
+        let countsBefore = try temporary.counts()
+        let room = try store.rebuildRoom()
+        let fileBefore = try size(store.path)
+        #expect(room.liveBytes > 0 && room.liveBytes < fileBefore / 2) // most of the file was deleted rows
+        #expect(room.shortfall == nil)
+
+        try store.vacuum()
+
+        let fileAfter = try size(store.path)
+        #expect(fileAfter < fileBefore / 2)
+        #expect(fileAfter <= room.liveBytes + room.liveBytes / 20)
+        // The log carried the whole rebuilt file back; it is emptied, not left on disk at that size.
+        #expect(try size(store.path + "-wal") == 0)
+        try store.pool.read { db throws in
+            #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+        }
+        #expect(try temporary.counts() == countsBefore)
+        #expect(try sorted.encode(store.report(appID: ReportTests.app, period: ReportTests.week)) == reportBefore)
+    }
+
+    @Test("the room a rebuild needs: twice the pages in use on one file system, once on each of two; the shortfall said")
+    func shortfall() {
+        let mega: Int64 = 1_000_000
+        var room = RebuildRoom(liveBytes: 500 * mega, temporaryDirectory: "/var/tmp", freeBesideDatabase: 2_000 * mega,
+                               freeInTemporaryDirectory: nil)
+        #expect(room.shortfall == nil)
+        room.freeBesideDatabase = 900 * mega // 2 × 510 MB (the copy and the log, with the log's margin) do not fit
+        #expect(room.shortfall == "rebuilding needs 1020.0 MB free (a temporary copy of the 500.0 MB still in use, in "
+                + "/var/tmp, and the log that carries it back), and 900.0 MB are")
+        room.freeInTemporaryDirectory = 600 * mega // on a file system of its own, each side needs one copy
+        #expect(room.shortfall == nil)
+        room.freeInTemporaryDirectory = 400 * mega
+        room.freeBesideDatabase = 300 * mega
+        #expect(room.shortfall == "rebuilding needs 510.0 MB for the temporary copy in /var/tmp, where 400.0 MB are free, "
+                + "and 510.0 MB for the log beside the database, where 300.0 MB are free")
+    }
+
+    private func size(_ path: String) throws -> Int64 {
+        guard FileManager.default.fileExists(atPath: path) else { return 0 }
+        return (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}
