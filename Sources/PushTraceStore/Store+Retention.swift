@@ -87,19 +87,61 @@ extension Store {
                 if progress?(report) == false { return report }
             }
         }
+        if try deleteSupersededConfigs(before: cutoff, batchSize: batchSize, report: &report, progress: progress) == false {
+            return report
+        }
         try pool.write { db in
-            try db.execute(sql: """
-                DELETE FROM config WHERE id IN (
-                    SELECT id FROM (SELECT id, ts, row_number() OVER (PARTITION BY app_id, device_id, process
-                                                                      ORDER BY ts DESC, id DESC) AS newer
-                                    FROM config)
-                    WHERE newer > 1 AND ts < ?)
-                """, arguments: [cutoff])
-            report.configs = db.changesCount
             try db.execute(sql: "DELETE FROM minutely WHERE minute < ?", arguments: [cutoff / 60_000])
             report.minuteRows = db.changesCount
         }
         _ = progress?(report)
         return report
+    }
+
+    /// Deletes config records older than `cutoff` that a later record of the same app, device and process
+    /// supersedes. A WAL reader walks the table's unique index in key order, a page at a time (a row is superseded
+    /// when the next row has its key), and the writer deletes what each page found: no transaction holds the
+    /// writer for more than one page's deletes, however large the table. Returns false when `progress` said stop.
+    private func deleteSupersededConfigs(before cutoff: Int64, batchSize: Int, report: inout RetentionReport,
+                                         progress: ((RetentionReport) -> Bool)?) throws -> Bool {
+        typealias Key = (app: String, device: String, process: String, ts: Int64)
+        var last: (id: Int64, key: Key)?
+        let pageSize = max(1, batchSize) * 10
+        while true {
+            let page = try pool.read { db in
+                let rows = if let key = last?.key {
+                    try Row.fetchAll(db, sql: """
+                        SELECT id, app_id, device_id, process, ts FROM config
+                        WHERE (app_id, device_id, process, ts) > (?, ?, ?, ?)
+                        ORDER BY app_id, device_id, process, ts LIMIT ?
+                        """, arguments: [key.app, key.device, key.process, key.ts, pageSize])
+                } else {
+                    try Row.fetchAll(db, sql: """
+                        SELECT id, app_id, device_id, process, ts FROM config
+                        ORDER BY app_id, device_id, process, ts LIMIT ?
+                        """, arguments: [pageSize])
+                }
+                return rows.map { (id: $0[0] as Int64, key: (app: $0[1] as String, device: $0[2] as String,
+                                                             process: $0[3] as String, ts: $0[4] as Int64)) }
+            }
+            var superseded: [Int64] = []
+            for row in page {
+                if let previous = last, previous.key.ts < cutoff, previous.key.app == row.key.app,
+                   previous.key.device == row.key.device, previous.key.process == row.key.process {
+                    superseded.append(previous.id)
+                }
+                last = row
+            }
+            if !superseded.isEmpty {
+                try pool.write { db in
+                    for id in superseded {
+                        try db.execute(sql: "DELETE FROM config WHERE id = ?", arguments: [id])
+                        report.configs += db.changesCount
+                    }
+                }
+                if progress?(report) == false { return false }
+            }
+            if page.count < pageSize { return true }
+        }
     }
 }

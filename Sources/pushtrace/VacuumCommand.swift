@@ -42,8 +42,9 @@ struct Vacuum: ParsableCommand {
             let start = Date()
             var shown = Date.distantPast
             let report = try store.deleteExpired(before: cutoff) { report in
-                if Date().timeIntervalSince(shown) >= 1 {
-                    printError("deleting: \(report)")
+                // A line every 5 s, as ingest shows its progress: on a large store this runs for minutes.
+                if Date().timeIntervalSince(shown) >= 5 {
+                    printError("deleting, \(Int(Date().timeIntervalSince(start))) s: \(report)")
                     shown = Date()
                 }
                 return true

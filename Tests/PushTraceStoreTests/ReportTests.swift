@@ -196,9 +196,19 @@ struct RetentionTests {
         let whyBefore = try store.why(appID: ReportTests.app, notificationID: recent).jsonValue
         let configKeys = "SELECT count(DISTINCT app_id || ' ' || device_id || ' ' || process) FROM config"
         let configKeysBefore = try store.pool.read { try Int.fetchOne($0, sql: configKeys) }
+        let superseded = """
+            SELECT id FROM (SELECT id, ts, row_number() OVER (PARTITION BY app_id, device_id, process
+                                                              ORDER BY ts DESC) AS newer FROM config)
+            WHERE newer > 1 AND ts < ? ORDER BY id
+            """
+        let (supersededBefore, configsBefore) = try store.pool.read { db in
+            (try Int64.fetchAll(db, sql: superseded, arguments: [cutoff]), try Int64.fetchAll(db, sql: "SELECT id FROM config"))
+        }
         var calls = 0
-        let report = try store.deleteExpired(before: cutoff, batchSize: 500) { _ in calls += 1; return true }
+        // Small batches: the config pass reads pages of 500 index entries, so a key's rows span pages.
+        let report = try store.deleteExpired(before: cutoff, batchSize: 50) { _ in calls += 1; return true }
         #expect(report.records == expected && expected > 0)
+        #expect(report.configs == supersededBefore.count && configsBefore.count > 1_000 && supersededBefore.count > 500)
         #expect(report.notifications > 0 && report.bundles > 0)
         #expect(calls > 2)  // small transactions, not one
         try store.pool.read { db throws in
@@ -207,8 +217,11 @@ struct RetentionTests {
                 """, arguments: [cutoff]) == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE last_ts < ?", arguments: [cutoff]) == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0 > 0)
-            // Every app, device and process keeps its latest config: it is still in force.
+            // Every app, device and process keeps its latest config: it is still in force. Exactly the superseded
+            // ones before the cut-off are gone.
             #expect(try Int.fetchOne(db, sql: configKeys) == configKeysBefore)
+            #expect(try Int64.fetchAll(db, sql: superseded, arguments: [cutoff]).isEmpty)
+            #expect(try Int64.fetchAll(db, sql: "SELECT id FROM config") == configsBefore.filter { !supersededBefore.contains($0) })
         }
         // Reports read the rollups, which stay whole; a recent notification's answer is the same.
         #expect(try sorted.encode(store.report(appID: ReportTests.app, period: ReportTests.week)) == reportBefore)
