@@ -202,10 +202,12 @@ public final class IngestWriter: Service, @unchecked Sendable {
         } catch {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
             guard batch.count > 1, !Store.isStorageUnavailable(error) else {
+                let explained = StoreError.explaining(error, path: store.path)
                 for submission in batch {
-                    submission.logger.error("commit failed", metadata: ["error": "\(error)"])
+                    submission.logger.error("commit failed", metadata: ["error": "\(explained)"])
                     submission.continuation.resume(throwing: APIError.unavailable(
-                        "the store could not commit: \(error)", retryAfter: settings.retryAfterUnavailable))
+                        "the store could not commit: \(Store.unavailableReason(error))",
+                        retryAfter: settings.retryAfterUnavailable))
                 }
                 return
             }

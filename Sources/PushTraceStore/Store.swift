@@ -113,6 +113,18 @@ extension Store {
         return [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN,
                 .SQLITE_PROTOCOL, .SQLITE_NOMEM].contains(error.resultCode)
     }
+
+    /// Why the storage could not commit, in words a client of the server can act on, without the server's paths
+    /// or SQL (the server's log has ``StoreError/explaining(_:path:)`` for its operator).
+    public static func unavailableReason(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError else { return "\(error)" }
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_FULL: return "the server's disk is full"
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return "another process holds the database's write lock"
+        case .SQLITE_READONLY: return "the database is read-only"
+        default: return error.message ?? "SQLite error \(error.resultCode.rawValue)"
+        }
+    }
 }
 
 /// Failures of the store a user can act on.

@@ -215,6 +215,20 @@ import Testing
         #expect(try server.counts() == before)
     }
 
+    @Test func answers503WhenTheDiskIsFullAndLeavesNothingBehind() async throws {
+        var server = try TestServer()
+        server.diskFull = true
+        let before = try server.counts()
+        try await server.run { [server] client in
+            let bundle = Bodies.gzip([Lines.manifest(app: TestServer.app)] + (1...500).flatMap { Lines.serviceSteps("n-\($0)") })
+            let response = try await client.upload(bundle, token: server.ingestToken)
+            try expectError(response, .serviceUnavailable, "unavailable")
+            #expect(response.json["message"] as? String == "the store could not commit: the server's disk is full")
+            #expect(response.headers[.retryAfter] == "5")
+        }
+        #expect(try server.counts() == before)
+    }
+
     @Test func failsEveryBundleOfAGroupWith503WhileTheStoreIsLocked() async throws {
         let server = try TestServer()
         let before = try server.counts()

@@ -17,6 +17,8 @@ struct TestServer: Sendable {
     var settings: ServerSettings
     /// Kept short so that a lock held elsewhere turns into 503 quickly.
     var busyTimeout: TimeInterval = 0.5
+    /// When set, the server's writer may not grow the database file: SQLite then fails as on a full disk.
+    var diskFull = false
     let ingestToken: String
     let readToken: String
     let adminToken: String
@@ -47,6 +49,11 @@ struct TestServer: Sendable {
         logger.logLevel = .warning
         // The writer closes the store at shutdown: the server gets its own, the test keeps `folder.store`.
         let store = try Store(path: folder.path, busyTimeout: busyTimeout)
+        if diskFull {
+            try await store.pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA max_page_count = \(try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0)")
+            }
+        }
         let app = ServerApplication.make(store: store, settings: settings, logger: logger)
         return try await app.test(.live, body)
     }

@@ -150,6 +150,26 @@ struct StoreTests {
         #expect(try temporary.counts() == before)
     }
 
+    @Test("a disk that fills up mid-bundle undoes that bundle, keeps what was committed, and is said in plain words")
+    func diskFull() throws {
+        let temporary = try TemporaryStore()
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-0"))
+        let before = try temporary.counts()
+        // The writer may not grow the file past the pages it has: SQLite then fails as it does on a full disk.
+        try temporary.store.pool.writeWithoutTransaction { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            try db.execute(sql: "PRAGMA max_page_count = \(pages)")
+        }
+        let bundle = [Lines.manifest()] + (1...500).flatMap { Lines.serviceSteps("n-\($0)") }
+        let error = try #require(throws: DatabaseError.self) { try temporary.ingest(bundle) }
+        #expect(error.resultCode == .SQLITE_FULL)
+        let explained = StoreError.explaining(error, path: temporary.path)
+        #expect(explained as? StoreError == .diskFull(temporary.path))
+        #expect("\(explained)".hasPrefix("the disk is full (\(temporary.path)'s, or that of SQLite's temporary directory"))
+        #expect("\(explained)".hasSuffix("the transaction that needed the room was undone; what was committed before it stays"))
+        #expect(try temporary.counts() == before)
+    }
+
     @Test("a bad line is rejected alone, kept raw with its reason, and the rest is stored")
     func badLineAlone() throws {
         let temporary = try TemporaryStore()
