@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -171,35 +170,18 @@ import Testing
         var withLongTimeout = server
         withLongTimeout.busyTimeout = 30
         let lock = try server.holdWriteLock()
-        let statuses = try await withLongTimeout.run { client in
-            // One connection per upload (the test client has one), so that the uploads really are concurrent.
-            let url = "http://127.0.0.1:\(client.port!)/v1/bundles"
-            return try await withThrowingTaskGroup(of: (Int, String?, Bool).self) { group in
-                for _ in 0..<6 {
-                    group.addTask {
-                        var request = HTTPClientRequest(url: url)
-                        request.method = .POST
-                        request.headers.add(name: "Authorization", value: "Bearer \(server.ingestToken)")
-                        request.headers.add(name: "Content-Encoding", value: "gzip")
-                        request.body = .bytes(Bodies.bundle())
-                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-                        let body = try await response.body.collect(upTo: 1 << 20)
-                        let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
-                        let wellFormed = response.status == .ok || json?["error"] as? String == "overloaded"
-                        return (Int(response.status.code), response.headers.first(name: "Retry-After"), wellFormed)
-                    }
-                }
+        let uploads = try await withLongTimeout.run { client in
+            try await concurrentUploads(6, port: client.port!, token: server.ingestToken) {
                 // Give the uploads time to fill the queue, then let the writer go.
                 try await Task.sleep(for: .milliseconds(1500))
                 try lock.release()
-                return try await group.reduce(into: []) { $0.append($1) }
             }
         }
-        let refused = statuses.filter { $0.0 == 429 }
+        let refused = uploads.filter { $0.status == 429 }
         #expect(refused.count >= 1)
-        #expect(refused.allSatisfy { $0.1 == "1" })
-        #expect(statuses.allSatisfy { $0.2 })
-        #expect(try server.counts()["bundle"] == statuses.filter { $0.0 == 200 }.count)
+        #expect(refused.allSatisfy { $0.retryAfter == "1" })
+        #expect(uploads.allSatisfy { $0.status == 200 || $0.error == "overloaded" })
+        #expect(try server.counts()["bundle"] == uploads.filter { $0.status == 200 }.count)
     }
 
     @Test func answers503WhenTheStoreCannotCommitAndLeavesNothingBehind() async throws {
@@ -233,28 +215,12 @@ import Testing
         let server = try TestServer()
         let before = try server.counts()
         let lock = try server.holdWriteLock()
-        let statuses = try await server.run { client in
-            let url = "http://127.0.0.1:\(client.port!)/v1/bundles"
-            return try await withThrowingTaskGroup(of: (Int, String?).self) { group in
-                for _ in 0..<6 {
-                    group.addTask {
-                        var request = HTTPClientRequest(url: url)
-                        request.method = .POST
-                        request.headers.add(name: "Authorization", value: "Bearer \(server.ingestToken)")
-                        request.headers.add(name: "Content-Encoding", value: "gzip")
-                        request.body = .bytes(Bodies.bundle())
-                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-                        let body = try await response.body.collect(upTo: 1 << 20)
-                        let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
-                        return (Int(response.status.code), json?["error"] as? String)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
+        let uploads = try await server.run { client in
+            try await concurrentUploads(6, port: client.port!, token: server.ingestToken)
         }
         try lock.release()
-        #expect(statuses.count == 6)
-        #expect(statuses.allSatisfy { $0 == (503, "unavailable") })
+        #expect(uploads.count == 6)
+        #expect(uploads.allSatisfy { $0.status == 503 && $0.error == "unavailable" })
         #expect(try server.counts() == before)
     }
 

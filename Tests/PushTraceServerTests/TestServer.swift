@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import GRDB
 import HTTPTypes
@@ -97,6 +98,38 @@ extension TestClientProtocol {
         if let token { headers[.authorization] = "Bearer \(token)" }
         if let accept { headers[.accept] = accept }
         return try await execute(uri: uri, method: .get, headers: headers)
+    }
+}
+
+/// What a concurrent upload got back.
+struct UploadOutcome: Sendable {
+    let status: Int
+    let retryAfter: String?
+    /// The JSON error body's `error`, if any.
+    let error: String?
+}
+
+/// Uploads `count` fresh small bundles at once, each on a connection of its own (the test client has one, which
+/// would make them wait in turn), while `meanwhile` runs; returns what each got back.
+func concurrentUploads(_ count: Int, port: Int, token: String,
+                       meanwhile: @Sendable () async throws -> Void = {}) async throws -> [UploadOutcome] {
+    try await withThrowingTaskGroup(of: UploadOutcome.self) { group in
+        for _ in 0..<count {
+            group.addTask {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/bundles")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                request.headers.add(name: "Content-Encoding", value: "gzip")
+                request.body = .bytes(Bodies.bundle())
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+                return UploadOutcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"),
+                                     error: json?["error"] as? String)
+            }
+        }
+        try await meanwhile()
+        return try await group.reduce(into: []) { $0.append($1) }
     }
 }
 
