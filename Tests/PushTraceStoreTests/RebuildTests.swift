@@ -14,9 +14,7 @@ struct RebuildTests {
             try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
         } - 86_400_000
         try store.deleteExpired(before: cutoff)
-        let sorted = JSONEncoder()
-        sorted.outputFormatting = .sortedKeys
-        let reportBefore = try sorted.encode(store.report(appID: ReportTests.app, period: ReportTests.week))
+        let reportBefore = try ReportTests.reportJSON(store)
         let countsBefore = try temporary.counts()
         let room = try store.rebuildRoom()
         let fileBefore = try size(store.path)
@@ -34,7 +32,7 @@ struct RebuildTests {
             #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
         }
         #expect(try temporary.counts() == countsBefore)
-        #expect(try sorted.encode(store.report(appID: ReportTests.app, period: ReportTests.week)) == reportBefore)
+        #expect(try ReportTests.reportJSON(store) == reportBefore)
     }
 
     @Test("the room a rebuild needs: twice the pages in use on one file system, once on each of two; the shortfall said")
