@@ -46,7 +46,6 @@ public final class Store: Sendable {
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             // The writer's larger page cache keeps a group commit's dirty pages in memory instead of spilling them
             // mid-transaction; readers (one per core, more under a server's concurrent reads) need much less.
             try db.execute(sql: "PRAGMA cache_size = -\((db.configuration.readonly ? readerCacheMiB : writerCacheMiB) * 1024)")
@@ -56,6 +55,10 @@ public final class Store: Sendable {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
+            // Here, not in `prepareDatabase`: GRDB sets the writer to NORMAL when it turns WAL on, after that.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            }
             try Self.migrate(pool, path: path)
         } catch {
             throw StoreError.opening(path, error)

@@ -150,6 +150,16 @@ struct StoreTests {
         #expect(try temporary.counts() == before)
     }
 
+    @Test("durability full commits with synchronous FULL, normal with NORMAL, on the writer that commits")
+    func durability() throws {
+        let temporary = try TemporaryStore()
+        for (durability, expected) in [(Store.Durability.full, 2), (.normal, 1)] {
+            let store = try Store(path: temporary.directory.path + "/\(durability).sqlite", durability: durability)
+            #expect(try store.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == expected)
+            try store.close()
+        }
+    }
+
     @Test("a disk that fills up mid-bundle undoes that bundle, keeps what was committed, and is said in plain words")
     func diskFull() throws {
         let temporary = try TemporaryStore()
