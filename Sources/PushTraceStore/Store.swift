@@ -51,7 +51,13 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -\((db.configuration.readonly ? readerCacheMiB : writerCacheMiB) * 1024)")
             // Each bundle is a savepoint inside a group commit; its rollback journal then lives in memory, not a temp file.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
-            if !db.configuration.readonly { checkpointer.install(on: db) }
+            if !db.configuration.readonly {
+                // Takes effect in a new file only (before WAL and the first table; GRDB turns WAL on after this),
+                // or at the next rebuild of an older one: `vacuum` can then give deleted rows' pages back to the
+                // file system in place, a few at a time, instead of rebuilding the whole file beside itself.
+                try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                checkpointer.install(on: db)
+            }
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
