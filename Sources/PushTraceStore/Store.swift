@@ -52,10 +52,12 @@ public final class Store: Sendable {
             // Each bundle is a savepoint inside a group commit; its rollback journal then lives in memory, not a temp file.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if !db.configuration.readonly {
-                // Takes effect in a new file only (before WAL and the first table; GRDB turns WAL on after this),
-                // or at the next rebuild of an older one: `vacuum` can then give deleted rows' pages back to the
-                // file system in place, a few at a time, instead of rebuilding the whole file beside itself.
-                try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                // In a new file, before GRDB turns WAL on and the first table exists (later it would take a rebuild,
+                // and setting it writes, so it would wait for another process's lock): `vacuum` can then give
+                // deleted rows' pages back to the file system in place, instead of rebuilding the file beside itself.
+                if try Int.fetchOne(db, sql: "PRAGMA page_count") == 0 {
+                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                }
                 checkpointer.install(on: db)
             }
         }

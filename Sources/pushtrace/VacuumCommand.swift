@@ -9,24 +9,35 @@ struct Vacuum: ParsableCommand {
             With --retention DAYS, first deletes what is older than that (the records of bundles received \
             before the cut-off, notification summaries whose records all are, superseded config records), in \
             small transactions, showing progress; the rollups behind reports stay, so reports of any period do \
-            not change. Then rebuilds the database file (SQLite's VACUUM), which frees the space deleted rows \
-            left. The rebuild locks the database for its whole run: run it when uploads are quiet (a running \
-            server answers 503 while it waits). It writes what the rows still use twice before the file shrinks \
-            (a temporary copy, in SQLITE_TMPDIR, TMPDIR or /var/tmp, and the log that carries it back beside the \
+            not change.
+
+            Then gives the space of deleted rows back. A store this version created does it in place: SQLite \
+            moves pages from the end of the file into the free ones and cuts the file short, a few thousand \
+            pages a transaction, so uploads go on meanwhile and no free disk is needed. A store an older \
+            pushtrace created, or any store with --rebuild, is rebuilt instead (SQLite's VACUUM), which also \
+            packs what stays tightly and makes an older store one that gives space back in place next time. The \
+            rebuild locks the database for its whole run: run it when uploads are quiet (a running server \
+            answers 503 while it waits). It writes what the rows still use twice before the file shrinks (a \
+            temporary copy, in SQLITE_TMPDIR, TMPDIR or /var/tmp, and the log that carries it back beside the \
             database), so it needs that much free disk; it checks first, and says what is missing instead of \
             starting.
 
             Examples:
               pushtrace vacuum --retention 30
-              pushtrace vacuum --db /var/lib/pushtrace/pushtrace.sqlite
+              pushtrace vacuum --db /var/lib/pushtrace/pushtrace.sqlite --rebuild
             """)
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: ArgumentHelp("First delete data older than this many days.", valueName: "days")) var retention: Int?
-    @Flag(help: "Delete only; skip the rebuild.") var noRebuild = false
+    @Flag(help: "Rebuild the whole file even when the space can be given back in place (packs what stays; needs free disk).")
+    var rebuild = false
+    @Flag(help: "Only delete (with --retention); give no space back. SQLite reuses the free pages for new data.")
+    var deleteOnly = false
 
     func validate() throws {
         if let retention, retention < 1 { throw ValidationError("--retention must be at least 1 day") }
+        if rebuild, deleteOnly { throw ValidationError("--rebuild and --delete-only contradict each other: choose one") }
+        if deleteOnly, retention == nil { throw ValidationError("--delete-only deletes what --retention DAYS names: give both") }
     }
 
     func run() throws {
@@ -49,17 +60,30 @@ struct Vacuum: ParsableCommand {
                 }
                 return true
             }
-            print("deleted in \(String(format: "%.1f", Date().timeIntervalSince(start))) s: \(report)")
+            print("deleted in \(seconds(since: start)) s: \(report)")
         }
-        guard !noRebuild else { return }
+        guard !deleteOnly else { return }
         let start = Date()
+        if !rebuild, try store.releasesInPlace() {
+            var shown = Date()
+            try store.releaseFreePages { released, toGo in
+                if Date().timeIntervalSince(shown) >= 5 {
+                    printError("giving space back, \(Int(Date().timeIntervalSince(start))) s: \(megabytes(released)) MB "
+                               + "released, \(megabytes(toGo)) MB to go")
+                    shown = Date()
+                }
+                return true
+            }
+            print("gave space back in place in \(seconds(since: start)) s: \(megabytes(before)) MB → "
+                  + "\(megabytes(fileSize(database.db))) MB, log \(megabytes(fileSize(database.db + "-wal"))) MB")
+            return
+        }
         try store.vacuum { room in
             printError("rebuilding \(database.db): \(megabytes(room.liveBytes)) MB of its \(megabytes(fileSize(database.db))) "
                        + "MB in use, copied through \(room.temporaryDirectory)")
         }
-        print("rebuilt \(database.db) in \(String(format: "%.1f", Date().timeIntervalSince(start))) s: "
-              + "\(megabytes(before)) MB → \(megabytes(fileSize(database.db))) MB, "
-              + "log \(megabytes(fileSize(database.db + "-wal"))) MB")
+        print("rebuilt \(database.db) in \(seconds(since: start)) s: \(megabytes(before)) MB → "
+              + "\(megabytes(fileSize(database.db))) MB, log \(megabytes(fileSize(database.db + "-wal"))) MB")
     }
 
     private func fileSize(_ path: String) -> Int64 {
@@ -67,4 +91,6 @@ struct Vacuum: ParsableCommand {
     }
 
     private func megabytes(_ bytes: Int64) -> String { String(format: "%.1f", Double(bytes) / 1_000_000) }
+
+    private func seconds(since start: Date) -> String { String(format: "%.1f", Date().timeIntervalSince(start)) }
 }

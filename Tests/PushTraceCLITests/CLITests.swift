@@ -215,25 +215,39 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: work.url.appendingPathComponent("late").path))
     }
 
-    @Test("vacuum --retention deletes what is older, then rebuilds the file smaller and empties the log")
+    @Test("vacuum --retention deletes what is older, then gives the space back in place; --rebuild rebuilds the file")
     func vacuum() throws {
         let work = try WorkFolder()
         #expect(try work.run("simulate", "--out", "sim", "--notifications", "300", "--end", "2026-11-16T00:00:00Z").status == 0)
         #expect(try work.run("ingest", "--quiet", "sim").status == 0)
         let database = work.url.appendingPathComponent("pushtrace.sqlite").path
-        let before = try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? NSNumber).int64Value
+        func size() throws -> Int64 {
+            try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? NSNumber).int64Value
+        }
+        let before = try size()
         // Every bundle was received in the simulated fortnight, more than a day ago.
         let vacuum = try work.run("vacuum", "--retention", "1")
         #expect(vacuum.status == 0, "\(vacuum.stderr)")
         #expect(vacuum.stdout.contains("deleted in "))
         #expect(vacuum.stdout.contains(" records of "))
-        #expect(vacuum.stderr.contains("rebuilding pushtrace.sqlite: "))
-        #expect(vacuum.stderr.contains(" MB in use, copied through "))
-        #expect(vacuum.stdout.contains("rebuilt pushtrace.sqlite in "))
+        #expect(vacuum.stdout.contains("gave space back in place in "))
         #expect(vacuum.stdout.hasSuffix(", log 0.0 MB\n"))
-        let after = try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? NSNumber).int64Value
-        #expect(after < before / 2)
+        #expect(try size() < before / 2)
         #expect(try work.run("sql", "--format", "csv", "SELECT count(*) AS records FROM record").stdout == "records\n0\n")
+
+        let rebuild = try work.run("vacuum", "--rebuild")
+        #expect(rebuild.status == 0, "\(rebuild.stderr)")
+        #expect(rebuild.stderr.contains("rebuilding pushtrace.sqlite: "))
+        #expect(rebuild.stderr.contains(" MB in use, copied through "))
+        #expect(rebuild.stdout.contains("rebuilt pushtrace.sqlite in "))
+        #expect(rebuild.stdout.hasSuffix(", log 0.0 MB\n"))
+
+        let contradiction = try work.run("vacuum", "--rebuild", "--delete-only", "--retention", "1")
+        #expect(contradiction.status == 2)
+        #expect(contradiction.stderr.contains("--rebuild and --delete-only contradict each other: choose one"))
+        let nothingToDelete = try work.run("vacuum", "--delete-only")
+        #expect(nothingToDelete.status == 2)
+        #expect(nothingToDelete.stderr.contains("--delete-only deletes what --retention DAYS names: give both"))
     }
 
     @Test("reading a database that does not exist is a clear error")
