@@ -66,20 +66,23 @@ extension Store {
             }
             if progress?(report) == false { return report }
         }
-        // Summaries, per app along the time index.
+        // Summaries, per app along the time index. A summary counts its action rows (`actions`): most have none,
+        // and looking for them would be one more random seek per summary, into a table that has none to give.
         for app in try pool.read({ try appIDs($0) }) {
             while true {
-                let ids = try pool.read { db in
-                    try String.fetchAll(db, sql: """
-                        SELECT notification_id FROM notification INDEXED BY notification_by_time
+                let summaries = try pool.read { db in
+                    try Row.fetchAll(db, sql: """
+                        SELECT notification_id, actions FROM notification INDEXED BY notification_by_time
                         WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
                         """, arguments: [app, cutoff, cutoff, batchSize])
                 }
-                guard !ids.isEmpty else { break }
+                guard !summaries.isEmpty else { break }
                 try pool.write { db in
-                    for id in ids {
+                    for summary in summaries {
+                        let id: String = summary[0]
                         try db.execute(sql: "DELETE FROM notification WHERE app_id = ? AND notification_id = ?", arguments: [app, id])
                         report.notifications += db.changesCount
+                        guard summary[1] as Int > 0 else { continue }
                         try db.execute(sql: "DELETE FROM notification_action WHERE app_id = ? AND notification_id = ?",
                                        arguments: [app, id])
                     }

@@ -36,6 +36,14 @@ struct RetentionTests {
         let (supersededBefore, configsBefore) = try store.pool.read { db in
             (try Int64.fetchAll(db, sql: superseded, arguments: [cutoff]), try Int64.fetchAll(db, sql: "SELECT id FROM config"))
         }
+        let actionsKept = try store.pool.read { db in
+            try Int64.fetchAll(db, sql: """
+                SELECT a.rowid FROM notification_action a JOIN notification n USING (app_id, notification_id)
+                WHERE NOT (n.first_ts < ? AND n.last_ts < ? AND n.cause IS NOT NULL) ORDER BY a.rowid
+                """, arguments: [cutoff, cutoff])
+        }
+        let actionsBefore = try store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM notification_action") } ?? 0
+        #expect(actionsKept.count > 0 && actionsKept.count < actionsBefore) // some go, some stay
         var calls = 0
         // Small batches: the config pass reads pages of 500 index entries, so a key's rows span pages.
         let report = try store.deleteExpired(before: cutoff, batchSize: 50) { _ in calls += 1; return true }
@@ -48,6 +56,8 @@ struct RetentionTests {
                 SELECT count(*) FROM record r JOIN bundle b ON b.id = r.bundle_ref WHERE b.received_at < ?
                 """, arguments: [cutoff]) == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE last_ts < ?", arguments: [cutoff]) == 0)
+            // The deleted summaries' actions went with them; the others' stayed.
+            #expect(try Int64.fetchAll(db, sql: "SELECT rowid FROM notification_action ORDER BY rowid") == actionsKept)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0 > 0)
             // Every app, device and process keeps its latest config: it is still in force. Exactly the superseded
             // ones before the cut-off are gone.
