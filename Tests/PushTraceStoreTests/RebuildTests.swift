@@ -8,12 +8,8 @@ import Testing
 struct RebuildTests {
     @Test("after retention, the rebuilt file is about the pages in use, the log is emptied, answers are unchanged")
     func vacuumAfterRetention() throws {
-        let temporary = try ReportTests.simulatedStore(seed: 12, notifications: 2_000)
+        let temporary = try storeAfterRetention()
         let store = temporary.store
-        let cutoff = try store.pool.read { db in
-            try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
-        } - 86_400_000
-        try store.deleteExpired(before: cutoff)
         let reportBefore = try ReportTests.reportJSON(store)
         let countsBefore = try temporary.counts()
         let room = try store.rebuildRoom()
@@ -37,13 +33,9 @@ struct RebuildTests {
 
     @Test("after retention, a new store gives its free pages back in place, a step at a time; answers unchanged")
     func releaseInPlace() throws {
-        let temporary = try ReportTests.simulatedStore(seed: 12, notifications: 2_000)
+        let temporary = try storeAfterRetention()
         let store = temporary.store
         #expect(try store.releasesInPlace())
-        let cutoff = try store.pool.read { db in
-            try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
-        } - 86_400_000
-        try store.deleteExpired(before: cutoff)
         let reportBefore = try ReportTests.reportJSON(store)
         let countsBefore = try temporary.counts()
         let (pageSize, freeBefore) = try pages(store)
@@ -106,6 +98,16 @@ struct RebuildTests {
         room.freeBesideDatabase = 300 * mega
         #expect(room.shortfall == "rebuilding needs 510.0 MB for the temporary copy in /var/tmp, where 400.0 MB are free, "
                 + "and 510.0 MB for the log beside the database, where 300.0 MB are free")
+    }
+
+    /// A simulated store of which retention has deleted all but the last day: most of its file is free pages.
+    private func storeAfterRetention() throws -> TemporaryStore {
+        let temporary = try ReportTests.simulatedStore(seed: 12, notifications: 2_000)
+        let cutoff = try temporary.store.pool.read { db in
+            try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
+        } - 86_400_000
+        try temporary.store.deleteExpired(before: cutoff)
+        return temporary
     }
 
     /// The page size, and how many pages are free.
