@@ -74,16 +74,19 @@ struct Vacuum: ParsableCommand {
                 }
                 return true
             }
-            print("gave space back in place in \(seconds(since: start)) s: \(megabytes(before)) MB → "
-                  + "\(megabytes(fileSize(database.db))) MB, log \(megabytes(fileSize(database.db + "-wal"))) MB")
+            print("gave space back in place in \(seconds(since: start)) s: \(shrinkage(from: before))")
             return
         }
         try store.vacuum { room in
             printError("rebuilding \(database.db): \(megabytes(room.liveBytes)) MB of its \(megabytes(fileSize(database.db))) "
                        + "MB in use, copied through \(room.temporaryDirectory)")
         }
-        print("rebuilt \(database.db) in \(seconds(since: start)) s: \(megabytes(before)) MB → "
-              + "\(megabytes(fileSize(database.db))) MB, log \(megabytes(fileSize(database.db + "-wal"))) MB")
+        print("rebuilt \(database.db) in \(seconds(since: start)) s: \(shrinkage(from: before))")
+    }
+
+    /// The file's size before and now, and its log's: "52187.7 MB → 47747.6 MB, log 0.0 MB".
+    private func shrinkage(from before: Int64) -> String {
+        "\(megabytes(before)) MB → \(megabytes(fileSize(database.db))) MB, log \(megabytes(fileSize(database.db + "-wal"))) MB"
     }
 
     private func fileSize(_ path: String) -> Int64 {
