@@ -225,6 +225,19 @@ struct CLITests {
             try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? NSNumber).int64Value
         }
         let before = try size()
+        let records = try work.run("sql", "--format", "csv", "SELECT count(*) AS records FROM record").stdout
+        #expect(records != "records\n0\n")
+
+        // Flags that contradict each other, or name nothing to delete, are refused before anything runs.
+        let contradiction = try work.run("vacuum", "--rebuild", "--delete-only", "--retention", "1")
+        #expect(contradiction.status == 2)
+        #expect(contradiction.stderr.contains("--rebuild and --delete-only contradict each other: choose one"))
+        let nothingToDelete = try work.run("vacuum", "--delete-only")
+        #expect(nothingToDelete.status == 2)
+        #expect(nothingToDelete.stderr.contains("--delete-only deletes what --retention DAYS names: give both"))
+        #expect(try work.run("sql", "--format", "csv", "SELECT count(*) AS records FROM record").stdout == records)
+        #expect(try size() == before)
+
         // Every bundle was received in the simulated fortnight, more than a day ago.
         let vacuum = try work.run("vacuum", "--retention", "1")
         #expect(vacuum.status == 0, "\(vacuum.stderr)")
@@ -241,13 +254,6 @@ struct CLITests {
         #expect(rebuild.stderr.contains(" MB in use, copied through "))
         #expect(rebuild.stdout.contains("rebuilt pushtrace.sqlite in "))
         #expect(rebuild.stdout.hasSuffix(", log 0.0 MB\n"))
-
-        let contradiction = try work.run("vacuum", "--rebuild", "--delete-only", "--retention", "1")
-        #expect(contradiction.status == 2)
-        #expect(contradiction.stderr.contains("--rebuild and --delete-only contradict each other: choose one"))
-        let nothingToDelete = try work.run("vacuum", "--delete-only")
-        #expect(nothingToDelete.status == 2)
-        #expect(nothingToDelete.stderr.contains("--delete-only deletes what --retention DAYS names: give both"))
     }
 
     @Test("reading a database that does not exist is a clear error")
