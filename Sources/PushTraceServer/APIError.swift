@@ -15,6 +15,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var retryAfter: Int?
     /// Close the connection after the answer (the body was refused unread).
     public var closesConnection = false
+    /// The methods the path takes (405), sent as `Allow`.
+    public var allow: [String] = []
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
         self.status = status
@@ -27,6 +29,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if closesConnection { headers[.connection] = "close" }
+        if !allow.isEmpty { headers[.allow] = allow.joined(separator: ", ") }
         let body = JSONValue.object(["error": .string(code), "message": .string(message)]).jsonText(pretty: false) + "\n"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

@@ -1,8 +1,9 @@
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
 
-/// Gives every error the JSON body of SPEC §8 (a wrong path included, which the router answers with a bare 404) and
-/// counts responses by route and status.
+/// Gives every error the JSON body of SPEC §8 (Hummingbird's own errors included) and counts responses by route and
+/// status.
 struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
@@ -19,12 +20,15 @@ struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.info("refused", metadata: ["status": "\(error.status.code)", "error": "\(error.message)"])
             }
             throw error
+        } catch let error as HTTPParserError {
+            // The request ended before its body did: the client went away, or was disconnected for stalling. Its
+            // fault, not the server's; nothing of it was stored, and seldom is anyone left to read the answer.
+            metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
+            context.logger.info("request ended early", metadata: ["error": "\(error)"])
+            throw APIError.badRequest("the request was malformed or ended before its body did: \(error)")
         } catch let error as any HTTPResponseError {
             metrics.response(route: context.endpointPath ?? "unmatched", status: error.status.code)
-            let code = error.status == .notFound ? "not_found" : "http_\(error.status.code)"
-            let message = error.status == .notFound ? "no such endpoint: \(request.method) \(request.uri.path)"
-                : error.status.reasonPhrase
-            throw APIError(error.status, code, message)
+            throw APIError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
         } catch {
             metrics.response(route: context.endpointPath ?? "unmatched", status: 500)
             context.logger.error("internal error", metadata: ["error": "\(error)"])

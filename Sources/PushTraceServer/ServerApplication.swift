@@ -32,6 +32,7 @@ public enum ServerApplication {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
+        router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path, $0.method) }))
         let maxBodyBytes = settings.maxBodyBytes
         return Application(
             router: router,

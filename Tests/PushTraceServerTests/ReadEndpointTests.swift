@@ -85,7 +85,24 @@ import Testing
                 #expect(metrics.contains(expected), "missing \(expected)")
             }
             #expect(try await client.get("/healthz", token: nil).status == .ok)
-            try expectError(try await client.get("/v2/nothing", token: nil), .notFound, "not_found")
+        }
+    }
+
+    @Test("a path no endpoint has is 404; a known path under another method is 405 with Allow")
+    func answersUnknownPathsAndMethods() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            let nothing = try await client.get("/v2/nothing", token: nil)
+            try expectError(nothing, .notFound, "not_found")
+            #expect(nothing.json["message"] as? String == "no such endpoint: GET /v2/nothing")
+            // A known path under another method says which methods it takes.
+            let download = try await client.get("/v1/bundles", token: nil)
+            try expectError(download, .methodNotAllowed, "method_not_allowed")
+            #expect(download.headers[.allow] == "POST")
+            #expect(download.json["message"] as? String == "GET /v1/bundles: this endpoint takes POST")
+            let delete = try await client.execute(uri: "/v1/notifications/some-id", method: .delete)
+            try expectError(delete, .methodNotAllowed, "method_not_allowed")
+            #expect(delete.headers[.allow] == "GET")
         }
     }
 
@@ -118,6 +135,12 @@ import Testing
             let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: stalled, readTimeout: 20)
             #expect(answer.closed, "the server kept the stalled connection open: \(answer.text)")
             #expect(ContinuousClock.now - start < .seconds(15))
+            // The client's fault, counted (and logged) as such, not as the server's.
+            // (On a new connection: the test client's own has been idle past the one-second timeout too.)
+            let metrics = try await RawHTTP.exchangeDetached(
+                port: client.port!, send: "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", readTimeout: 10)
+            #expect(metrics.contains(#"pushtrace_http_responses_total{route="/v1/bundles",status="400"} 1"#), "\(metrics)")
+            #expect(!metrics.contains(#"status="500""#))
         }
         #expect(try server.counts() == before)
     }
