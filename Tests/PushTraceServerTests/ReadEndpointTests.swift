@@ -106,6 +106,28 @@ import Testing
         }
     }
 
+    @Test("malformed HTTP is 400: NIO's bare answer before a request exists, JSON once it does")
+    func answersMalformedHTTPWith400() async throws {
+        let server = try TestServer()
+        let before = try server.counts()
+        try await server.run { client in
+            let port = client.port!
+            // Not HTTP, a header far over NIO's limit, a control byte in the path: refused by NIO's parser, closed.
+            for garbage in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 200_000))\r\n\r\n",
+                            "GET /he\u{01}althz HTTP/1.1\r\nHost: x\r\n\r\n"] {
+                let answer = try await RawHTTP.exchangeDetached(port: port, send: garbage, readTimeout: 10)
+                #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"), "\(answer)")
+            }
+            // A malformed chunk in an upload's body: the request exists, so the answer is the JSON error.
+            let chunked = "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n"
+            let answer = try await RawHTTP.exchangeToEndDetached(port: port, send: chunked, readTimeout: 10)
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request"), "\(answer)")
+            #expect(answer.contains(#"{"error":"bad_request","message":"the request was malformed or ended before its body did: "#))
+        }
+        #expect(try server.counts() == before)
+    }
+
     @Test func answersExpectContinueAtOnce() async throws {
         let server = try TestServer()
         try await server.run { client in
