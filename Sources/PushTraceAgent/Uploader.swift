@@ -134,7 +134,7 @@ public actor Uploader {
     /// the server measures this device's clock, so it must be the sending time, not the packing time).
     private func manifestMember(bundleID: String) -> Data {
         let manifest = JSONLine([
-            "type": "manifest", "schema": 1, "bundle_id": .string(bundleID), "app_id": .string(configuration.appID),
+            "type": "manifest", "schema": .int(Int64(PushTraceVersion.bundleSchema)), "bundle_id": .string(bundleID), "app_id": .string(configuration.appID),
             "app_version": configuration.appVersion.map(JSONValue.string), "build": configuration.build.map(JSONValue.string),
             "os": configuration.os.map(JSONValue.string), "device_model": configuration.deviceModel.map(JSONValue.string),
             "device_id": .string(DeviceIdentity.id(in: container)), "uploaded_at": .int(clock()),
@@ -144,7 +144,7 @@ public actor Uploader {
     }
 
     /// The agent's name and version, sent in every manifest.
-    public static let sdk = "pushtrace-swift/1.0.0"
+    public static let sdk = PushTraceVersion.sdk
 
     /// Seconds to wait after the `attempt`-th failure: 2, 4, 8, … up to `maxBackoff`, each between half and all of
     /// that ("equal jitter"), so that many devices failing together do not come back together.

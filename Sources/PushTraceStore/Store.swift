@@ -103,6 +103,9 @@ public final class Store: Sendable {
         checkpointer.writerClosed()
     }
 
+    /// The last migration this version of pushtrace knows: a database migrated past it was written by a newer one.
+    public static let schemaVersion = Schema.migrator.migrations.last ?? ""
+
     /// Opens an existing database for reading only; nothing can be written through it.
     public static func openReadOnly(path: String) throws -> DatabaseQueue {
         guard FileManager.default.fileExists(atPath: path) else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceRecords
 import PushTraceStore
 
 /// The `pushtrace` command: ingest log bundles, then ask why a notification's card did or did not show.
@@ -17,8 +18,13 @@ struct PushTrace: AsyncParsableCommand {
               pushtrace search --cause service_timeout  # which notifications timed out?
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
             """,
+        version: versionText,
         subcommands: [Ingest.self, Why.self, Search.self, Logs.self, Report.self, Alerts.self, SQL.self, Simulate.self,
                       Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self])
+
+    /// What `--version` prints: the release, the bundle format it reads (SPEC §2) and the store schema it writes.
+    static let versionText = "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "
+        + "store schema \(Store.schemaVersion))"
 }
 
 /// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).

@@ -78,7 +78,7 @@ struct SendEvent: AsyncParsableCommand {
             [("status", status.map(JSONValue.int)), ("reason", reason.map(JSONValue.string)),
              ("apns_unique_id", apnsUniqueID.map(JSONValue.string))]
         }
-        let manifest = JSONLine(["type": "manifest", "schema": 1, "bundle_id": .string(UUID().uuidString.lowercased()),
+        let manifest = JSONLine(["type": "manifest", "schema": .int(Int64(PushTraceVersion.bundleSchema)), "bundle_id": .string(UUID().uuidString.lowercased()),
                                  "app_id": .string(app), "device_id": "server"])
         let record = JSONLine(fields: [("type", "event"), ("ts", .int(ts)), ("process", "server"),
                                        ("event", .string(event.rawValue)), ("notification_id", .string(id))] + fields)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PushTraceCore
+import PushTraceRecords
 import PushTraceServer
 import PushTraceStore
 
@@ -143,7 +144,7 @@ struct Serve: AsyncParsableCommand {
             logger.warning("\(warning)")
         }
         logger.info("pushtrace serving", metadata: [
-            "address": "\(settings.host):\(settings.port)", "db": "\(path)", "durability": "\(mode.rawValue)",
+            "version": "\(PushTraceVersion.release)", "address": "\(settings.host):\(settings.port)", "db": "\(path)", "durability": "\(mode.rawValue)",
             "max_body_bytes": "\(settings.maxBodyBytes)", "queue": "\(settings.queueCapacity)",
         ])
         let app = ServerApplication.make(store: store, settings: settings, logger: logger)

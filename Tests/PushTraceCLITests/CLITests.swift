@@ -256,6 +256,14 @@ struct CLITests {
         #expect(rebuild.stdout.hasSuffix(", log 0.0 MB\n"))
     }
 
+    @Test("--version names the release, the bundle format and the store schema")
+    func version() throws {
+        let work = try WorkFolder()
+        let version = try work.run("--version")
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("pushtrace 1.0.0 (bundle schema 1, store schema v"), "\(version.stdout)")
+    }
+
     @Test("reading a database that does not exist is a clear error")
     func missingDatabase() throws {
         let work = try WorkFolder()
