@@ -35,6 +35,7 @@ final class RetentionService: Service, Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 Thread { [store, logger] in
+                    Thread.current.name = "pt-retention"
                     do {
                         let report = try store.deleteExpired(before: cutoff, batchSize: 1_000) { _ in !stop.withLockedValue { $0 } }
                         if report != RetentionReport() {

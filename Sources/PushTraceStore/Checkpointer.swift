@@ -62,9 +62,10 @@ final class Checkpointer: @unchecked Sendable {
         condition.lock()
         running = true
         condition.unlock()
-        let thread = Thread { self.loop() }
-        thread.name = "pushtrace-checkpointer"
-        thread.start()
+        Thread {
+            Thread.current.name = "pt-checkpointer"  // named for top -H and perf: 15 bytes at most on Linux
+            self.loop()
+        }.start()
     }
 
     /// Stops the thread and waits for it to close its connection; later growth is checkpointed by the writer.

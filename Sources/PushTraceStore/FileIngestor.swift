@@ -45,6 +45,7 @@ public struct FileIngestor: Sendable {
         let limits = self.limits, receivedAt = self.receivedAt
         for (lane, queue) in queues.enumerated() {
             let decoding = Thread { [spent = spent[lane]] in
+                Thread.current.name = "pt-decode-\(lane)"
                 let batcher = MessageBatcher(queue: queue, spent: spent)
                 var buffer = ReadBuffer()
                 for index in stride(from: lane, to: paths.count, by: lanes) where !queue.isClosed {

@@ -31,6 +31,7 @@ extension Store {
         // Diagnosing a batch (reads) overlaps with writing the causes of the one before (the writer).
         let diagnosed = BoundedQueue<Result<[(PendingKey, Cause)], any Error>>(capacity: 2)
         let diagnosing = Thread { [pool] in
+            Thread.current.name = "pt-diagnose"
             for keys in batches where !diagnosed.isClosed {
                 // Each lane takes a contiguous run of devices, so that a device's config records are read once.
                 let results = ConcurrentResults<[(PendingKey, Cause)]>(count: lanes)

@@ -30,6 +30,22 @@ import Testing
         #expect(counts["record"] == 3)
     }
 
+    #if os(Linux)
+    @Test("the writer and the checkpointer run on threads named for top -H and perf")
+    func namesItsThreads() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            #expect(try await client.upload(Bodies.bundle(), token: server.ingestToken).status == .ok)
+            // Threads of tests running beside this one are listed too, and may end while being read.
+            let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
+                try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+            }
+            #expect(names.contains("pt-writer"), "\(names)")
+            #expect(names.contains("pt-checkpointer"), "\(names)")
+        }
+    }
+    #endif
+
     @Test func takesTheBackendsEventsAndRefusesADeviceBundleThere() async throws {
         let server = try TestServer()
         try await server.run { client in
