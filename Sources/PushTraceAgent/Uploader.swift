@@ -134,7 +134,8 @@ public actor Uploader {
     /// the server measures this device's clock, so it must be the sending time, not the packing time).
     private func manifestMember(bundleID: String) -> Data {
         let manifest = JSONLine([
-            "type": "manifest", "schema": .int(Int64(PushTraceVersion.bundleSchema)), "bundle_id": .string(bundleID), "app_id": .string(configuration.appID),
+            "type": "manifest", "schema": .int(PushTraceVersion.bundleSchema), "bundle_id": .string(bundleID),
+            "app_id": .string(configuration.appID),
             "app_version": configuration.appVersion.map(JSONValue.string), "build": configuration.build.map(JSONValue.string),
             "os": configuration.os.map(JSONValue.string), "device_model": configuration.deviceModel.map(JSONValue.string),
             "device_id": .string(DeviceIdentity.id(in: container)), "uploaded_at": .int(clock()),

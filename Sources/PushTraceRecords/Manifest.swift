@@ -18,7 +18,7 @@ public struct Manifest: Codable, Sendable, Hashable {
     public init(bundleID: String, appID: String, appVersion: String? = nil, build: String? = nil, os: String? = nil,
                 deviceModel: String? = nil, deviceID: String? = nil, uploadedAt: Int64? = nil, sdk: String? = nil) {
         self.type = RecordType.manifest.rawValue
-        self.schema = PushTraceVersion.bundleSchema
+        self.schema = Int(PushTraceVersion.bundleSchema)
         self.bundleID = bundleID
         self.appID = appID
         self.appVersion = appVersion

@@ -38,7 +38,7 @@ struct BundleFileWriter {
             }
             guard !batch.isEmpty else { continue }
             let manifest = JSONLine([
-                "type": "manifest", "schema": .int(Int64(PushTraceVersion.bundleSchema)), "bundle_id": .string(rng.uuid().lowercased()),
+                "type": "manifest", "schema": .int(PushTraceVersion.bundleSchema), "bundle_id": .string(rng.uuid().lowercased()),
                 "app_id": .string(device.app.id), "app_version": .string(device.appVersion), "build": .string(device.build),
                 "os": .string(device.os), "device_model": .string(device.model), "device_id": .string(device.id),
                 "uploaded_at": .int(upload + device.skewMs), "sdk": .string(PushTraceVersion.sdk),
@@ -64,7 +64,8 @@ struct BundleFileWriter {
         for day in byDay.keys.sorted() {
             let dayEnd = min((day + 1) * 86_400_000, end)
             var text = JSONLine([
-                "type": "manifest", "schema": .int(Int64(PushTraceVersion.bundleSchema)), "bundle_id": .string(rng.uuid().lowercased()), "app_id": .string(app.id),
+                "type": "manifest", "schema": .int(PushTraceVersion.bundleSchema), "bundle_id": .string(rng.uuid().lowercased()),
+                "app_id": .string(app.id),
                 "device_id": "server", "uploaded_at": .int(dayEnd), "sdk": "pushtrace-backend/1.0.0",
             ]).text + "\n"
             let records = byDay[day]!.sorted { $0.ts < $1.ts }

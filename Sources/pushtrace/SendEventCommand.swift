@@ -78,8 +78,9 @@ struct SendEvent: AsyncParsableCommand {
             [("status", status.map(JSONValue.int)), ("reason", reason.map(JSONValue.string)),
              ("apns_unique_id", apnsUniqueID.map(JSONValue.string))]
         }
-        let manifest = JSONLine(["type": "manifest", "schema": .int(Int64(PushTraceVersion.bundleSchema)), "bundle_id": .string(UUID().uuidString.lowercased()),
-                                 "app_id": .string(app), "device_id": "server"])
+        let manifest = JSONLine(["type": "manifest", "schema": .int(PushTraceVersion.bundleSchema),
+                                 "bundle_id": .string(UUID().uuidString.lowercased()), "app_id": .string(app),
+                                 "device_id": "server"])
         let record = JSONLine(fields: [("type", "event"), ("ts", .int(ts)), ("process", "server"),
                                        ("event", .string(event.rawValue)), ("notification_id", .string(id))] + fields)
         let body = Data(manifest.bytes + [UInt8(ascii: "\n")] + record.bytes + [UInt8(ascii: "\n")])
