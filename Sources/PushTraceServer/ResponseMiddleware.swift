@@ -21,8 +21,8 @@ struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             throw error
         } catch let error as HTTPParserError {
-            // The request ended before its body did: the client went away, or was disconnected for stalling. Its
-            // fault, not the server's; nothing of it was stored, and seldom is anyone left to read the answer.
+            // The body was malformed (a bad chunk) or ended early: the client went away, or was disconnected for
+            // stalling. Its fault, not the server's; nothing of it was stored, and seldom is anyone left to answer.
             metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
             context.logger.info("request ended early", metadata: ["error": "\(error)"])
             throw APIError.badRequest("the request was malformed or ended before its body did: \(error)")

@@ -5,23 +5,31 @@ import Hummingbird
 /// `GET /v1/bundles` meant as an upload), 404 naming the method and path otherwise.
 ///
 /// Added to the router after every route: a router's middleware wraps the routes added after it and, whenever
-/// added, the answer to an unmatched request; so this one sees only requests that matched no route.
+/// added, the answer to an unmatched request (the router's bare 404), which is all this one changes.
 struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Every route of the router, as `Router.routes` lists them.
     let routes: [(path: RouterPath, method: HTTPRequest.Method)]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            throw answer(toUnmatched: request)
+        }
+    }
+
+    private func answer(toUnmatched request: Request) -> APIError {
         let path = request.uri.path
         let components = path.split(separator: "/")
         let allowed = routes.filter { route in
             route.path.count == components.count && zip(route.path, components).allSatisfy { $0 ~= $1 }
         }.map(\.method.rawValue)
         guard !allowed.isEmpty else {
-            throw APIError.notFound("no such endpoint: \(request.method) \(path)")
+            return APIError.notFound("no such endpoint: \(request.method) \(path)")
         }
         var error = APIError(.methodNotAllowed, "method_not_allowed",
                              "\(request.method) \(path): this endpoint takes \(allowed.joined(separator: ", "))")
         error.allow = allowed
-        throw error
+        return error
     }
 }
