@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: builds the two libFuzzer targets (-sanitize=fuzzer,address into .build-fuzz), seeds their corpora from
 # `pushtrace simulate` output, and runs each for FUZZ_SECONDS (default 60) or FUZZ_RUNS executions.
+# Both use Fuzz/extreme-values.dict (Int64's ends, 2^53, 1e308, -0, huge exponents, control characters).
 # A crash, a hang (over 10 s), an allocation over 512 MB or a resident size over 2 GB stops the run; libFuzzer
 # writes the input as fuzz/artifacts/<target>/crash-… (or oom-…, timeout-…) — copy it to Tests/PushTraceCoreTests/FuzzCrashers/<bundle|records>/ so that
 # the regression test replays it for ever.
@@ -39,6 +40,7 @@ for target in bundle records; do
   echo "== fuzzing $target for ${seconds}s (runs: $runs)"
   "$binary" "$work/corpus/$target" "$work/seeds/$target" -max_total_time="$seconds" -runs="$runs" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
+    -dict=Fuzz/extreme-values.dict \
     -artifact_prefix="$work/artifacts/$target/" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
   if ls "$work/artifacts/$target"/* >/dev/null 2>&1; then
     echo "fuzz: $target found inputs that fail: $(ls "$work/artifacts/$target")"

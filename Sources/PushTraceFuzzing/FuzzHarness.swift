@@ -38,9 +38,14 @@ public enum FuzzHarness {
         (manifest + Array(input)).withUnsafeBytes { decode($0, encoding: .identity, piece: 4096) }
     }
 
+    /// When the fuzzed bundles are taken to be received: the reference of their clock correction.
+    static let receivedAt: Int64 = 1_763_622_003_120
+
     private static func decode(_ body: UnsafeRawBufferPointer, encoding: ContentEncoding, piece: Int) {
         let decoder = BundleDecoder(encoding: encoding, limits: limits)
         var lines = 0, lastLine = 0
+        // Accepted records by notification, corrected as the store corrects them, for the diagnosis below.
+        var timelines: [String: [TimelineEntry]] = [:]
         func check(_ item: BundleItem) {
             lines += 1
             let line: Int
@@ -51,6 +56,17 @@ public enum FuzzHarness {
                 // Known kinds need `ts` and `process`; a kind this version does not know is kept as it came (SPEC §2).
                 precondition(record.record.recordType == nil || (record.record.ts != nil && record.record.processKind != nil),
                              "a \(record.record.type ?? "") record passed without ts or a known process")
+                // Every number a reader does arithmetic on lies in its range (WireBounds).
+                precondition(record.record.ts.map(WireBounds.epochMilliseconds.contains) ?? true, "a ts out of range passed")
+                for duration in [record.record.durationMs, record.record.elapsedMs, record.record.waitedMs] {
+                    precondition(duration.map(WireBounds.durationMilliseconds.contains) ?? true, "a duration out of range passed")
+                }
+                if let id = record.notificationID, let ts = record.record.ts {
+                    let offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: decoder.manifest?.uploadedAt)
+                    timelines[id, default: []].append(TimelineEntry(
+                        ts: ClockCorrection.corrected(ts, by: offset), deviceTs: offset != 0 ? ts : nil,
+                        record: record.record, json: record.json))
+                }
             case .rejected(let rejected):
                 line = rejected.line
                 precondition(rejected.raw.count <= max(limits.maxLineBytes, limits.keptBytesOfLongLine) + 2, "a rejected line kept whole past the limit")
@@ -68,6 +84,15 @@ public enum FuzzHarness {
             }
             try decoder.finish { check($0) }
             precondition(decoder.manifest != nil, "a bundle finished without a manifest")
+            // What `why` does with the stored records: diagnose, then render as text and JSON. Must not trap.
+            for (id, entries) in timelines.prefix(8) {
+                let input = DiagnosisInput(appID: decoder.manifest?.appID ?? "", notificationID: id, entries: entries,
+                                           deviceLastSeen: entries.map(\.ts).max())
+                let report = WhyReport(input: input, diagnosis: Diagnoser().diagnose(input))
+                precondition(!report.text.isEmpty && report.jsonValue != .null, "an empty why answer")
+                precondition(!report.text.unicodeScalars.contains { TerminalText.isHidden($0) && $0 != "\n" },
+                             "a why text with a raw control character")
+            }
         } catch is BundleError {
             // Refused: an answer, not a failure.
         } catch {

@@ -82,7 +82,7 @@ struct BundleWriter {
     private mutating func store(_ decoded: DecodedRecord) throws {
         guard let manifest else { return }
         let record = decoded.record
-        let ts = record.ts.map { $0 + offset }
+        let ts = record.ts.map { ClockCorrection.corrected($0, by: offset) }
         let deviceTs = offset != 0 ? record.ts : nil
         let deviceID = manifest.isFromServer ? nil : manifest.deviceID
         lastRecord = try insertRecord(bundleRef: bundleRef, line: decoded.line, appID: manifest.appID!, deviceID: deviceID,

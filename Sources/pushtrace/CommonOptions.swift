@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushTraceCore
+import PushTraceRecords
 import PushTraceStore
 
 /// `--db`, shared by every command that reads or writes data.
@@ -36,7 +37,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 enum Instant {
     static func parse(_ text: String, option: String) throws -> Int64 {
         guard let ms = InstantText.parse(text) else {
-            throw UsageError("\(option) \"\(text)\" is not a date: use 2026-11-10, 2026-11-10T08:30:00Z or epoch milliseconds")
+            throw UsageError("\(option) \"\(TerminalText.escaped(text))\" is not a date: \(InstantText.rangeHint)")
         }
         return ms
     }

@@ -35,7 +35,7 @@ struct Vacuum: ParsableCommand {
     var deleteOnly = false
 
     func validate() throws {
-        if let retention, retention < 1 { throw ValidationError("--retention must be at least 1 day") }
+        if let retention, !(1...36_500).contains(retention) { throw ValidationError("--retention must be 1 to 36500 days") }
         if rebuild, deleteOnly { throw ValidationError("--rebuild and --delete-only contradict each other: choose one") }
         if deleteOnly, retention == nil { throw ValidationError("--delete-only deletes what --retention DAYS names: give both") }
     }

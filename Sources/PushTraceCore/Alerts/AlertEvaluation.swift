@@ -1,4 +1,5 @@
 import Foundation
+import PushTraceRecords
 
 /// Failures and totals of the three alert metrics for one app and category over some span.
 public struct RateCounts: Sendable, Hashable {
@@ -54,10 +55,16 @@ public struct AlertSpans: Sendable, Hashable {
     public var baselineEnd: Int64
 
     public init(rule: AlertRule, now: Int64) {
+        // Saturating: `now` is bounded where it is read (WireBounds), but a span must not trap whatever it is given.
+        func minus(_ a: Int64, _ count: Int, _ unit: Int64) -> Int64 {
+            let (span, spanOverflow) = Int64(clamping: count).multipliedReportingOverflow(by: unit)
+            let (value, overflow) = a.subtractingReportingOverflow(span)
+            return spanOverflow || overflow ? (count >= 0 ? .min : .max) : value
+        }
         windowEnd = now
-        windowStart = now - Int64(rule.windowMinutes) * 60_000
+        windowStart = minus(now, rule.windowMinutes, 60_000)
         baselineEnd = windowStart
-        baselineStart = windowStart - Int64(rule.baselineDays) * 86_400_000
+        baselineStart = minus(windowStart, rule.baselineDays, 86_400_000)
     }
 }
 
@@ -132,7 +139,8 @@ public enum AlertEvaluator {
             let threshold = max(baselineRate * rule.factor, baselineRate + rule.minIncrease)
             guard lower > threshold else { continue }
             let percent = { (rate: Double) in ReportText.fixed(rate * 100, 1) + "%" }
-            let text = "\(rule.name): \(sample.appID) / \(sample.category.isEmpty ? "(no category)" : sample.category): "
+            let category = sample.category.isEmpty ? "(no category)" : TerminalText.escaped(sample.category)
+            let text = "\(rule.name): \(TerminalText.escaped(sample.appID)) / \(category): "
                 + "\(rule.metric.noun) \(percent(windowRate)) (\(window.failures) of \(window.total)) in the "
                 + "\(rule.windowMinutes) min to \(InstantText.format(spans.windowEnd)) UTC, against \(percent(baselineRate)) "
                 + "(\(baseline.failures) of \(baseline.total)) over the \(rule.baselineDays) days before; at least "

@@ -66,8 +66,8 @@ public struct AlertRule: Codable, Sendable, Hashable {
     /// Problems with the rule's values, as sentences naming the field.
     public var problems: [String] {
         var problems: [String] = []
-        if windowMinutes < 1 { problems.append("\(name): window_minutes must be at least 1") }
-        if baselineDays < 1 { problems.append("\(name): baseline_days must be at least 1") }
+        if !(1...10_080).contains(windowMinutes) { problems.append("\(name): window_minutes must be 1 to 10080 (a week)") }
+        if !(1...366).contains(baselineDays) { problems.append("\(name): baseline_days must be 1 to 366") }
         if minWindow < 1 { problems.append("\(name): min_window must be at least 1") }
         if factor < 1 { problems.append("\(name): factor must be at least 1") }
         if minIncrease < 0 || minIncrease >= 1 { problems.append("\(name): min_increase must be a fraction in [0, 1)") }

@@ -5,10 +5,6 @@ import PushTraceRecords
 struct LineParser {
     private let decoder = JSONDecoder()
 
-    /// The earliest plausible `ts`: 1e11 ms is March 1973, while 1e11 s would be the year 5138,
-    /// so a smaller value is a timestamp in seconds.
-    static let smallestMilliseconds: Int64 = 100_000_000_000
-
     func manifest(_ line: ArraySlice<UInt8>, number: Int) throws(BundleError) -> Manifest {
         let text = try utf8(line).manifestText(line: number)
         let manifest: Manifest
@@ -27,6 +23,15 @@ struct LineParser {
         for (value, name) in [(manifest.appID, "app_id"), (manifest.bundleID, "bundle_id")] {
             guard let value else { throw BundleError(.undecodable, line: number, "the manifest lacks `\(name)`") }
             guard !value.isEmpty else { throw BundleError(.undecodable, line: number, "the manifest's `\(name)` is empty") }
+        }
+        if let appID = manifest.appID, !WireBounds.isAppID(appID) {
+            throw BundleError(.undecodable, line: number, "the manifest's `app_id` must be a bundle identifier: 1 to "
+                              + "\(WireBounds.maxAppIDBytes) bytes of letters, digits, `.`, `-` and `_`")
+        }
+        for (value, name) in [(manifest.bundleID, "bundle_id"), (manifest.deviceID, "device_id")] {
+            if let value, let why = WireBounds.identifierProblem(value) {
+                throw BundleError(.undecodable, line: number, "the manifest's `\(name)` \(why)")
+            }
         }
         if let uploadedAt = manifest.uploadedAt, let why = Self.checkMilliseconds(uploadedAt, field: "uploaded_at") {
             throw BundleError(.undecodable, line: number, "the manifest's \(why)")
@@ -77,6 +82,11 @@ struct LineParser {
             return what + "lacks " + missing.map { "`\($0.rawValue)`" }.joined(separator: ", ")
         }
         if let ts = record.ts, let why = checkMilliseconds(ts, field: "ts") { return why }
+        if let why = checkBounds(record) { return why }
+        for (value, key) in [(record.notificationID, Record.CodingKeys.notificationID), (record.category, .category),
+                             (record.deviceID, .deviceID)] {
+            if let value, !value.isEmpty, let why = WireBounds.identifierProblem(value) { return "`\(key.rawValue)` \(why)" }
+        }
         if let process = record.process, ProcessKind(rawValue: process) == nil {
             return "`process` is \"\(process)\"; it must be one of app, service, content, server"
         }
@@ -87,11 +97,34 @@ struct LineParser {
         return nil
     }
 
+    /// Why `value` is no epoch-milliseconds instant of ``WireBounds/epochMilliseconds``, or nil when it is one.
     static func checkMilliseconds(_ value: Int64, field: String) -> String? {
+        if WireBounds.epochMilliseconds.contains(value) { return nil }
         if value < 0 { return "`\(field)` is negative (\(value)); it must be Unix epoch milliseconds" }
-        if value < smallestMilliseconds {
+        let bounds = WireBounds.epochMilliseconds
+        if (bounds.lowerBound / 1000...bounds.upperBound / 1000).contains(value) {
             return "`\(field)` \(value) looks like seconds, not milliseconds: "
                 + "it must be Unix epoch milliseconds (\(value * 1000)?)"
+        }
+        return "`\(field)` \(value) is out of range: it must be an instant from \(WireBounds.epochDescription)"
+    }
+
+    /// The first duration, size or status of `record` outside its range (``WireBounds``), said as a reason.
+    static func checkBounds(_ record: Record) -> String? {
+        let checks: [(Int64?, Record.CodingKeys, ClosedRange<Int64>, String)] = [
+            (record.durationMs, .durationMs, WireBounds.durationMilliseconds, "milliseconds (one day at most)"),
+            (record.elapsedMs, .elapsedMs, WireBounds.durationMilliseconds, "milliseconds (one day at most)"),
+            (record.waitedMs, .waitedMs, WireBounds.durationMilliseconds, "milliseconds (one day at most)"),
+            (record.payloadBytes, .payloadBytes, WireBounds.byteCount, "bytes (1 TiB at most)"),
+            (record.bytes, .bytes, WireBounds.byteCount, "bytes (1 TiB at most)"),
+            (record.lastFootprintBytes, .lastFootprintBytes, WireBounds.byteCount, "bytes (1 TiB at most)"),
+            (record.status, .status, WireBounds.httpStatus, "(an HTTP status)"),
+            (record.httpStatus, .httpStatus, WireBounds.httpStatus, "(an HTTP status)"),
+        ]
+        for (value, key, range, unit) in checks {
+            if let value, !range.contains(value) {
+                return "`\(key.rawValue)` \(value) is out of range: it must be \(range.lowerBound) to \(range.upperBound) \(unit)"
+            }
         }
         return nil
     }

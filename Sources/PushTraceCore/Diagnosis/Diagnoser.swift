@@ -69,12 +69,15 @@ struct Facts {
 
 /// Formats milliseconds as seconds for sentences ("28.0 s").
 func seconds(_ ms: Int64) -> String {
+    // A stored duration from before values were bounded at ingest may be anything.
+    guard (-(1 << 50)...(1 << 50)).contains(ms) else { return "\(ms) ms (out of range)" }
     let tenths = (ms + 50) / 100
     return "\(tenths / 10).\(tenths % 10) s"
 }
 
 /// Formats a byte count for sentences ("31.2 MB").
 func megabytes(_ bytes: Int64) -> String {
+    guard WireBounds.byteCount.contains(bytes) else { return "\(bytes) bytes (out of range)" }
     let tenths = (bytes * 10 + 524_288) / 1_048_576
     return "\(tenths / 10).\(tenths % 10) MB"
 }

@@ -23,9 +23,17 @@ public struct TimelineEntry: Sendable, Hashable {
         set { storage = Storage(record: storage.record, json: newValue) }
     }
 
+    /// The stored times when they lay outside ``WireBounds/epochMilliseconds`` (an earlier release stored them
+    /// unchecked); `ts` and `deviceTs` then hold them clamped into the range, so that no reader's arithmetic on them
+    /// can overflow, and these are what the timeline shows.
+    public private(set) var outOfRangeTs: Int64?
+    public private(set) var outOfRangeDeviceTs: Int64?
+
     public init(ts: Int64, deviceTs: Int64? = nil, deviceID: String? = nil, record: Record, json: String) {
-        self.ts = ts
-        self.deviceTs = deviceTs
+        self.ts = WireBounds.clampedEpoch(ts)
+        self.deviceTs = deviceTs.map(WireBounds.clampedEpoch)
+        if self.ts != ts { outOfRangeTs = ts }
+        if self.deviceTs != deviceTs { outOfRangeDeviceTs = deviceTs }
         self.deviceID = deviceID
         self.storage = Storage(record: record, json: json)
     }
@@ -35,6 +43,7 @@ public struct TimelineEntry: Sendable, Hashable {
 
     public static func == (lhs: TimelineEntry, rhs: TimelineEntry) -> Bool {
         lhs.ts == rhs.ts && lhs.deviceTs == rhs.deviceTs && lhs.deviceID == rhs.deviceID
+            && lhs.outOfRangeTs == rhs.outOfRangeTs && lhs.outOfRangeDeviceTs == rhs.outOfRangeDeviceTs
             && (lhs.storage === rhs.storage || (lhs.record == rhs.record && lhs.json == rhs.json))
     }
 
@@ -90,7 +99,7 @@ public struct DiagnosisInput: Sendable {
         self.notificationID = notificationID
         self.entries = entries.sorted { $0.ts < $1.ts }
         self.config = config
-        self.deviceLastSeen = deviceLastSeen
+        self.deviceLastSeen = deviceLastSeen.map(WireBounds.clampedEpoch)
     }
 }
 

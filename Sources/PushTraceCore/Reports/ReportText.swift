@@ -1,3 +1,5 @@
+import PushTraceRecords
+
 /// The delivery report as plain text (80 columns) or Markdown: one list of blocks, two renderings.
 public enum ReportText {
     /// Plain text that reads well at 80 columns.
@@ -34,7 +36,7 @@ public enum ReportText {
     static func blocks(_ report: DeliveryReport) -> [Block] {
         let now = report.figures, before = report.previous
         var blocks: [Block] = [
-            .title("Delivery report: \(report.appID), \(periodText(now.period))"),
+            .title("Delivery report: \(TerminalText.escaped(report.appID)), \(periodText(now.period))"),
             .line("\(grouped(now.notifications)) notifications, \(changeText(now.notifications, before.notifications)) "
                   + "against \(before.period.label) (\(grouped(before.notifications)))"),
             .heading("Funnel"),
@@ -189,7 +191,8 @@ struct Table {
         self.right = right
     }
 
-    mutating func add(_ row: [String]) { rows.append(row) }
+    /// Adds a row; cells hold names a device or the backend sent (categories, versions, actions), shown escaped.
+    mutating func add(_ row: [String]) { rows.append(row.map(TerminalText.escaped)) }
 
     func aligned() -> [String] {
         let all = [headers] + rows

@@ -52,15 +52,18 @@ extension TimelineEntry {
     /// Every field of the stored line, with `ts` the corrected time and `device_ts` the writer's own when it differs.
     public var jsonValue: JSONValue {
         var fields = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(json.utf8))) ?? [:]
-        fields["ts"] = .int(ts)
-        if let deviceTs { fields["device_ts"] = .int(deviceTs) }
+        fields["ts"] = .int(outOfRangeTs ?? ts)
+        if let deviceTs { fields["device_ts"] = .int(outOfRangeDeviceTs ?? deviceTs) }
+        // Stored by a release that did not bound times: the exact values above, flagged for whoever reads them.
+        let outOfRange = [outOfRangeTs.map { _ in "ts" }, outOfRangeDeviceTs.map { _ in "device_ts" }].compactMap { $0 }
+        if !outOfRange.isEmpty { fields["out_of_range"] = .array(outOfRange.map(JSONValue.string)) }
         return .object(fields)
     }
 
     /// The fields beyond the envelope, as `key=value` pairs sorted by key, for one-line display.
     public var detail: String {
         guard case .object(let fields) = jsonValue else { return "" }
-        let envelope: Set<String> = ["type", "ts", "device_ts", "process", "event", "notification_id"]
+        let envelope: Set<String> = ["type", "ts", "device_ts", "process", "event", "notification_id", "out_of_range"]
         return fields.keys.sorted().filter { !envelope.contains($0) }.map { "\($0)=\(fields[$0]!.compactText)" }
             .joined(separator: " ")
     }

@@ -5,26 +5,32 @@ extension WhyReport {
     /// The readable answer: the cause and its sentence first, then every finding with its fix, then the timeline
     /// with times relative to the first step.
     public var text: String {
-        var out = "\(notificationID)  (\(appID.isEmpty ? "no app" : appID))\n"
+        // Every text here may hold what a device sent: escaped, so that it shows instead of acting on a terminal.
+        let safe = TerminalText.escaped
+        var out = "\(safe(notificationID))  (\(appID.isEmpty ? "no app" : safe(appID)))\n"
         let primary = diagnosis.findings[0]
         out += "cause: \(diagnosis.cause.rawValue)\n"
-        out += wrap(primary.message, indent: "  ") + "\n"
-        out += wrap("fix: " + primary.fix, indent: "  ") + "\n"
+        out += wrap(safe(primary.message), indent: "  ") + "\n"
+        out += wrap("fix: " + safe(primary.fix), indent: "  ") + "\n"
         if diagnosis.findings.count > 1 {
             out += "\nalso found:\n"
             for finding in diagnosis.findings.dropFirst() {
-                out += wrap("\(finding.code.rawValue): \(finding.message)", indent: "  - ", hanging: "    ") + "\n"
+                out += wrap("\(finding.code.rawValue): \(safe(finding.message))", indent: "  - ", hanging: "    ") + "\n"
             }
         }
         guard let origin = timeline.first?.ts else { return out }
         out += "\ntimeline (from \(Self.utc(origin)) UTC):\n"
         for entry in timeline {
-            let relative = Self.relative(entry.ts - origin)
-            let process = (entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
-            let event = (entry.record.event ?? entry.record.type ?? "?")
-            let name = event
-            var detail = entry.detail
-            if let deviceTs = entry.deviceTs {
+            let relative = entry.outOfRangeTs == nil ? Self.relative(entry.ts - origin) : "?".leftPadded(to: 10)
+            let process = safe(entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
+            let name = safe(entry.record.event ?? entry.record.type ?? "?")
+            var detail = safe(entry.detail)
+            if let stored = entry.outOfRangeTs {
+                detail += " [time out of range: \(stored), stored unchecked by an earlier release]"
+            }
+            if let stored = entry.outOfRangeDeviceTs {
+                detail += " [device clock out of range: \(stored)]"
+            } else if let deviceTs = entry.deviceTs {
                 detail += " [device clock \(Self.relative(deviceTs - entry.ts).trimmingCharacters(in: .whitespaces))]"
             }
             out += "  \(relative)  \(process)\(name)\n"
