@@ -53,6 +53,8 @@ let package = Package(
         .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // sqlite3_config, which Swift cannot call (a variadic C function), for the store's process-wide settings.
         .systemLibrary(name: "CSQLiteSettings", providers: [.apt(["libsqlite3-dev"])]),
+        // glibc's malloc_trim and mallopt, for the server's upload memory (Linux only).
+        .systemLibrary(name: "CGlibcMalloc"),
         // SQLite storage (GRDB over the system libsqlite3).
         .target(name: "PushTraceStore", dependencies: [
             "PushTraceCore", "PushTraceRecords", "CSQLiteSettings",
@@ -64,6 +66,7 @@ let package = Package(
         // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics.
         .target(name: "PushTraceServer", dependencies: [
             "PushTraceCore", "PushTraceStore", "PushTraceRecords",
+            .target(name: "CGlibcMalloc", condition: .when(platforms: [.linux])),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -117,7 +120,7 @@ let package = Package(
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
-        ]),
+        ], exclude: ["Fixtures"]),  // read by path (HostileInputCLITests), not bundled as resources
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDB
 import PushTraceCore
 
@@ -61,6 +64,7 @@ public final class Store: Sendable {
                 checkpointer.install(on: db)
             }
         }
+        Self.createPrivately(path)
         do {
             pool = try DatabasePool(path: path, configuration: config)
             // Here, not in `prepareDatabase`: GRDB sets the writer to NORMAL when it turns WAL on, after that.
@@ -106,6 +110,35 @@ public final class Store: Sendable {
     /// The last migration this version of pushtrace knows: a database migrated past it was written by a newer one.
     public static let schemaVersion = Schema.migrator.migrations.last ?? ""
 
+    /// Runs `body` on a read-only connection (``openReadOnly(path:)``), and leaves the folder as it found it.
+    ///
+    /// Any reader of a WAL database makes SQLite create its `-wal` and `-shm` files, and only a connection that can
+    /// write removes them, as the last one to close. So when they were not there before, a writable connection
+    /// reads nothing and closes after the read-only one: the files go if nobody else has the store open, and stay
+    /// (as they must) if a server or another command does.
+    public static func readingOnly<T>(path: String, _ body: (DatabaseQueue) throws -> T) throws -> T {
+        let sidecars = ["-wal", "-shm"].map { path + $0 }
+        let existed = sidecars.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+        let queue = try openReadOnly(path: path)
+        defer {
+            try? queue.close()
+            if !existed, let writable = try? DatabaseQueue(path: path) {
+                _ = try? writable.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
+                try? writable.close()
+            }
+        }
+        return try body(queue)
+    }
+
+    /// Creates the database file readable and writable by its owner only (0600, less what the umask takes away),
+    /// before SQLite would create it world-readable: it holds every app's records and the tokens' hashes. SQLite
+    /// gives the `-wal` and `-shm` files the database file's mode.
+    static func createPrivately(_ path: String) {
+        guard !path.isEmpty, !path.hasPrefix(":"), !path.hasPrefix("file:") else { return }
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
     /// Opens an existing database for reading only; nothing can be written through it.
     public static func openReadOnly(path: String) throws -> DatabaseQueue {
         guard FileManager.default.fileExists(atPath: path) else {
@@ -131,12 +164,12 @@ extension Store {
     /// Why the storage could not commit, in words a client of the server can act on, without the server's paths
     /// or SQL (the server's log has ``StoreError/explaining(_:path:)`` for its operator).
     public static func unavailableReason(_ error: any Error) -> String {
-        guard let error = error as? DatabaseError else { return "\(error)" }
+        guard let error = error as? DatabaseError else { return "the database failed (the server's log says more)" }
         switch error.resultCode.primaryResultCode {
         case .SQLITE_FULL: return "the server's disk is full"
         case .SQLITE_BUSY, .SQLITE_LOCKED: return "another process holds the database's write lock"
         case .SQLITE_READONLY: return "the database is read-only"
-        default: return error.message ?? "SQLite error \(error.resultCode.rawValue)"
+        default: return "the database failed (SQLite error \(error.resultCode.rawValue); the server's log says more)"
         }
     }
 }

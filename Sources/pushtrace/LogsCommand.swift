@@ -41,10 +41,12 @@ struct Logs: ParsableCommand {
             return
         }
         for entry in entries {
-            let process = (entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
-            let level = (entry.record.level ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
-            print("\(Instant.format(entry.ts))  \(process)\(level)\(entry.record.message ?? "")")
+            // What the device logged is shown, never obeyed: a message cannot move the cursor or forge a line.
+            let safe = TerminalText.escaped
+            let process = safe(entry.record.process ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
+            let level = safe(entry.record.level ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
+            print("\(Instant.format(entry.outOfRangeTs ?? entry.ts))  \(process)\(level)\(safe(entry.record.message ?? ""))")
         }
-        if entries.isEmpty { print("no log lines for \(notificationID) in \(apps[0])") }
+        if entries.isEmpty { print("no log lines for \(TerminalText.escaped(notificationID)) in \(apps[0])") }
     }
 }

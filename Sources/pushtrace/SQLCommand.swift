@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceRecords
 import GRDB
 import PushTraceStore
 
@@ -28,15 +29,14 @@ struct SQL: ParsableCommand {
     @Option(help: "table, csv or json.") var format: Format = .table
 
     func run() throws {
-        let queue = try Store.openReadOnly(path: database.db)
         do {
-            try queue.read { db in
+            try Store.readingOnly(path: database.db) { queue in try queue.read { db in
                 let statement = try db.makeStatement(sql: query)
                 guard statement.isReadonly else {
                     throw UsageError("pushtrace sql is read-only: the statement would change the database")
                 }
                 try write(columns: statement.columnNames, rows: try Row.fetchCursor(statement))
-            }
+            } }
         } catch let error as DatabaseError {
             throw UsageError("SQL error: \(error.message ?? error.description)")
         }
@@ -56,8 +56,14 @@ struct SQL: ParsableCommand {
             print(table.rendered)
             print("(\(count) row\(count == 1 ? "" : "s"))")
         case .csv:
+            // Into a file or a pipe, the values exactly as stored (CSV quoting carries any newline); onto a terminal,
+            // what a device sent is shown escaped rather than obeyed.
+            let onTerminal = isatty(STDOUT_FILENO) != 0
+            let shown = { (text: String) -> String in onTerminal ? TerminalText.escaped(text) : text }
             print(columns.map(Self.csv).joined(separator: ","))
-            while let row = try rows.next() { print(row.databaseValues.map { Self.csv(Self.text($0)) }.joined(separator: ",")) }
+            while let row = try rows.next() {
+                print(row.databaseValues.map { Self.csv(shown(Self.text($0))) }.joined(separator: ","))
+            }
         case .json:
             // One array, an object per row, laid out as one pretty-printed document would be.
             let keys = Self.uniqueKeys(columns)

@@ -1,3 +1,5 @@
+import PushTraceRecords
+
 /// A plain-text table with aligned columns, for terminal output.
 struct TextTable {
     var headers: [String]
@@ -5,7 +7,9 @@ struct TextTable {
 
     init(_ headers: [String]) { self.headers = headers }
 
-    mutating func add(_ row: [String]) { rows.append(row) }
+    /// Adds a row. Cells may hold what a device sent: control characters are shown escaped, never sent to the
+    /// terminal, and a newline cannot split the row.
+    mutating func add(_ row: [String]) { rows.append(row.map(TerminalText.escaped)) }
 
     var rendered: String {
         let widths = headers.indices.map { column in

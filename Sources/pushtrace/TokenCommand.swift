@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceRecords
 import PushTraceStore
 
 struct TokenCommand: ParsableCommand {
@@ -8,12 +9,14 @@ struct TokenCommand: ParsableCommand {
         abstract: "Create, list and revoke the server's access tokens.",
         discussion: """
             Scopes: 'ingest' uploads bundles and events for one app and reads nothing; 'read' reads one app; \
-            'admin' reads every app (and may upload for any). A token is printed once, at creation: only a hash \
+            'metrics' reads GET /metrics with its series by app (Prometheus's token; without one, /metrics shows \
+            only the server's own series); 'admin' reads every app (and may upload for any). A token is printed once, at creation: only a hash \
             of it is stored, so a lost token is revoked and replaced, never recovered.
 
             Examples:
               pushtrace token create --app net.rorklab.dailypick --scope ingest --label "iOS app 2.3"
               pushtrace token create --scope admin --label grafana
+              pushtrace token create --scope metrics --label prometheus
               pushtrace token list
               pushtrace token revoke 3f9a1c0e7b2d
             """,
@@ -25,20 +28,28 @@ struct TokenCommand: ParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: ArgumentHelp("The app the token is for (required for ingest and read).", valueName: "app-id"))
         var app: String?
-        @Option(help: ArgumentHelp("ingest, read or admin.", valueName: "scope"))
+        @Option(help: ArgumentHelp("ingest (an app's uploads), read (one app's answers), metrics (/metrics by app, for Prometheus) or admin (everything).", valueName: "scope"))
         var scope: String
         @Option(help: ArgumentHelp("A note on who uses it.", valueName: "text"))
         var label: String?
 
         func validate() throws {
             guard let parsed = TokenScope(rawValue: scope) else {
-                throw ValidationError("--scope \(scope) is not a scope; use ingest, read or admin")
+                throw ValidationError("--scope \(scope) is not a scope; use ingest, read, metrics or admin")
             }
-            if parsed != .admin, app?.isEmpty ?? true {
+            let everyApp: Set<TokenScope> = [.admin, .metrics]
+            if !everyApp.contains(parsed), app?.isEmpty ?? true {
                 throw ValidationError("an \(parsed.rawValue) token is for one app: say which with --app")
             }
-            if parsed == .admin, app != nil {
-                throw ValidationError("an admin token covers every app: leave out --app")
+            if everyApp.contains(parsed), app != nil {
+                throw ValidationError("a\(parsed == .admin ? "n" : "") \(parsed.rawValue) token covers every app: leave out --app")
+            }
+            if let app, !WireBounds.isAppID(app) {
+                throw ValidationError("--app \(TerminalText.escaped(app)) is not a bundle identifier: 1 to "
+                                      + "\(WireBounds.maxAppIDBytes) bytes of letters, digits, '.', '-' and '_'")
+            }
+            if let label, let scalar = label.unicodeScalars.first(where: TerminalText.isHidden) {
+                throw ValidationError("--label holds the control character \(TerminalText.escape(scalar))")
             }
         }
 
@@ -86,7 +97,7 @@ struct TokenCommand: ParsableCommand {
             guard try database.existingStore().revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) else {
                 throw UsageError("no token with ID \(tokenID) (see pushtrace token list)")
             }
-            print("token \(tokenID) revoked")
+            print("token \(TerminalText.escaped(tokenID)) revoked")
         }
     }
 }
