@@ -7,7 +7,7 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 # Prometheus and promtool, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus
 
-.PHONY: all deps dashboard-deps bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test clean
+.PHONY: all deps dashboard-deps bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test attack-test clean
 
 all: build
 
@@ -70,6 +70,12 @@ fuzz: deps build
 bench-agent: deps
 	$(SWIFT) build -c release --product pushtrace-agent-probe
 	scripts/bench-agent.sh
+
+# A hostile-client suite against a live release server: every attack with its expected answer, the server alive and
+# serving another app after each, memory within the upload budget while 50 connections hold uploads open
+# (scripts/attack-test.py; docs/security.md).
+attack-test: release
+	scripts/attack-test.sh
 
 # Kill the server with SIGKILL mid-upload, ROUNDS times (default 20): every acknowledged bundle stored once, none partial.
 crash-test: build

@@ -24,6 +24,8 @@ prom_port=$(free_port)
 now_ms=$(python3 -c 'import time; print(int(time.time()*1000))')
 "$bin" simulate --out "$work/bundles" --notifications 1500 --days 1 --end "$now_ms" --seed 3 >/dev/null
 token=$("$bin" token create --db "$work/pushtrace.sqlite" --scope admin --label dashboards 2>/dev/null)
+# Prometheus scrapes with a metrics token, as dashboards/README.md says: without one, /metrics names no app.
+"$bin" token create --db "$work/pushtrace.sqlite" --scope metrics --label prometheus > "$work/metrics-token" 2>/dev/null
 "$bin" serve --db "$work/pushtrace.sqlite" --port "$port" --alert-interval 1 --log-level warning &
 pids+=($!)
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
@@ -36,6 +38,8 @@ rule_files:
   - $PWD/$rules
 scrape_configs:
   - job_name: pushtrace
+    authorization:
+      credentials_file: $work/metrics-token
     static_configs:
       - targets: ["127.0.0.1:$port"]
 YAML
@@ -48,7 +52,7 @@ echo "== uploading the simulated bundles"
 PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port" --concurrency 8 --replay "$work/bundles" | tail -n 3
 # The notifications-by-cause gauge follows as causes settle; the queries below then wait until Prometheus has scraped
 # often enough for every rate to have two points (on a loaded machine a scrape can time out and be skipped).
-for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port/metrics" | grep -q '^pushtrace_notifications{' && break; sleep 0.2; done
+for _ in $(seq 1 100); do curl -s -H "Authorization: Bearer $(cat "$work/metrics-token")" "http://127.0.0.1:$port/metrics" | grep -q '^pushtrace_notifications{' && break; sleep 0.2; done
 
 echo "== every panel query of $dashboard through Prometheus's HTTP API"
 python3 - "$dashboard" "http://127.0.0.1:$prom_port" <<'PY' || { echo "== prometheus.log"; tail -n 20 "$work/prometheus.log"; exit 1; }

@@ -17,6 +17,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var closesConnection = false
     /// The methods the path takes (405), sent as `Allow`.
     public var allow: [String] = []
+    /// The request's ID, as the server's log names it: in the body and the `X-Request-ID` header.
+    public var requestID: String?
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
         self.status = status
@@ -30,7 +32,12 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if closesConnection { headers[.connection] = "close" }
         if !allow.isEmpty { headers[.allow] = allow.joined(separator: ", ") }
-        let body = JSONValue.object(["error": .string(code), "message": .string(message)]).jsonText(pretty: false) + "\n"
+        var fields: [String: JSONValue] = ["error": .string(code), "message": .string(message)]
+        if let requestID {
+            headers[HTTPField.Name("X-Request-ID")!] = requestID
+            fields["request_id"] = .string(requestID)
+        }
+        let body = JSONValue.object(fields).jsonText(pretty: false) + "\n"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }

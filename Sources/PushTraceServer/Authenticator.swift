@@ -42,6 +42,13 @@ struct Authenticator: Sendable {
             return confined
         }
 
+        /// The key of the caller's per-token limits on uploads: an ingest token's ID. Nil for an admin token and
+        /// for `--no-auth`, the operator's own, which share the budget without a cap of their own.
+        var budgetKey: String? {
+            if case .token(let token) = self, token.scope == .ingest { return token.id }
+            return nil
+        }
+
         /// Whether the caller may act on `appID`.
         func covers(appID: String) -> Bool {
             if case .token(let token) = self { return token.covers(appID: appID) }
@@ -65,6 +72,16 @@ struct Authenticator: Sendable {
             throw APIError.forbidden("a token with scope \(token.scope.rawValue) cannot \(action)")
         }
         return .token(token)
+    }
+
+    /// Whether a `GET /metrics` may include the series by app: with a metrics or admin token (or `--no-auth`).
+    /// Without an `Authorization` header it may not; a header with a token that is unknown (401) or of another
+    /// scope (403) is refused, so that a scraper misconfigured is told so rather than served less.
+    func mayReadAppMetrics(_ request: Request) throws -> Bool {
+        guard requiresTokens else { return true }
+        guard request.headers[.authorization] != nil else { return false }
+        _ = try caller(of: request, allowing: [.metrics, .admin], toDo: "read the metrics by app")
+        return true
     }
 
     /// The token of a `Bearer <token>` header (the scheme in any case, spaces and tabs around the token), or nil.

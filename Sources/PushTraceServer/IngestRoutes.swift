@@ -12,14 +12,15 @@ struct IngestRoutes: Sendable {
     let authenticator: Authenticator
     let writer: IngestWriter
     let metrics: ServerMetrics
-    let largeBundles: LargeBundleGate
+    let budget: IngestBudget
 
     init(settings: ServerSettings, authenticator: Authenticator, writer: IngestWriter, metrics: ServerMetrics) {
         self.settings = settings
         self.authenticator = authenticator
         self.writer = writer
         self.metrics = metrics
-        largeBundles = LargeBundleGate(slots: settings.concurrentLargeBundles)
+        budget = IngestBudget(.init(bytes: settings.uploadBudgetBytes, tokenShare: settings.tokenBudgetShare,
+                                    uploadsPerToken: settings.uploadsPerToken, wait: settings.budgetWait))
     }
 
     /// What an endpoint accepts.
@@ -37,7 +38,17 @@ struct IngestRoutes: Sendable {
 
     func ingest(_ request: Request, context: BasicRequestContext, kind: Kind) async throws -> Response {
         let started = ContinuousClock.now
-        let caller = try authenticator.caller(of: request, allowing: [.ingest, .admin], toDo: "upload")
+        let caller: Authenticator.Caller
+        do {
+            caller = try authenticator.caller(of: request, allowing: [.ingest, .admin], toDo: "upload")
+        } catch var refusal as APIError {
+            // Nothing of the body is read for a caller without a token. A small body is drained to keep the
+            // connection; a large one, or one of unknown length, is not: the connection closes after the answer
+            // instead of reading on what a stranger keeps sending.
+            let declared = request.headers[.contentLength].flatMap(Int.init)
+            refusal.closesConnection = declared.map { $0 > Self.drainedRemainder } ?? true
+            throw refusal
+        }
         let receivedAt = try Self.receivedAt(of: request, caller: caller)
         let encoding = try Self.encoding(of: request)
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > settings.maxBodyBytes {
@@ -45,45 +56,47 @@ struct IngestRoutes: Sendable {
             error.closesConnection = true
             throw error
         }
-        let decoder = BundleDecoder(encoding: encoding, limits: settings.limits)
-        var items: [BundleItem] = []
-        // What the product metrics count, noted as each item is decoded.
-        var tally = ProductTally()
-        var authorized = false
-        var large = false
-        defer { if large { largeBundles.leave() } }
+        let ticket: IngestBudget.Ticket
+        do { ticket = try budget.begin(caller: caller.budgetKey) } catch {
+            metrics.bundle("rejected")
+            // Refused before its body is read: drained when small, as after a 401.
+            let declared = request.headers[.contentLength].flatMap(Int.init)
+            throw refusal(error, closing: declared.map { $0 > Self.drainedRemainder } ?? true)
+        }
+        defer { budget.end(ticket) }
+        let progress = UploadProgress()
+        let upload: DecodedUpload
         do {
-            for try await chunk in request.body {
-                guard decoder.receivedBytes + chunk.readableBytes <= settings.maxBodyBytes else {
-                    throw APIError.tooLarge("the body is over the limit of \(settings.maxBodyBytes) bytes")
+            // The body is read beside a watchdog that cuts off an upload sending too slowly, whether it trickles
+            // (each byte would reset the idle timeout) or stalls before its last bytes.
+            upload = try await withThrowingTaskGroup(of: DecodedUpload?.self) { group in
+                group.addTask { try await watchRate(of: progress); return nil }  // nil: cancelled, or the body done
+                group.addTask { try await decodeBody(of: request, caller: caller, kind: kind, encoding: encoding,
+                                                     ticket: ticket, progress: progress) }
+                while let result = try await group.next() {
+                    if let result {
+                        group.cancelAll()
+                        return result
+                    }
                 }
-                try chunk.withUnsafeReadableBytes { bytes in
-                    try decoder.consume(bytes) { tally.observe($0); items.append($0) }
-                }
-                // Refuse another app's bundle as soon as its manifest is read, not after the whole body.
-                if !authorized, let manifest = decoder.manifest {
-                    try authorize(manifest, caller: caller, kind: kind)
-                    authorized = true
-                }
-                if !large, items.count > settings.largeBundleRecords {
-                    await largeBundles.enter()
-                    large = true
-                }
+                throw CancellationError()  // The request was cancelled: its connection is gone.
             }
-            try decoder.finish { tally.observe($0); items.append($0) }
-            if !authorized, let manifest = decoder.manifest { try authorize(manifest, caller: caller, kind: kind) }
         } catch {
-            guard var refusal = (error as? BundleError).map(APIError.init(bundleError:)) ?? (error as? APIError) else {
+            guard var refusal = (error as? BundleError).map(APIError.init(bundleError:)) ?? (error as? APIError)
+                ?? (error as? IngestBudget.Refusal).map({ self.refusal($0, closing: false) }) else {
                 throw error
             }
             // Hummingbird reads and discards what is left of a refused body to keep the connection; when much is
             // left (or its size is unknown), the connection closes after the answer instead.
             let declared = request.headers[.contentLength].flatMap(Int.init)
-            refusal.closesConnection = declared.map { $0 - decoder.receivedBytes > Self.drainedRemainder } ?? true
+            if !refusal.closesConnection {
+                refusal.closesConnection = declared.map { $0 - progress.received > Self.drainedRemainder } ?? true
+            }
             metrics.bundle("rejected")
             throw refusal
         }
-        metrics.bytes(raw: decoder.receivedBytes, decompressed: decoder.decompressedBytes)
+        let items = upload.items, tally = upload.tally
+        metrics.bytes(raw: upload.receivedBytes, decompressed: upload.decompressedBytes)
 
         let result = try await writer.submit(
             IngestWriter.Bundle(source: "http \(context.id)", receivedAt: receivedAt, items: items), logger: context.logger)
@@ -95,6 +108,100 @@ struct IngestRoutes: Sendable {
             "rejected": "\(result.rejected)", "duplicate": "\(result.duplicate)",
         ])
         return Self.json(text: result.jsonText)
+    }
+
+    /// A body decoded: its items, what the product metrics count of them, and its sizes.
+    private struct DecodedUpload: Sendable {
+        var items: [BundleItem]
+        var tally: ProductTally
+        var receivedBytes: Int
+        var decompressedBytes: Int
+    }
+
+    /// Reads and decodes the body as it arrives, charging what it keeps to the budget (and waiting for room when
+    /// its headroom runs short), and refusing another app's bundle as soon as the manifest says whose it is.
+    private func decodeBody(of request: Request, caller: Authenticator.Caller, kind: Kind, encoding: ContentEncoding,
+                            ticket: IngestBudget.Ticket, progress: UploadProgress) async throws -> DecodedUpload {
+        let decoder = BundleDecoder(encoding: encoding, limits: settings.limits)
+        var items: [BundleItem] = []
+        // What the product metrics count, noted as each item is decoded.
+        var tally = ProductTally()
+        var authorized = false
+        let keep = { (item: BundleItem) throws in
+            try budget.charge(ticket, item.heldBytes)
+            tally.observe(item)
+            items.append(item)
+        }
+        for try await chunk in request.body {
+            guard decoder.receivedBytes + chunk.readableBytes <= settings.maxBodyBytes else {
+                throw APIError.tooLarge("the body is over the limit of \(settings.maxBodyBytes) bytes")
+            }
+            progress.received(chunk.readableBytes)
+            if ticket.headroom < IngestBudget.step / 2 {
+                progress.waiting(true)
+                defer { progress.waiting(false) }
+                try await budget.reserve(ticket, IngestBudget.step)
+            }
+            try chunk.withUnsafeReadableBytes { bytes in try decoder.consume(bytes, keep) }
+            if !authorized, let manifest = decoder.manifest {
+                try authorize(manifest, caller: caller, kind: kind)
+                authorized = true
+            }
+        }
+        try decoder.finish(keep)
+        if !authorized, let manifest = decoder.manifest { try authorize(manifest, caller: caller, kind: kind) }
+        return DecodedUpload(items: items, tally: tally, receivedBytes: decoder.receivedBytes,
+                             decompressedBytes: decoder.decompressedBytes)
+    }
+
+    /// Throws 408 (and the connection closes) once an upload has sent less than
+    /// ``ServerSettings/minUploadBytesPerSecond`` over the last ``ServerSettings/slowUploadGrace``, its first such
+    /// span excepted. Seconds spent waiting for the budget are the server's and are not counted.
+    private func watchRate(of progress: UploadProgress) async throws {
+        let window = max(1, Int(settings.slowUploadGrace.components.seconds))
+        var history: [Int] = []
+        while true {
+            // Cancelled once the body is read (or the request is gone): then it ends quietly, and the body's own
+            // outcome is the request's.
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+            let (received, waiting) = progress.state
+            if waiting {
+                history.removeAll()
+                continue
+            }
+            history.append(received)
+            guard history.count > window else { continue }
+            let recent = received - history[history.count - 1 - window]
+            history.removeFirst(history.count - 1 - window)
+            guard recent < settings.minUploadBytesPerSecond * window else { continue }
+            var error = APIError(.requestTimeout, "too_slow",
+                                 "the body sent \(recent) bytes in the last \(window) s; uploads must send at least "
+                                 + "\(settings.minUploadBytesPerSecond) bytes a second")
+            error.closesConnection = true
+            throw error
+        }
+    }
+
+    /// The answer to a request the budget has no room for: 429 with `Retry-After`, or 413 for one that would never
+    /// fit.
+    private func refusal(_ refusal: IngestBudget.Refusal, closing: Bool) -> APIError {
+        let message: String
+        switch refusal {
+        case .neverFits(let limit):
+            var error = APIError.tooLarge("the bundle decodes to more than the \(limit >> 20) MiB of upload memory one "
+                                          + "upload may hold; split it into smaller bundles")
+            error.closesConnection = closing
+            return error
+        case .tooManyUploads(let limit):
+            message = "this token already has \(limit) uploads in progress, its limit; retry after "
+                + "\(settings.retryAfterOverloaded) s"
+        case .noRoom(let share):
+            message = (share ? "this token's uploads hold their share of the server's upload memory"
+                             : "the server's upload memory is in use") + "; retry after \(settings.retryAfterOverloaded) s"
+        }
+        var error = APIError(.tooManyRequests, "overloaded", message, retryAfter: settings.retryAfterOverloaded)
+        error.closesConnection = closing
+        return error
     }
 
     private func authorize(_ manifest: Manifest, caller: Authenticator.Caller, kind: Kind) throws {
@@ -122,7 +229,7 @@ struct IngestRoutes: Sendable {
             throw APIError.forbidden("only an admin token may set \(receivedAtHeader) (replaying archived uploads)")
         }
         guard let ms = InstantText.parse(replayed) else {
-            throw APIError.badRequest("\(receivedAtHeader): \(replayed) is not epoch milliseconds or an ISO 8601 time")
+            throw APIError.badRequest("\(receivedAtHeader): \(replayed) is not a time: \(InstantText.rangeHint)")
         }
         return ms
     }
@@ -159,6 +266,20 @@ struct IngestRoutes: Sendable {
         Response(status: status, headers: [.contentType: "application/json"],
                  body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
     }
+}
+
+/// How much of an upload's body has come, and whether it is waiting for the budget: what the request tells its
+/// rate watchdog.
+final class UploadProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = 0
+    private var isWaiting = false
+
+    var received: Int { lock.withLock { bytes } }
+    var state: (received: Int, waiting: Bool) { lock.withLock { (bytes, isWaiting) } }
+
+    func received(_ count: Int) { lock.withLock { bytes += count } }
+    func waiting(_ value: Bool) { lock.withLock { isWaiting = value } }
 }
 
 extension IngestResult {

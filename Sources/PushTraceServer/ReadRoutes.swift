@@ -91,7 +91,7 @@ struct ReadRoutes: Sendable {
 
     static func instant(_ text: String, name: String) throws -> Int64 {
         guard let ms = InstantText.parse(text) else {
-            throw APIError.badRequest("\(name)=\(text) is not a time: use epoch milliseconds, 2026-11-10 or 2026-11-10T08:30:00Z")
+            throw APIError.badRequest("\(name)=\(text) is not a time: \(InstantText.rangeHint)")
         }
         return ms
     }

@@ -2,37 +2,60 @@ import HTTPTypes
 import Hummingbird
 import NIOHTTP1
 
-/// Gives every error the JSON body of SPEC §8 (Hummingbird's own errors included) and counts responses by route and
+/// Gives every answer a request ID (`X-Request-ID`, the `hb.request.id` of the server's log lines for it) and
+/// every error the JSON body of SPEC §8 (Hummingbird's own errors included), and counts responses by route and
 /// status.
+///
+/// A failure the server did not foresee is answered 500 in plain words and the request ID; what failed (an SQL
+/// error, a path) goes to the log under that ID, never to the client.
 struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
+    /// The response header that carries the request ID.
+    static var requestIDHeader: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
-            let response = try await next(request, context)
+            var response = try await next(request, context)
             metrics.response(route: context.endpointPath ?? "unmatched", status: response.status.code)
+            response.headers[Self.requestIDHeader] = context.id
             return response
-        } catch let error as APIError {
+        } catch var error as APIError {
             metrics.response(route: context.endpointPath ?? "unmatched", status: error.status.code)
             if error.status.code >= 500 {
                 context.logger.error("refused", metadata: ["status": "\(error.status.code)", "error": "\(error.message)"])
             } else {
                 context.logger.info("refused", metadata: ["status": "\(error.status.code)", "error": "\(error.message)"])
             }
+            error.requestID = context.id
             throw error
+        } catch is CancellationError {
+            // The connection went away mid-request (its client gone, or closed for idling): nobody to answer.
+            metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
+            context.logger.info("request ended early: the connection closed")
+            var answer = APIError.badRequest("the request was malformed or ended before its body did")
+            answer.requestID = context.id
+            throw answer
         } catch let error as HTTPParserError {
             // The body was malformed (a bad chunk) or ended early: the client went away, or was disconnected for
             // stalling. Its fault, not the server's; nothing of it was stored, and seldom is anyone left to answer.
             metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
             context.logger.info("request ended early", metadata: ["error": "\(error)"])
-            throw APIError.badRequest("the request was malformed or ended before its body did: \(error)")
+            var answer = APIError.badRequest("the request was malformed or ended before its body did")
+            answer.requestID = context.id
+            throw answer
         } catch let error as any HTTPResponseError {
             metrics.response(route: context.endpointPath ?? "unmatched", status: error.status.code)
-            throw APIError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
+            var answer = APIError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
+            answer.requestID = context.id
+            throw answer
         } catch {
             metrics.response(route: context.endpointPath ?? "unmatched", status: 500)
             context.logger.error("internal error", metadata: ["error": "\(error)"])
-            throw APIError(.internalServerError, "internal", "the server failed: \(error)")
+            var answer = APIError(.internalServerError, "internal",
+                                  "the server failed to answer; its log has the details under this request_id")
+            answer.requestID = context.id
+            throw answer
         }
     }
 }

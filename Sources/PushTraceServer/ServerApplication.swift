@@ -16,6 +16,7 @@ public enum ServerApplication {
     /// flight and closes the database).
     public static func make(store: Store, settings: ServerSettings, metrics: ServerMetrics = ServerMetrics(),
                             logger: Logger) -> some ApplicationProtocol {
+        IngestBudget.configureAllocator()
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
         let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens,
                                           cacheSeconds: settings.tokenCacheSeconds)
@@ -28,9 +29,12 @@ public enum ServerApplication {
         router.get("/healthz") { _, _ in
             IngestRoutes.json(.object(["status": "ok"]))
         }
-        router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+        router.get("/metrics") { request, _ in
+            // Without a token, the server's own series only; the series by app (every tenant's apps, categories,
+            // volumes and firing alerts) need a metrics or admin token (docs/security.md).
+            let apps = try authenticator.mayReadAppMetrics(request)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(apps: apps))))
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path, $0.method) }))
         let maxBodyBytes = settings.maxBodyBytes

@@ -8,19 +8,27 @@ import PushTraceRecords
 
 /// The metrics a server exports at `GET /metrics`: ingest health and product metrics by app and category.
 ///
-/// Each server has its own registry (no global `MetricsSystem` bootstrap), so several can run in one process.
+/// Two registries: the server's own operational series, which name no app and anyone may read, and the series by
+/// app (volumes, categories, causes, firing alerts), which only a `metrics` or admin token reads (docs/security.md).
+/// Each server has its own registries (no global `MetricsSystem` bootstrap), so several can run in one process.
 public final class ServerMetrics: Sendable {
-    /// The registry `GET /metrics` prints.
+    /// The server's own series: no app label.
     public let registry: PrometheusCollectorRegistry
+    /// The series by app and category.
+    public let appRegistry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
+    let appFactory: PrometheusMetricsFactory
     private let labels = LabelLimiter()
     private let handles = NIOLockedValueBox(Handles())
 
     public init() {
         registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["pushtrace_service_duration_seconds"] =
+        appRegistry = PrometheusCollectorRegistry()
+        var appFactory = PrometheusMetricsFactory(registry: appRegistry)
+        appFactory.durationHistogramBuckets["pushtrace_service_duration_seconds"] =
             [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 25, 30, 35].map { .milliseconds(Int64($0 * 1000)) }
+        self.appFactory = appFactory
+        var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["pushtrace_ingest_duration_seconds"] =
             [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000].map { .microseconds(Int64($0 * 1000)) }
         factory.durationHistogramBuckets["pushtrace_commit_duration_seconds"] =
@@ -28,10 +36,11 @@ public final class ServerMetrics: Sendable {
         self.factory = factory
     }
 
-    /// The Prometheus text exposition of every metric.
-    public func exposition() -> [UInt8] {
+    /// The Prometheus text exposition: the operational series, and with `apps` the series by app too.
+    public func exposition(apps: Bool = true) -> [UInt8] {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
+        if apps { appRegistry.emit(into: &buffer) }
         return buffer
     }
 
@@ -128,7 +137,7 @@ public final class ServerMetrics: Sendable {
             firing.insert(AlertKey(rule: alert.rule, app: app, category: labels.category(alert.category, app: app)))
         }
         for key in firing.union(previous) {
-            gauge("pushtrace_alert_firing", [("rule", key.rule), ("app", key.app), ("category", key.category)])
+            gauge("pushtrace_alert_firing", [("rule", key.rule), ("app", key.app), ("category", key.category)], apps: true)
                 .record(firing.contains(key) ? 1 : 0)
         }
         return firing
@@ -148,7 +157,7 @@ public final class ServerMetrics: Sendable {
     private func productSeries(app: String, category: String) -> ProductSeries {
         handles.withLockedValue { handles in
             if let series = handles.products[[app, category]] { return series }
-            let series = ProductSeries(app: app, category: category, factory: factory)
+            let series = ProductSeries(app: app, category: category, factory: appFactory)
             handles.products[[app, category]] = series
             return series
         }
@@ -162,8 +171,10 @@ public final class ServerMetrics: Sendable {
         handle(\.timers, label, dimensions) { CoreMetrics.Timer(label: $0, dimensions: $1, factory: factory) }
     }
 
-    private func gauge(_ label: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Gauge {
-        handle(\.gauges, label, dimensions) { CoreMetrics.Gauge(label: $0, dimensions: $1, factory: factory) }
+    private func gauge(_ label: String, _ dimensions: [(String, String)] = [], apps: Bool = false) -> CoreMetrics.Gauge {
+        handle(\.gauges, label, dimensions) {
+            CoreMetrics.Gauge(label: $0, dimensions: $1, factory: apps ? appFactory : factory)
+        }
     }
 
     private func handle<Handle>(_ table: WritableKeyPath<Handles, [[String]: Handle]>, _ label: String,
@@ -178,7 +189,7 @@ public final class ServerMetrics: Sendable {
     }
 
     private func gauge(_ key: CauseCount.Key) -> CoreMetrics.Gauge {
-        gauge("pushtrace_notifications", [("app", key.app), ("category", key.category), ("cause", key.cause)])
+        gauge("pushtrace_notifications", [("app", key.app), ("category", key.category), ("cause", key.cause)], apps: true)
     }
 }
 

@@ -11,12 +11,19 @@ public struct ServerSettings: Sendable {
     public var maxBodyBytes = 16 << 20
     /// Bundles decoded and waiting for the writer; a request that finds it full gets 429.
     public var queueCapacity = 256
-    /// A bundle with more records than this is large: only ``concurrentLargeBundles`` are decoded and held at
-    /// once, so that the backend's files of thousands of `push.sent` records, arriving together, do not multiply
-    /// the server's memory.
-    public var largeBundleRecords = 512
-    /// How many large bundles may be in memory at once; others wait, reading no more of their bodies.
-    public var concurrentLargeBundles = 2
+    /// Memory for uploads in progress, in bytes of what their decoded bundles hold (``IngestBudget``): a request
+    /// that finds it spent waits up to ``budgetWait``, then gets 429.
+    public var uploadBudgetBytes = 512 << 20
+    /// The part of ``uploadBudgetBytes`` the uploads of one ingest token may hold together.
+    public var tokenBudgetShare = 0.5
+    /// Uploads one ingest token may run at once; more get 429.
+    public var uploadsPerToken = 32
+    /// How long a request waits for room in the upload budget before it is refused with 429.
+    public var budgetWait: Duration = .seconds(2)
+    /// After ``slowUploadGrace``, an upload's body must come at least this fast on average (408 and closed if not).
+    public var minUploadBytesPerSecond = 1024
+    /// How long an upload may send slowly before its rate is judged.
+    public var slowUploadGrace: Duration = .seconds(10)
     /// At most this many bundles share one commit.
     public var maxBundlesPerCommit = 2_000
     /// `Retry-After` of a 429 (the queue drains in well under a second).

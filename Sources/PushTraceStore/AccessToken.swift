@@ -9,6 +9,8 @@ public enum TokenScope: String, Sendable, CaseIterable, Codable {
     case read
     /// Reads every app (and may ingest for any).
     case admin
+    /// Reads `GET /metrics` with its series by app (a Prometheus scraper's token); nothing else.
+    case metrics
 }
 
 /// A stored token, without its secret.

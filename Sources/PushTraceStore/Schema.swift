@@ -185,6 +185,26 @@ enum Schema {
                 CREATE INDEX bundle_unsummarized ON bundle(id) WHERE summarized = 0;
                 """)
         }
+        migrator.registerMigration("v8-metrics-scope") { db in
+            // A `metrics` token reads /metrics' series by app, and nothing else; like an admin token it has no app.
+            // SQLite cannot change a CHECK constraint in place, so the table is copied into its new definition.
+            try db.execute(sql: """
+                CREATE TABLE token_v8 (
+                    id TEXT PRIMARY KEY,
+                    app_id TEXT,
+                    scope TEXT NOT NULL CHECK (scope IN ('ingest', 'read', 'admin', 'metrics')),
+                    secret_sha256 BLOB NOT NULL,
+                    label TEXT,
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER,
+                    CHECK (app_id IS NOT NULL OR scope IN ('admin', 'metrics'))
+                ) WITHOUT ROWID;
+                INSERT INTO token_v8 (id, app_id, scope, secret_sha256, label, created_at, revoked_at)
+                    SELECT id, app_id, scope, secret_sha256, label, created_at, revoked_at FROM token;
+                DROP TABLE token;
+                ALTER TABLE token_v8 RENAME TO token;
+                """)
+        }
         return migrator
     }
 

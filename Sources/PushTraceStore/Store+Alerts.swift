@@ -4,13 +4,15 @@ import PushTraceCore
 
 extension Store {
     /// Evaluates `rules` as of `now` (epoch milliseconds): notifications first seen after `now` are ignored.
-    public func alerts(_ rules: [AlertRule], now: Int64) throws -> AlertReport {
+    /// The alert rules judged as of `now`; with `appID`, only that app's samples are judged and counted (what a
+    /// read token of one app may see).
+    public func alerts(_ rules: [AlertRule], now: Int64, appID: String? = nil) throws -> AlertReport {
         var firing: [FiringAlert] = []
         var judged = 0
         var samples: [AlertSpans: [AlertSample]] = [:]
         for rule in rules {
             let spans = AlertSpans(rule: rule, now: now)
-            if samples[spans] == nil { samples[spans] = try alertSamples(spans) }
+            if samples[spans] == nil { samples[spans] = try alertSamples(spans).filter { appID == nil || $0.appID == appID } }
             let result = AlertEvaluator.evaluate(rule, samples: samples[spans] ?? [], spans: spans)
             firing += result.firing
             judged += result.judged

@@ -19,8 +19,13 @@ struct Serve: AsyncParsableCommand {
               POST /v1/events               the backend's push.sent / push.apns_response records
               GET  /v1/notifications/ID     the why answer (read token; Accept: text/plain for text)
               GET  /v1/notifications?app=…&cause=…&since=…   search
-              GET  /metrics                 Prometheus metrics
+              GET  /metrics                 Prometheus metrics (by app with a metrics or admin token)
               GET  /healthz                 liveness
+
+            Limits on hostile clients (docs/security.md): uploads in progress share a memory budget counted in \
+            bytes of what they decode (--upload-budget-mib); one ingest token may run --uploads-per-token at once \
+            and hold half the budget; a request that finds no room waits up to 2 s, then gets 429 with \
+            Retry-After. After 10 s, an upload must send at least --min-upload-rate bytes a second on average.
 
             Durability: 'normal' (WAL, synchronous=NORMAL) keeps every acknowledged bundle when the process is \
             killed; the last commits before a power loss or kernel crash may be lost. 'full' (synchronous=FULL) \
@@ -61,6 +66,22 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default 256).",
                                valueName: "n"))
     var queue: Int?
+
+    @Option(help: ArgumentHelp("""
+        Memory for uploads in progress, in MiB of what they decode; over it, uploads wait briefly, then get 429 \
+        (env PUSHTRACE_UPLOAD_BUDGET_MIB; default 512).
+        """, valueName: "MiB"))
+    var uploadBudgetMib: Int?
+
+    @Option(help: ArgumentHelp("Uploads one ingest token may run at once (env PUSHTRACE_UPLOADS_PER_TOKEN; default 32).",
+                               valueName: "n"))
+    var uploadsPerToken: Int?
+
+    @Option(help: ArgumentHelp("""
+        Bytes a second an upload must average after its first 10 s, or it is cut off with 408 \
+        (env PUSHTRACE_MIN_UPLOAD_RATE; default 1024).
+        """, valueName: "bytes"))
+    var minUploadRate: Int?
 
     @Option(help: ArgumentHelp("""
         Seconds a commit waits for a lock held by another process before uploads get 503 \
@@ -113,23 +134,40 @@ struct Serve: AsyncParsableCommand {
         settings.limits.maxDecompressedBytes = try megabytes(
             setting(maxDecompressedMib, "PUSHTRACE_MAX_DECOMPRESSED_MIB", Int.init), "max decompressed", default: 64)
         let lineKib = try setting(maxLineKib, "PUSHTRACE_MAX_LINE_KIB", Int.init) ?? 1024
-        guard lineKib >= 1 else { throw UsageError("the line limit must be at least 1 KiB") }
+        guard (1...1 << 20).contains(lineKib) else { throw UsageError("the line limit must be 1 KiB to 1 GiB") }
         settings.limits.maxLineBytes = lineKib << 10
         settings.queueCapacity = try setting(queue, "PUSHTRACE_QUEUE", Int.init) ?? settings.queueCapacity
-        guard settings.queueCapacity >= 1 else { throw UsageError("the queue must hold at least 1 bundle") }
+        guard (1...1_000_000).contains(settings.queueCapacity) else {
+            throw UsageError("the queue must hold 1 to 1000000 bundles")
+        }
+        let budget = try setting(uploadBudgetMib, "PUSHTRACE_UPLOAD_BUDGET_MIB", Int.init) ?? 512
+        guard (16...1 << 20).contains(budget) else { throw UsageError("the upload budget must be 16 MiB to 1 TiB") }
+        settings.uploadBudgetBytes = budget << 20
+        settings.uploadsPerToken = try setting(uploadsPerToken, "PUSHTRACE_UPLOADS_PER_TOKEN", Int.init) ?? settings.uploadsPerToken
+        guard settings.uploadsPerToken >= 1 else { throw UsageError("--uploads-per-token must be at least 1") }
+        settings.minUploadBytesPerSecond = try setting(minUploadRate, "PUSHTRACE_MIN_UPLOAD_RATE", Int.init)
+            ?? settings.minUploadBytesPerSecond
+        guard settings.minUploadBytesPerSecond >= 0 else { throw UsageError("--min-upload-rate must be 0 or more") }
         let timeout = try setting(busyTimeout, "PUSHTRACE_BUSY_TIMEOUT", Double.init) ?? 10
-        guard timeout >= 0 else { throw UsageError("the busy timeout must be 0 seconds or more") }
+        guard (0...3_600).contains(timeout) else { throw UsageError("the busy timeout must be 0 to 3600 seconds") }
         let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw UsageError("log level \(levelText) is not known") }
         settings.alertRules = try Alerts.loadRules(setting(alertRules, "PUSHTRACE_ALERT_RULES", { $0 })).active
         let interval = try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init) ?? 60
-        guard interval >= 1 else { throw UsageError("the alert interval must be at least 1 second") }
+        guard (1...86_400).contains(interval) else { throw UsageError("the alert interval must be 1 to 86400 seconds") }
         settings.alertInterval = .seconds(interval)
         settings.retentionDays = try setting(retention, "PUSHTRACE_RETENTION", Int.init)
-        if let days = settings.retentionDays, days < 1 { throw UsageError("the retention must be at least 1 day") }
+        if let days = settings.retentionDays, !(1...36_500).contains(days) {
+            throw UsageError("the retention must be 1 to 36500 days")
+        }
         settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))
+        if !settings.requiresTokens, !Self.isLoopback(settings.host) {
+            throw UsageError("--no-auth serves every app to anyone who can connect: it listens on a loopback address "
+                             + "only (127.0.0.1, ::1 or localhost), not \(settings.host)")
+        }
 
-        var logger = Logger(label: "pushtrace")
+        // Every message and field escaped: what a client sent (an app_id, a query) cannot forge a log line.
+        var logger = Logger(label: "pushtrace") { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         logger.logLevel = level
         // Commits of a few dozen bundles, and reads of one notification at a time, need smaller page caches than
         // bulk ingest: they keep the server's memory small. Those many small commits rewrite the same index pages
@@ -158,6 +196,13 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
+    /// Whether `host` is an address of this machine's loopback interface, which no other machine can reach.
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
     /// What an operator can do about a failure to listen, from the socket call's errno.
     private static func listenFailure(_ errno: Int32, host: String, port: Int) -> String? {
         let address = "cannot listen on \(host):\(port)"
@@ -175,7 +220,7 @@ struct Serve: AsyncParsableCommand {
 
     private func megabytes(_ value: Int?, _ name: String, default fallback: Int) throws -> Int {
         let mib = value ?? fallback
-        guard mib >= 1 else { throw UsageError("the \(name) limit must be at least 1 MiB") }
+        guard (1...1 << 20).contains(mib) else { throw UsageError("the \(name) limit must be 1 MiB to 1 TiB") }
         return mib << 20
     }
 }

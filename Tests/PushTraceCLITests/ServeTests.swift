@@ -44,7 +44,7 @@ struct ServeTests {
         #expect(taken.status == 2)
         #expect(taken.stderr.hasSuffix("pushtrace: cannot listen on 127.0.0.1:\(server.port): the port is in use (another "
                                        + "pushtrace serve?); choose another with --port or PUSHTRACE_PORT\n"), "\(taken.stderr)")
-        let unknown = try work.run(["serve", "--no-auth", "--port", "0"], environment: ["PUSHTRACE_HOST": "nosuch.invalid"])
+        let unknown = try work.run(["serve", "--port", "0"], environment: ["PUSHTRACE_HOST": "nosuch.invalid"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("pushtrace: cannot listen on nosuch.invalid: no such host"), "\(unknown.stderr)")
         #expect(server.stop() == 0)

@@ -43,6 +43,22 @@ enum RawHTTP {
         }
     }
 
+    /// Uploads `body` (gzip) with `token` but holds back its last `holdBack` bytes, and returns what arrives in the
+    /// first read (waiting at most `readTimeout` seconds): an upload that keeps what it decoded in the server.
+    static func heldUploadDetached(port: Int, token: String, body: [UInt8], holdBack: Int, readTimeout: Int) async throws -> String {
+        try await detached {
+            let head = "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n"
+            let socket = try connect(port: port, send: head, readTimeout: readTimeout)
+            defer { close(socket) }
+            let sent = Array(body.dropLast(holdBack))
+            _ = Glibc.send(socket, sent, sent.count, 0)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(socket, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        }
+    }
+
     private static func detached<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try body() }) }.start()

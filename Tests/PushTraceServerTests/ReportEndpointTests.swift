@@ -63,7 +63,7 @@ import Testing
             var exposition = ""
             for _ in 0..<50 where !exposition.contains("pushtrace_alert_firing{") {
                 try await Task.sleep(for: .milliseconds(100))
-                exposition = try await client.get("/metrics", token: nil).text
+                exposition = try await client.get("/metrics", token: server.metricsToken).text
             }
             #expect(exposition.contains(#"pushtrace_alert_firing{rule="service_timeout_spike",app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#)
                     || exposition.contains(#"pushtrace_alert_firing{app="net.rorklab.dailypick",category="DAILY_PICK",rule="service_timeout_spike"} 1"#),

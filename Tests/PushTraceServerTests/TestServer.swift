@@ -25,6 +25,8 @@ struct TestServer: Sendable {
     let adminToken: String
     /// An ingest token of another app.
     let otherAppToken: String
+    /// A token that reads /metrics by app, and nothing else.
+    let metricsToken: String
 
     static let app = "net.rorklab.dailypick"
     static let otherApp = "io.acme.fitlog"
@@ -42,6 +44,7 @@ struct TestServer: Sendable {
         readToken = try token(Self.app, .read)
         adminToken = try token(nil, .admin)
         otherAppToken = try token(Self.otherApp, .ingest)
+        metricsToken = try token(nil, .metrics)
     }
 
     /// Runs `body` against the live server; the server is stopped (gracefully) afterwards.

@@ -1,0 +1,47 @@
+import Logging
+import PushTraceRecords
+
+/// A log handler that escapes control characters in every message and metadata value before another handler
+/// writes them: a device's `app_id` or a query parameter holding a newline and `ESC[…` shows as `\n\e[…` instead
+/// of forging a log line or recolouring the operator's terminal.
+public struct EscapingLogHandler: LogHandler {
+    private var wrapped: any LogHandler
+
+    public init(_ wrapped: any LogHandler) {
+        self.wrapped = wrapped
+    }
+
+    public var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    public var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = Self.escaped(newValue) }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: TerminalText.escaped(key)] = newValue.map(Self.escaped) }
+    }
+
+    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+                    file: String, function: String, line: UInt) {
+        wrapped.log(level: level, message: "\(TerminalText.escaped(message.description))",
+                    metadata: metadata.map(Self.escaped), source: source, file: file, function: function, line: line)
+    }
+
+    static func escaped(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        Dictionary(uniqueKeysWithValues: metadata.map { (TerminalText.escaped($0.key), escaped($0.value)) })
+    }
+
+    static func escaped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): return .string(TerminalText.escaped(text))
+        case .stringConvertible(let convertible): return .string(TerminalText.escaped(convertible.description))
+        case .array(let values): return .array(values.map(escaped))
+        case .dictionary(let values): return .dictionary(escaped(values))
+        }
+    }
+}

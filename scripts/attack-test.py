@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+"""The hostile-client suite of `make attack-test` (scripts/attack-test.sh starts the server and makes the tokens).
+
+Each attack sends what a stranger holding an app's ingest token (or a read token) could send, and checks the
+server's answer. After every attack the server must still answer /healthz and store an honest upload from another
+app. Prints one line per attack and closes with "attack-test: N passed, N failed".
+"""
+import argparse, gzip, http.client, json, os, shutil, socket, subprocess, sys, tempfile, threading, time, uuid
+
+INT64_MAX, INT64_MIN = 9223372036854775807, -9223372036854775808
+NOW_MS = int(time.time() * 1000)
+
+p = argparse.ArgumentParser()
+for name in ("port", "pid", "budget-mib"):
+    p.add_argument("--" + name, type=int, required=True)
+for name in ("log", "db", "bin", "ingest-a", "ingest-b", "read-a", "admin", "metrics"):
+    p.add_argument("--" + name, required=True)
+p.add_argument("--others", nargs="+", required=True)
+args = p.parse_args()
+HOSTILE, HONEST = "net.example.hostile", "net.example.honest"
+
+
+# ---------------------------------------------------------------- helpers
+
+def request(method, path, token=None, body=b"", headers=None, timeout=30):
+    conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=timeout)
+    all_headers = dict(headers or {})
+    if token:
+        all_headers["Authorization"] = "Bearer " + token
+    conn.request(method, path, body=body, headers=all_headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+
+
+def ndjson(objects):
+    return b"".join(json.dumps(o, separators=(",", ":")).encode() + b"\n" for o in objects)
+
+
+def manifest(app, device="d-attack", **extra):
+    m = {"type": "manifest", "schema": 1, "bundle_id": str(uuid.uuid4()), "app_id": app, "device_id": device}
+    m.update(extra)
+    return m
+
+
+def event(nid, ts=None, **fields):
+    record = {"type": "event", "ts": NOW_MS if ts is None else ts, "process": "service",
+              "event": "service.received", "notification_id": nid}
+    record.update(fields)
+    return record
+
+
+def upload(token, body, encoding="identity", path="/v1/bundles", headers=None):
+    h = {"Content-Type": "application/x-ndjson", "Content-Encoding": encoding}
+    h.update(headers or {})
+    if encoding == "gzip":
+        body = gzip.compress(body, 1)
+    return request("POST", path, token, body, h)
+
+
+def honest(records=3):
+    nid = str(uuid.uuid4())
+    body = ndjson([manifest(HONEST, uploaded_at=int(time.time() * 1000))] + [event(nid) for _ in range(records)])
+    status, _, data = upload(args.ingest_b, body, "gzip")
+    return status, data
+
+
+def rss_mib():
+    with open(f"/proc/{args.pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("the server is gone")
+
+
+def server_log():
+    with open(args.log, "rb") as f:
+        return f.read()
+
+
+def expect(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+def error_body(data):
+    body = json.loads(data)
+    expect("error" in body and "message" in body and "request_id" in body, f"error body {body}")
+    return body
+
+
+def cli(*arguments):
+    return subprocess.run([args.bin, *arguments], capture_output=True, timeout=60)
+
+
+class HeldUpload:
+    """An upload sent all but its last bytes, then held open."""
+
+    def __init__(self, token, body, hold=200, chunked=False):
+        self.sock = socket.create_connection(("127.0.0.1", args.port), timeout=30)
+        head = (f"POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/x-ndjson\r\nContent-Encoding: gzip\r\nContent-Length: {len(body)}\r\n\r\n")
+        self.sock.sendall(head.encode())
+        self.rest = body[len(body) - hold:]
+        try:
+            self.sock.sendall(body[:len(body) - hold])
+        except OSError:
+            pass
+        self.answer = None
+
+    def poll(self):
+        """The status line, if the server has answered yet."""
+        if self.answer is None:
+            self.sock.setblocking(False)
+            try:
+                data = self.sock.recv(65536)
+                self.answer = data.split(b"\r\n", 1)[0].decode(errors="replace") if data else "closed"
+            except BlockingIOError:
+                pass
+            except OSError as error:
+                self.answer = f"closed ({error.__class__.__name__})"
+            self.sock.setblocking(True)
+        return self.answer
+
+    def close(self):
+        self.sock.close()
+
+
+# ---------------------------------------------------------------- attacks
+
+attacks = []
+
+
+def attack(name):
+    def register(function):
+        attacks.append((name, function))
+        return function
+    return register
+
+
+@attack("uploaded_at 1e11 with a record ts of Int64.max: 400 (was: the server died of an overflow)")
+def _():
+    body = ndjson([manifest(HOSTILE, uploaded_at=100000000000), event(str(uuid.uuid4()), ts=INT64_MAX)])
+    status, _, data = upload(args.ingest_a, body)
+    expect(status == 400 and b"uploaded_at" in data, f"{status} {data[:300]}")
+
+
+@attack("a record ts of Int64.max under a correct clock: stored bundle, that line rejected with its reason")
+def _():
+    nid = str(uuid.uuid4())
+    body = ndjson([manifest(HOSTILE, uploaded_at=int(time.time() * 1000) - 3_600_000), event(nid, ts=INT64_MAX),
+                   event(nid)])
+    status, _, data = upload(args.ingest_a, body)
+    answer = json.loads(data)
+    expect(status == 200 and answer["accepted"] == 1 and answer["rejected"] == 1, f"{status} {data[:300]}")
+    expect("out of range" in answer["rejections"][0]["reason"], answer["rejections"])
+
+
+@attack("uploaded_at Int64.max and Int64.min: 400")
+def _():
+    for value in (INT64_MAX, INT64_MIN):
+        status, _, data = upload(args.ingest_a, ndjson([manifest(HOSTILE, uploaded_at=value)]))
+        expect(status == 400 and b"out of range" in data, f"{value}: {status} {data[:300]}")
+
+
+@attack("extreme numbers in records (Int64 ends, 2^53, -0, 1e308, huge exponents, durations, sizes, statuses): each line rejected")
+def _():
+    nid = str(uuid.uuid4())
+    lines = [json.dumps(manifest(HOSTILE)).encode()]
+    for ts in (INT64_MAX, INT64_MIN, 2**53, -(2**53), 0, -1, 99999999999999):
+        lines.append(json.dumps(event(nid, ts=ts)).encode())
+    for raw in (b"-0", b"1e308", b"1E+999999", b"-1e-999", b"1763622000000.5", b"9" * 400):
+        lines.append(b'{"type":"event","ts":' + raw + b',"process":"service","event":"service.received","notification_id":"' + nid.encode() + b'"}')
+    for field, value in (("duration_ms", INT64_MAX), ("duration_ms", -1), ("bytes", 2**62), ("http_status", 99999)):
+        lines.append(json.dumps(event(nid, event="service.download", url_host="x", duration_ms=10, **{field: value})).encode())
+    lines.append(json.dumps(event(nid, event="service.expired", elapsed_ms=INT64_MIN)).encode())
+    lines.append(json.dumps(event(nid, process="server", event="push.apns_response", status=INT64_MAX)).encode())
+    status, _, data = upload(args.ingest_a, b"\n".join(lines) + b"\n", "gzip")
+    answer = json.loads(data)
+    expect(status == 200 and answer["accepted"] == 0 and answer["rejected"] == len(lines) - 1, f"{status} {data[:600]}")
+
+
+@attack("GET /v1/alerts?now= Int64.min, Int64.max, 1e308, -0: 400 (was: a trap in AlertSpans)")
+def _():
+    for now in ("-9223372036854775808", "9223372036854775807", "1e308", "-0", "99999-01-01"):
+        status, _, data = request("GET", "/v1/alerts?now=" + now, args.read_a)
+        expect(status == 400, f"now={now}: {status} {data[:200]}")
+        error_body(data)
+    status, _, _ = request("GET", "/v1/alerts?now=2026-11-25", args.read_a)
+    expect(status == 200, f"a plain now: {status}")
+
+
+@attack("Pushtrace-Received-At: Int64.min from an admin: 400 (was: a trap in ClockCorrection)")
+def _():
+    body = ndjson([manifest(HOSTILE, uploaded_at=NOW_MS), event(str(uuid.uuid4()))])
+    for value in ("-9223372036854775808", "9223372036854775807", "0"):
+        status, _, data = upload(args.admin, body, headers={"Pushtrace-Received-At": value})
+        expect(status == 400, f"{value}: {status} {data[:200]}")
+
+
+@attack("search with since/until at the ends of Int64, and an out-of-range limit: 400")
+def _():
+    for query in ("since=-9223372036854775808", "until=9223372036854775807", "since=1e308", "limit=99999999999999999999"):
+        status, _, data = request("GET", "/v1/notifications?" + query, args.read_a)
+        expect(status == 400, f"{query}: {status} {data[:200]}")
+
+
+@attack("log injection: an app_id and query parameters holding a newline and ESC[31m forge no log line")
+def _():
+    forged = "net.example.hostile\n2026-11-25T00:00:00+0000 error pushtrace : forged=1 \x1b[31mRED"
+    status, _, data = upload(args.ingest_a, ndjson([manifest(forged)]))
+    expect(status == 400 and b"bundle identifier" in data, f"{status} {data[:300]}")
+    for query in ("cause=%0Aforged%1B%5B31m", "since=%0Aforged%1B%5B31m", "category=%0Aforged%1B%5B31m&cause=x"):
+        status, _, data = request("GET", "/v1/notifications?" + query, args.read_a)
+        expect(status == 400, f"{query}: {status}")
+    time.sleep(0.3)
+    log = server_log()
+    expect(b"\x1b" not in log, "a raw ESC reached the server log")
+    expect(not any(line.startswith(b"2026-11-25T00:00:00+0000 error pushtrace : forged") for line in log.split(b"\n")),
+           "a forged line reached the server log")
+
+
+@attack("identifiers validated: a 10 KB app_id, a device_id with ESC, IDs and categories with controls or over 255 bytes")
+def _():
+    status, _, data = upload(args.ingest_a, ndjson([manifest("a" * 10_000)]))
+    expect(status == 400, f"10 KB app_id: {status}")
+    status, _, data = upload(args.ingest_a, ndjson([manifest(HOSTILE, device="d\x1b[2J")]))
+    expect(status == 400 and b"device_id" in data, f"device_id: {status} {data[:200]}")
+    lines = [manifest(HOSTILE), event("id\nforged"), event("x" * 300), event(str(uuid.uuid4()), category="CAT\r\nX"),
+             event(str(uuid.uuid4()), category="C" * 256), event("\u202eevil")]
+    status, _, data = upload(args.ingest_a, ndjson(lines))
+    answer = json.loads(data)
+    expect(status == 200 and answer["rejected"] == 5 and answer["accepted"] == 0, f"{status} {data[:400]}")
+
+
+@attack("/metrics: without a token only the server's own series; ingest and read tokens 403; a metrics token sees apps")
+def _():
+    honest()
+    deadline = time.time() + 10
+    status, _, full = request("GET", "/metrics", args.metrics)
+    while b'app="' + HONEST.encode() not in full and time.time() < deadline:
+        time.sleep(0.5)
+        status, _, full = request("GET", "/metrics", args.metrics)
+    expect(status == 200 and b'app="' + HONEST.encode() in full, "the metrics token did not see the app series")
+    status, _, anonymous = request("GET", "/metrics")
+    expect(status == 200 and b"pushtrace_bundles_total" in anonymous and b'app="' not in anonymous,
+           "an anonymous scrape saw app series")
+    for token in (args.ingest_a, args.read_a):
+        status, _, _ = request("GET", "/metrics", token)
+        expect(status == 403, f"/metrics with an ingest or read token: {status}")
+    status, _, _ = request("GET", "/metrics", "pt_nothing_here")
+    expect(status == 401, f"/metrics with an unknown token: {status}")
+
+
+@attack("a 500 tells the client plain words and a request ID, and the log the SQL error under that ID")
+def _():
+    sql = lambda statement: subprocess.run(["sqlite3", args.db, ".timeout 10000", statement], check=True,
+                                            capture_output=True)
+    sql("ALTER TABLE notification RENAME TO notification_hidden")
+    try:
+        status, headers, data = request("GET", f"/v1/notifications?app={HOSTILE}", args.admin)
+    finally:
+        sql("ALTER TABLE notification_hidden RENAME TO notification")
+    expect(status == 500, f"status {status} {data[:300]}")
+    body = error_body(data)
+    for leak in (b"SQLite", b"SELECT", b"notification", b"/tmp", b"table"):
+        expect(leak not in data, f"the 500 body leaks {leak!r}: {data[:300]}")
+    expect(headers.get("x-request-id") == body["request_id"], "X-Request-ID differs from the body's request_id")
+    time.sleep(0.3)
+    lines = [line for line in server_log().split(b"\n") if body["request_id"].encode() in line]
+    expect(any(b"no such table" in line for line in lines), "the log has no SQL error under the request ID")
+
+
+@attack("every answer carries X-Request-ID")
+def _():
+    for method, path, token in (("GET", "/healthz", None), ("GET", "/nope", None), ("GET", "/v1/bundles", None),
+                                ("GET", "/v1/alerts", args.read_a)):
+        status, headers, _ = request(method, path, token)
+        expect(headers.get("x-request-id"), f"{method} {path} ({status}) had no X-Request-ID")
+
+
+@attack("an unauthenticated upload is refused without reading its body: the connection closes")
+def _():
+    for chunked in (False, True):
+        sock = socket.create_connection(("127.0.0.1", args.port), timeout=10)
+        framing = "Transfer-Encoding: chunked" if chunked else "Content-Length: 40000000"
+        sock.sendall(f"POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pt_bad_token\r\n{framing}\r\n\r\n".encode())
+        sent, block = 0, b"x" * 65536
+        started = time.time()
+        try:
+            while sent < 40_000_000 and time.time() - started < 15:
+                sock.sendall(b"10000\r\n" + block + b"\r\n" if chunked else block)
+                sent += len(block)
+        except OSError:
+            pass
+        try:
+            answer = sock.recv(65536)
+        except OSError:
+            answer = b""
+        sock.close()
+        expect(sent < 16 << 20, f"{'chunked' if chunked else 'sized'}: the server read {sent} bytes after its 401")
+        expect(answer == b"" or answer.startswith(b"HTTP/1.1 401"), f"answer {answer[:100]}")
+
+
+@attack("one token's uploads past its limit get 429 at once; another app is served meanwhile")
+def _():
+    body = gzip.compress(ndjson([manifest(HOSTILE)] + [event(str(uuid.uuid4()), message="m" * 1000) for _ in range(50)]), 1)
+    held = [HeldUpload(args.ingest_a, body, hold=len(body) // 2) for _ in range(40)]
+    time.sleep(1.5)
+    answers = [h.poll() for h in held]
+    refused = sum(1 for a in answers if a and " 429 " in a + " ")
+    started = time.time()
+    status, data = honest()
+    took = time.time() - started
+    for h in held:
+        h.close()
+    expect(refused >= 8, f"{refused} of 40 refused with 429 (the limit is 32): {answers[:5]}")
+    expect(status == 200 and took < 5, f"the other app's upload: {status} in {took:.1f} s")
+
+
+def hostile_body(records=12, size=400_000):
+    lines = [manifest(HOSTILE)] + [
+        {"type": "log", "ts": NOW_MS, "process": "service", "level": "info", "notification_id": str(uuid.uuid4()),
+         "message": "A" * size} for _ in range(records)]
+    return gzip.compress(ndjson(lines), 9)
+
+
+@attack("memory: 50 connections of one token hold uploads open; RSS stays within the budget; another app is served; memory returns")
+def _():
+    baseline = rss_mib()
+    body = hostile_body()
+    held = [HeldUpload(args.ingest_a, body) for _ in range(50)]
+    peak, started = baseline, time.time()
+    status, data = honest()
+    while time.time() - started < 6:
+        peak = max(peak, rss_mib())
+        time.sleep(0.2)
+    answers = [h.poll() for h in held]
+    for h in held:
+        h.close()
+    time.sleep(4)
+    after = rss_mib()
+    print(f"    RSS {baseline:.0f} MiB before, peak {peak:.0f} MiB while held, {after:.0f} MiB after; budget "
+          f"{args.budget_mib} MiB (one token: half); answers: {sum(1 for a in answers if a and '429' in a)} x 429, "
+          f"{sum(1 for a in answers if a is None)} still held")
+    expect(status == 200, f"the other app's upload while held: {status} {data[:200]}")
+    expect(peak <= baseline + args.budget_mib / 2 + 64, f"peak {peak:.0f} MiB over {baseline:.0f} + half the budget + 64")
+    expect(after <= baseline + 48, f"RSS {after:.0f} MiB after the connections closed, from {baseline:.0f}")
+
+
+@attack("memory: 50 connections of five tokens hold uploads open; RSS stays within the budget; memory returns")
+def _():
+    baseline = rss_mib()
+    tokens = [args.ingest_a] + args.others
+    body = hostile_body()
+    held = [HeldUpload(tokens[n % len(tokens)], body) for n in range(50)]
+    peak, started = baseline, time.time()
+    while time.time() - started < 6:
+        peak = max(peak, rss_mib())
+        time.sleep(0.2)
+    answers = [h.poll() for h in held]
+    for h in held:
+        h.close()
+    time.sleep(4)
+    after = rss_mib()
+    print(f"    RSS {baseline:.0f} MiB before, peak {peak:.0f} MiB while held, {after:.0f} MiB after; budget "
+          f"{args.budget_mib} MiB; answers: {sum(1 for a in answers if a and '429' in a)} x 429, "
+          f"{sum(1 for a in answers if a is None)} still held")
+    expect(peak <= baseline + args.budget_mib + 64, f"peak {peak:.0f} MiB over {baseline:.0f} + the budget + 64")
+    expect(after <= baseline + 48, f"RSS {after:.0f} MiB after the connections closed, from {baseline:.0f}")
+
+
+@attack("a trickle (a byte every 2 s) and a stall are cut off with 408 in about 10 s; another app's 600-record bundle is served at once")
+def _():
+    body = gzip.compress(ndjson([manifest(HOSTILE)] + [event(str(uuid.uuid4())) for _ in range(2000)]), 1)
+    trickles = [HeldUpload(args.ingest_a, body, hold=len(body) - 100) for _ in range(2)]
+    stall = HeldUpload(args.ingest_a, body, hold=len(body) // 2)
+    started = time.time()
+    nid = str(uuid.uuid4())
+    honest_body = ndjson([manifest(HONEST)] + [event(nid) for _ in range(600)])
+    status, _, _ = upload(args.ingest_b, honest_body, "gzip")
+    honest_took = time.time() - started
+    cut = {}
+    offset = 100
+    while time.time() - started < 30 and len(cut) < 3:
+        for n, h in enumerate(trickles + [stall]):
+            if n in cut:
+                continue
+            if n < 2:
+                try:
+                    h.sock.sendall(h.rest[:1])
+                except OSError:
+                    pass
+            answer = h.poll()
+            if answer:
+                cut[n] = (answer, time.time() - started)
+        time.sleep(2)
+    for h in trickles + [stall]:
+        h.close()
+    expect(status == 200 and honest_took < 5, f"the 600-record bundle: {status} in {honest_took:.1f} s")
+    expect(len(cut) == 3, f"not cut off: {cut}")
+    for n, (answer, when) in cut.items():
+        expect(("408" in answer or answer.startswith("closed")) and when < 20, f"upload {n}: {answer} after {when:.0f} s")
+
+
+@attack("a gzip bomb (1 GiB of zeros) is refused with 413 at the decompressed limit")
+def _():
+    compressor = gzip.compress(b"\n" * (1 << 30), 9)
+    status, _, data = request("POST", "/v1/bundles", args.ingest_a, compressor,
+                              {"Content-Encoding": "gzip", "Content-Type": "application/x-ndjson"})
+    expect(status == 413, f"{status} {data[:200]}")
+
+
+@attack("deep JSON nesting and a 1 MiB number in a record: the line rejected, the bundle stored")
+def _():
+    nid = str(uuid.uuid4())
+    lines = [json.dumps(manifest(HOSTILE)).encode(),
+             b'{"type":"event","ts":' + str(NOW_MS).encode() + b',"process":"service","event":"service.received","notification_id":"'
+             + nid.encode() + b'","x":' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+             b'{"type":"event","ts":' + b"1" * 1_000_000 + b"}",
+             json.dumps(event(nid)).encode()]
+    status, _, data = upload(args.ingest_a, b"\n".join(lines) + b"\n", "gzip")
+    expect(status == 200 and json.loads(data)["accepted"] >= 1, f"{status} {data[:300]}")
+
+
+@attack("terminal injection: what a device logged shows escaped in logs, why, search, sql and token list; JSON stays exact")
+def _():
+    nid = str(uuid.uuid4())
+    message = "\x1b]0;pwned\x07\x1b[2K\rOVERWRITTEN\nforged line"
+    body = ndjson([manifest(HONEST, device="d-term"),
+                   event(nid, category="DAILY"),
+                   {"type": "log", "ts": NOW_MS, "process": "service", "level": "error\x1b[31m",
+                    "notification_id": nid, "message": message}])
+    status, _, data = upload(args.ingest_b, body)
+    expect(status == 200 and json.loads(data)["accepted"] == 2, f"{status} {data[:300]}")
+    time.sleep(3)  # the summaries follow the commit
+    outputs = {
+        "logs": cli("logs", "--db", args.db, nid),
+        "why": cli("why", "--db", args.db, nid),
+        "search": cli("search", "--db", args.db, "--app", HONEST),
+        "sql": cli("sql", "--db", args.db, f"SELECT body FROM record WHERE notification_id = '{nid}'"),
+        "token list": cli("token", "list", "--db", args.db),
+    }
+    for name, result in outputs.items():
+        expect(result.returncode == 0, f"{name}: exit {result.returncode} {result.stderr[:300]}")
+        for raw in (b"\x1b", b"\x07", b"\r"):
+            expect(raw not in result.stdout, f"{name} printed a raw {raw!r}")
+    expect(b"\\e]0;pwned\\u{7}\\e[2K\\rOVERWRITTEN\\nforged line" in outputs["logs"].stdout,
+           f"logs: {outputs['logs'].stdout[:300]}")
+    exact = cli("logs", "--db", args.db, nid, "--format", "json")
+    expect(json.loads(exact.stdout)[0]["message"] == message, "logs --format json changed the message")
+
+
+@attack("serve --no-auth refuses a non-loopback host; the store file is 0600; sql leaves no -wal or -shm behind")
+def _():
+    refused = cli("serve", "--no-auth", "--host", "0.0.0.0", "--db", os.path.join(tempfile.gettempdir(), "never.sqlite"))
+    expect(refused.returncode == 2 and b"loopback" in refused.stderr, f"--no-auth: {refused.returncode} {refused.stderr[:200]}")
+    mode = os.stat(args.db).st_mode & 0o777
+    expect(mode == 0o600, f"the store is {oct(mode)}")
+    folder = tempfile.mkdtemp()
+    try:
+        copy = os.path.join(folder, "copy.sqlite")
+        subprocess.run(["sqlite3", args.db, ".timeout 10000", f".backup '{copy}'"], check=True)
+        subprocess.run(["sqlite3", copy, "PRAGMA journal_mode=WAL"], check=True, capture_output=True)
+        before = sorted(os.listdir(folder))
+        result = cli("sql", "--db", copy, "SELECT count(*) FROM bundle")
+        after = sorted(os.listdir(folder))
+        expect(result.returncode == 0 and before == after, f"sql: {result.returncode}, {before} became {after}")
+    finally:
+        shutil.rmtree(folder)
+
+
+@attack("malformed HTTP, a 1 MB URL and a NUL in the path: 4xx, never a crash")
+def _():
+    for raw in (b"GARBAGE\r\n\r\n", b"GET /" + b"a" * 1_000_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+                b"GET /v1/notifications/%00%0A HTTP/1.1\r\nHost: x\r\n\r\n"):
+        sock = socket.create_connection(("127.0.0.1", args.port), timeout=10)
+        try:
+            sock.sendall(raw)
+            answer = sock.recv(100)
+        except OSError:
+            answer = b"closed"
+        sock.close()
+        expect(answer == b"closed" or answer == b"" or answer[9:10] == b"4", f"{raw[:30]!r}: {answer[:40]!r}")
+
+
+# ---------------------------------------------------------------- run
+
+passed = failed = 0
+for name, function in attacks:
+    started = time.time()
+    try:
+        function()
+        outcome = None
+    except Exception as error:  # an attack's failure, whatever it was
+        outcome = f"{error.__class__.__name__}: {error}"
+    try:
+        status, _, _ = request("GET", "/healthz", timeout=10)
+        alive = status == 200
+        stored, data = honest()
+        if not alive or stored != 200:
+            outcome = (outcome or "") + f" -- afterwards /healthz {status}, honest upload {stored} {data[:200]}"
+    except Exception as error:
+        outcome = (outcome or "") + f" -- afterwards the server did not answer: {error}"
+    if outcome:
+        failed += 1
+        print(f"FAIL {name} ({time.time() - started:.1f} s)\n    {outcome}")
+    else:
+        passed += 1
+        print(f"ok   {name} ({time.time() - started:.1f} s)")
+print(f"attack-test: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
