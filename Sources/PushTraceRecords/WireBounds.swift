@@ -7,8 +7,10 @@ public enum WireBounds {
     public static let epochMilliseconds: ClosedRange<Int64> = 946_684_800_000...7_258_118_399_999
     /// A duration in milliseconds (`duration_ms`, `elapsed_ms`, `waited_ms`): up to one day.
     public static let durationMilliseconds: ClosedRange<Int64> = 0...86_400_000
-    /// A size in bytes (`payload_bytes`, `bytes`, `last_footprint_bytes`): up to 1 TiB.
-    public static let byteCount: ClosedRange<Int64> = 0...(1 << 40)
+    /// A size in bytes (`payload_bytes`, `bytes`, `last_footprint_bytes`): up to 4 GiB, far past any attachment
+    /// (Apple's largest, video, is 50 MB) or extension footprint. Summed over every download of an app's day, they
+    /// stay below 2^63 for fewer than 2^31 downloads.
+    public static let byteCount: ClosedRange<Int64> = 0...(1 << 32)
     /// An HTTP status (`status`, `http_status`).
     public static let httpStatus: ClosedRange<Int64> = 0...999
     /// The longest `app_id` (a bundle identifier), in UTF-8 bytes.

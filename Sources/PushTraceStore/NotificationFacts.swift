@@ -72,7 +72,7 @@ struct NotificationFacts {
         case .appResponse: appResponses += 1
         case .serviceDownload:
             downloads += 1
-            if let bytes = record.bytes { downloadBytes = (downloadBytes ?? 0) + bytes }
+            if let bytes = record.bytes { downloadBytes = Self.sum(downloadBytes ?? 0, bytes) }
             attachmentFailure = attachmentFailure ?? Self.failureReason(record)
         case .serviceAttachment:
             attachmentFailure = attachmentFailure ?? Self.failureReason(record)
@@ -106,7 +106,7 @@ struct NotificationFacts {
         appResponses += later.appResponses
         records += later.records
         downloads += later.downloads
-        downloadBytes = later.downloadBytes.map { (downloadBytes ?? 0) + $0 } ?? downloadBytes
+        downloadBytes = later.downloadBytes.map { Self.sum(downloadBytes ?? 0, $0) } ?? downloadBytes
         attachmentFailure = attachmentFailure ?? later.attachmentFailure
         actionRows += later.actionRows
     }
@@ -230,5 +230,14 @@ final class PendingSummaries {
     func removeAll() {
         index.removeAll()
         entries.removeAll()
+    }
+}
+
+extension NotificationFacts {
+    /// Bytes added saturating at `Int64.max`: each record's size is bounded (WireBounds), but not how many records
+    /// a notification may have.
+    static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : total
     }
 }

@@ -48,6 +48,16 @@ extension Store {
         }
     }
 
+    /// A sum as the rollup holds it: SQLite turns an integer sum past 2^63 into a REAL, which would not decode as
+    /// an integer; it is read as `Int.max` instead.
+    static func clampedSum(_ value: DatabaseValue) -> Int {
+        switch value.storage {
+        case .int64(let int): return Int(int)
+        case .double(let double): return double >= Double(Int.max) ? .max : double <= Double(Int.min) ? .min : Int(double)
+        default: return 0
+        }
+    }
+
     private static func dailyRows(_ db: Database, appID: String, period: ReportPeriod) throws -> [DailyCounts] {
         try Row.fetchAll(db, sql: """
             SELECT day, category, app_version, os, cause, attachment_failure, notifications, sent, apns_accepted,
@@ -69,7 +79,7 @@ extension Store {
             counts.expanded = row[15]
             counts.acted = row[16]
             counts.downloads = row[17]
-            counts.downloadBytes = row[18]
+            counts.downloadBytes = Self.clampedSum(row[18])
             counts.attachmentFailed = row[19]
             counts.sizeBands = [row[20], row[21], row[22], row[23]]
             return DailyCounts(day: row[0], category: row[1], appVersion: row[2], os: row[3], cause: row[4],

@@ -19,7 +19,7 @@ struct WireBoundsTests {
         ].map { Self.event("", ts: $0) } + [
             #"{"type":"event","ts":1763622001234,"process":"service","event":"service.download","notification_id":"n","url_host":"h","duration_ms":86400001}"#,
             #"{"type":"event","ts":1763622001234,"process":"service","event":"service.expired","notification_id":"n","elapsed_ms":-1}"#,
-            #"{"type":"event","ts":1763622001234,"process":"server","event":"push.sent","notification_id":"n","category":"C","mutable_content":true,"has_alert":true,"payload_bytes":1099511627777}"#,
+            #"{"type":"event","ts":1763622001234,"process":"server","event":"push.sent","notification_id":"n","category":"C","mutable_content":true,"has_alert":true,"payload_bytes":4294967297}"#,
             #"{"type":"event","ts":1763622001234,"process":"server","event":"push.apns_response","notification_id":"n","status":1000}"#,
             #"{"type":"event","ts":1763622001234,"process":"content","event":"content.completion_timeout","notification_id":"n","action":"A","waited_ms":9223372036854775807}"#,
         ]

@@ -115,9 +115,9 @@ struct LineParser {
             (record.durationMs, .durationMs, WireBounds.durationMilliseconds, "milliseconds (one day at most)"),
             (record.elapsedMs, .elapsedMs, WireBounds.durationMilliseconds, "milliseconds (one day at most)"),
             (record.waitedMs, .waitedMs, WireBounds.durationMilliseconds, "milliseconds (one day at most)"),
-            (record.payloadBytes, .payloadBytes, WireBounds.byteCount, "bytes (1 TiB at most)"),
-            (record.bytes, .bytes, WireBounds.byteCount, "bytes (1 TiB at most)"),
-            (record.lastFootprintBytes, .lastFootprintBytes, WireBounds.byteCount, "bytes (1 TiB at most)"),
+            (record.payloadBytes, .payloadBytes, WireBounds.byteCount, "bytes (4 GiB at most)"),
+            (record.bytes, .bytes, WireBounds.byteCount, "bytes (4 GiB at most)"),
+            (record.lastFootprintBytes, .lastFootprintBytes, WireBounds.byteCount, "bytes (4 GiB at most)"),
             (record.status, .status, WireBounds.httpStatus, "(an HTTP status)"),
             (record.httpStatus, .httpStatus, WireBounds.httpStatus, "(an HTTP status)"),
         ]

@@ -50,7 +50,9 @@ public struct DeliveryCounts: Sendable, Hashable {
         lhs.expanded += rhs.expanded
         lhs.acted += rhs.acted
         lhs.downloads += rhs.downloads
-        lhs.downloadBytes += rhs.downloadBytes
+        // Saturating: a day's sum from a store written before sizes were bounded may be anything.
+        let (bytes, overflow) = lhs.downloadBytes.addingReportingOverflow(rhs.downloadBytes)
+        lhs.downloadBytes = overflow ? .max : bytes
         lhs.attachmentFailed += rhs.attachmentFailed
         for band in lhs.sizeBands.indices { lhs.sizeBands[band] += rhs.sizeBands[band] }
     }
