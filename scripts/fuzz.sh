@@ -41,7 +41,12 @@ for target in bundle records; do
   "$binary" "$work/corpus/$target" "$work/seeds/$target" -max_total_time="$seconds" -runs="$runs" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
     -dict=Fuzz/extreme-values.dict \
-    -artifact_prefix="$work/artifacts/$target/" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
+    -artifact_prefix="$work/artifacts/$target/" > "$work/$target.log" 2>&1 || true
+  grep -E "^(Dictionary:|#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" "$work/$target.log" || true
+  # A fuzzer that did not run (a dictionary it cannot parse, a bad flag) prints no statistics: that is a failure too.
+  if ! grep -q "^stat::number_of_executed_units" "$work/$target.log"; then
+    echo "fuzz: the $target fuzzer did not run:"; tail -n 5 "$work/$target.log"; exit 1
+  fi
   if ls "$work/artifacts/$target"/* >/dev/null 2>&1; then
     echo "fuzz: $target found inputs that fail: $(ls "$work/artifacts/$target")"
     exit 1
