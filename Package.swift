@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // sqlite3_config, which Swift cannot call (a variadic C function), for the store's process-wide settings.
         .systemLibrary(name: "CSQLiteSettings", providers: [.apt(["libsqlite3-dev"])]),
-        // glibc's malloc_trim and mallopt, for the server's upload memory (Linux only).
+        // glibc's malloc_trim, for the server's upload memory (Linux only).
         .systemLibrary(name: "CGlibcMalloc"),
         // SQLite storage (GRDB over the system libsqlite3).
         .target(name: "PushTraceStore", dependencies: [

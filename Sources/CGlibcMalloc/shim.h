@@ -1,3 +1,3 @@
-// glibc's malloc tuning (mallopt, malloc_trim), which Swift's Glibc module does not import: the server hands freed
-// upload memory back to the system with them (IngestBudget.swift).
+// glibc's malloc_trim, which Swift's Glibc module does not import: the server hands freed upload memory back to the
+// system with it (IngestBudget.swift).
 #include <malloc.h>

@@ -154,14 +154,6 @@ final class IngestBudget: @unchecked Sendable {
         Thread.detachNewThread { _ = malloc_trim(0) }
         #endif
     }
-
-    /// Makes glibc hand large blocks (a long record line, a bundle's arrays) straight back to the system when they
-    /// are freed, instead of raising its threshold until they stay on the heap. Called once, when the server starts.
-    static func configureAllocator() {
-        #if canImport(CGlibcMalloc)
-        _ = mallopt(M_MMAP_THRESHOLD, 256 << 10)
-        #endif
-    }
 }
 
 extension BundleItem {

@@ -16,7 +16,6 @@ public enum ServerApplication {
     /// flight and closes the database).
     public static func make(store: Store, settings: ServerSettings, metrics: ServerMetrics = ServerMetrics(),
                             logger: Logger) -> some ApplicationProtocol {
-        IngestBudget.configureAllocator()
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
         let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens,
                                           cacheSeconds: settings.tokenCacheSeconds)
