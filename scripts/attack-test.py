@@ -354,11 +354,11 @@ def hold_50(tokens, meanwhile=lambda: None):
     return baseline, peak, result
 
 
-@attack("memory: 50 connections of one token hold uploads open; RSS stays within its half of the budget; another app is served; memory returns")
+@attack("memory: 50 connections of one token hold uploads open; RSS stays within its quarter of the budget; another app is served; memory returns")
 def _():
     baseline, peak, (status, data) = hold_50([(args.ingest_a, HOSTILE)], meanwhile=honest)
     expect(status == 200, f"the other app's upload while held: {status} {data[:200]}")
-    expect(peak <= baseline + args.budget_mib / 2 + 64, f"peak {peak:.0f} MiB over {baseline:.0f} + half the budget + 64")
+    expect(peak <= baseline + args.budget_mib / 4 + 64, f"peak {peak:.0f} MiB over {baseline:.0f} + a quarter of the budget + 64")
 
 
 @attack("memory: 50 connections of five tokens hold uploads open; RSS stays within the budget; memory returns")

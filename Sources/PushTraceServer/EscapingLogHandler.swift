@@ -33,7 +33,8 @@ public struct EscapingLogHandler: LogHandler {
     }
 
     static func escaped(_ metadata: Logger.Metadata) -> Logger.Metadata {
-        Dictionary(uniqueKeysWithValues: metadata.map { (TerminalText.escaped($0.key), escaped($0.value)) })
+        // Two keys may escape to the same text (`a\n` and a literal `a\\n`): the first is kept rather than trapping.
+        Dictionary(metadata.map { (TerminalText.escaped($0.key), escaped($0.value)) }, uniquingKeysWith: { first, _ in first })
     }
 
     static func escaped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {

@@ -158,11 +158,15 @@ final class IngestBudget: @unchecked Sendable {
 
 extension BundleItem {
     /// What holding this item costs, as the budget charges it: its line twice (the text kept to store, and the
-    /// decoded fields, whose strings are copies of it) and a fixed overhead for the rest.
+    /// decoded fields, whose strings are copies of it), a fixed overhead for the rest, and each element of a config
+    /// record's arrays.
     var heldBytes: Int {
         switch self {
         case .manifest: return 1024
-        case .record(let record): return 2 * record.json.utf8.count + 1024
+        case .record(let record):
+            // A config record's arrays turn every few bytes of text into a whole `String`: charged per element too.
+            let config = record.record.categories.map { $0.reduce(0) { $0 + 1 + ($1.actions?.count ?? 0) } } ?? 0
+            return 2 * record.json.utf8.count + 1024 + 64 * (config + (record.record.infoPlist?.categories?.count ?? 0))
         case .rejected(let rejected): return rejected.raw.count + rejected.reason.utf8.count + 256
         }
     }

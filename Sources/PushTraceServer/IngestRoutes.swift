@@ -42,15 +42,18 @@ struct IngestRoutes: Sendable {
         do {
             caller = try authenticator.caller(of: request, allowing: [.ingest, .admin], toDo: "upload")
         } catch var refusal as APIError {
-            // Nothing of the body is read for a caller without a token. A small body is drained to keep the
-            // connection; a large one, or one of unknown length, is not: the connection closes after the answer
-            // instead of reading on what a stranger keeps sending.
-            let declared = request.headers[.contentLength].flatMap(Int.init)
-            refusal.closesConnection = declared.map { $0 > Self.drainedRemainder } ?? true
+            // Nothing of the body is read for a caller without a token (see `closesUnread`).
+            refusal.closesConnection = Self.closesUnread(request)
             throw refusal
         }
-        let receivedAt = try Self.receivedAt(of: request, caller: caller)
-        let encoding = try Self.encoding(of: request)
+        let receivedAt: Int64, encoding: ContentEncoding
+        do {
+            receivedAt = try Self.receivedAt(of: request, caller: caller)
+            encoding = try Self.encoding(of: request)
+        } catch var refusal as APIError {
+            refusal.closesConnection = Self.closesUnread(request)
+            throw refusal
+        }
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > settings.maxBodyBytes {
             var error = APIError.tooLarge("the body is \(declared) bytes; the limit is \(settings.maxBodyBytes)")
             error.closesConnection = true
@@ -59,9 +62,7 @@ struct IngestRoutes: Sendable {
         let ticket: IngestBudget.Ticket
         do { ticket = try budget.begin(caller: caller.budgetKey) } catch {
             metrics.bundle("rejected")
-            // Refused before its body is read: drained when small, as after a 401.
-            let declared = request.headers[.contentLength].flatMap(Int.init)
-            throw refusal(error, closing: declared.map { $0 > Self.drainedRemainder } ?? true)
+            throw refusal(error, closing: Self.closesUnread(request))
         }
         defer { budget.end(ticket) }
         let progress = UploadProgress()
@@ -159,21 +160,29 @@ struct IngestRoutes: Sendable {
     /// span excepted. Seconds spent waiting for the budget are the server's and are not counted.
     private func watchRate(of progress: UploadProgress) async throws {
         let window = max(1, Int(settings.slowUploadGrace.components.seconds))
+        let longest = max(1, Int(settings.maxUploadDuration.components.seconds))
         var history: [Int] = []
+        var active = 0
         while true {
             // Cancelled once the body is read (or the request is gone): then it ends quietly, and the body's own
             // outcome is the request's.
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
+            // A second spent waiting for the budget is the server's: the window pauses over it.
             let (received, waiting) = progress.state
-            if waiting {
-                history.removeAll()
-                continue
+            if waiting { continue }
+            active += 1
+            if active > longest {
+                var error = APIError(.requestTimeout, "too_slow", "the body took over \(longest) s; split it into smaller bundles")
+                error.closesConnection = true
+                throw error
             }
             history.append(received)
             guard history.count > window else { continue }
             let recent = received - history[history.count - 1 - window]
             history.removeFirst(history.count - 1 - window)
-            guard recent < settings.minUploadBytesPerSecond * window else { continue }
+            guard recent < settings.minUploadBytesPerSecond.multipliedReportingOverflow(by: window).partialValue else {
+                continue
+            }
             var error = APIError(.requestTimeout, "too_slow",
                                  "the body sent \(recent) bytes in the last \(window) s; uploads must send at least "
                                  + "\(settings.minUploadBytesPerSecond) bytes a second")
@@ -217,6 +226,13 @@ struct IngestRoutes: Sendable {
 
     /// The most of a refused body worth reading to keep the connection open.
     static let drainedRemainder = 1 << 20
+
+    /// Whether the connection closes after refusing `request` before reading any of its body: a small body is
+    /// drained to keep the connection; a large one, or one of unknown length, is not, so that the server does not
+    /// read on what a stranger keeps sending.
+    static func closesUnread(_ request: Request) -> Bool {
+        request.headers[.contentLength].flatMap(Int.init).map { $0 > drainedRemainder } ?? true
+    }
 
     /// The header with which an admin replays archived uploads: when they were originally received (epoch ms).
     static let receivedAtHeader = HTTPField.Name("Pushtrace-Received-At")!

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import NIOHTTP1
 
 /// Gives every answer a request ID (`X-Request-ID`, the `hb.request.id` of the server's log lines for it) and
@@ -28,26 +29,29 @@ struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.info("refused", metadata: ["status": "\(error.status.code)", "error": "\(error.message)"])
             }
             error.requestID = context.id
+            // Refused with a body still coming that is large, or of unknown length: close rather than let the
+            // connection read it all (a 401 or 404 to a stranger's 10 GB POST). The upload routes decide for
+            // themselves: they know how much of the body they read.
+            if !Self.uploadRoutes.contains(context.endpointPath ?? ""), Self.bodyLeftUnbounded(request) {
+                error.closesConnection = true
+            }
             throw error
         } catch is CancellationError {
             // The connection went away mid-request (its client gone, or closed for idling): nobody to answer.
-            metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
-            context.logger.info("request ended early: the connection closed")
-            var answer = APIError.badRequest("the request was malformed or ended before its body did")
-            answer.requestID = context.id
-            throw answer
+            throw endedEarly(CancellationError(), context: context)
+        } catch let error as IOError {
+            throw endedEarly(error, context: context)  // reset mid-request
+        } catch let error as ChannelError {
+            throw endedEarly(error, context: context)
         } catch let error as HTTPParserError {
             // The body was malformed (a bad chunk) or ended early: the client went away, or was disconnected for
-            // stalling. Its fault, not the server's; nothing of it was stored, and seldom is anyone left to answer.
-            metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
-            context.logger.info("request ended early", metadata: ["error": "\(error)"])
-            var answer = APIError.badRequest("the request was malformed or ended before its body did")
-            answer.requestID = context.id
-            throw answer
+            // stalling.
+            throw endedEarly(error, context: context)
         } catch let error as any HTTPResponseError {
             metrics.response(route: context.endpointPath ?? "unmatched", status: error.status.code)
             var answer = APIError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
             answer.requestID = context.id
+            answer.closesConnection = Self.bodyLeftUnbounded(request)
             throw answer
         } catch {
             metrics.response(route: context.endpointPath ?? "unmatched", status: 500)
@@ -57,5 +61,24 @@ struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             answer.requestID = context.id
             throw answer
         }
+    }
+
+    /// A request its client ended early or malformed: the client's fault, not the server's, counted and logged as
+    /// its 400; nothing of it was stored, and seldom is anyone left to read the answer.
+    private func endedEarly(_ error: any Error, context: Context) -> APIError {
+        metrics.response(route: context.endpointPath ?? "unmatched", status: 400)
+        context.logger.info("request ended early", metadata: ["error": "\(error)"])
+        var answer = APIError.badRequest("the request was malformed or ended before its body did")
+        answer.requestID = context.id
+        return answer
+    }
+
+    /// The routes that read a body as it comes, and decide whether to close after refusing it.
+    static var uploadRoutes: Set<String> { ["/v1/bundles", "/v1/events"] }
+
+    /// Whether a refused request may still be sending a body worth not reading: chunked, or declared over 1 MiB.
+    static func bodyLeftUnbounded(_ request: Request) -> Bool {
+        if request.headers[.transferEncoding] != nil { return true }
+        return (request.headers[.contentLength].flatMap(Int.init) ?? 0) > IngestRoutes.drainedRemainder
     }
 }

@@ -14,8 +14,9 @@ public struct ServerSettings: Sendable {
     /// Memory for uploads in progress, in bytes of what their decoded bundles hold (``IngestBudget``): a request
     /// that finds it spent waits up to ``budgetWait``, then gets 429.
     public var uploadBudgetBytes = 512 << 20
-    /// The part of ``uploadBudgetBytes`` the uploads of one ingest token may hold together.
-    public var tokenBudgetShare = 0.5
+    /// The part of ``uploadBudgetBytes`` the uploads of one ingest token may hold together: a quarter, so that
+    /// several apps' public tokens misused at once still leave room for the others.
+    public var tokenBudgetShare = 0.25
     /// Uploads one ingest token may run at once; more get 429.
     public var uploadsPerToken = 32
     /// How long a request waits for room in the upload budget before it is refused with 429.
@@ -24,6 +25,9 @@ public struct ServerSettings: Sendable {
     public var minUploadBytesPerSecond = 1024
     /// How long an upload may send slowly before its rate is judged.
     public var slowUploadGrace: Duration = .seconds(10)
+    /// The longest an upload's body may take, time waiting for the budget not counted (408 and closed past it): at
+    /// the minimum rate a large body could otherwise hold its share of the budget for hours.
+    public var maxUploadDuration: Duration = .seconds(300)
     /// At most this many bundles share one commit.
     public var maxBundlesPerCommit = 2_000
     /// `Retry-After` of a 429 (the queue drains in well under a second).

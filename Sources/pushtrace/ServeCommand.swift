@@ -24,8 +24,9 @@ struct Serve: AsyncParsableCommand {
 
             Limits on hostile clients (docs/security.md): uploads in progress share a memory budget counted in \
             bytes of what they decode (--upload-budget-mib); one ingest token may run --uploads-per-token at once \
-            and hold half the budget; a request that finds no room waits up to 2 s, then gets 429 with \
-            Retry-After. After 10 s, an upload must send at least --min-upload-rate bytes a second on average.
+            and hold a quarter of the budget; a request that finds no room waits up to 2 s, then gets 429 with \
+            Retry-After. After 10 s, an upload must send at least --min-upload-rate bytes a second over every 10 s, \
+            and finish within 300 s.
 
             Durability: 'normal' (WAL, synchronous=NORMAL) keeps every acknowledged bundle when the process is \
             killed; the last commits before a power loss or kernel crash may be lost. 'full' (synchronous=FULL) \
@@ -147,7 +148,9 @@ struct Serve: AsyncParsableCommand {
         guard settings.uploadsPerToken >= 1 else { throw UsageError("--uploads-per-token must be at least 1") }
         settings.minUploadBytesPerSecond = try setting(minUploadRate, "PUSHTRACE_MIN_UPLOAD_RATE", Int.init)
             ?? settings.minUploadBytesPerSecond
-        guard settings.minUploadBytesPerSecond >= 0 else { throw UsageError("--min-upload-rate must be 0 or more") }
+        guard (0...100 << 20).contains(settings.minUploadBytesPerSecond) else {
+            throw UsageError("--min-upload-rate must be 0 (no minimum) to 104857600 bytes a second")
+        }
         let timeout = try setting(busyTimeout, "PUSHTRACE_BUSY_TIMEOUT", Double.init) ?? 10
         guard (0...3_600).contains(timeout) else { throw UsageError("the busy timeout must be 0 to 3600 seconds") }
         let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? "info"

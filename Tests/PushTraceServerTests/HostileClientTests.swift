@@ -227,6 +227,41 @@ struct HostileClientTests {
         }
     }
 
+    @Test("an upload's body has a deadline, whatever its rate")
+    func uploadDeadline() async throws {
+        let server = try TestServer {
+            $0.maxUploadDuration = .seconds(2)
+            $0.minUploadBytesPerSecond = 0
+        }
+        try await server.run { client in
+            let start = ContinuousClock.now
+            let answer = try await RawHTTP.exchangeWithEndDetached(
+                port: client.port!, send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                    + "Content-Length: 100000\r\n\r\n" + String(repeating: "\n", count: 100), readTimeout: 20)
+            #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
+            #expect(answer.text.contains("took over 2 s"))
+            #expect(ContinuousClock.now - start < .seconds(8))
+        }
+    }
+
+    @Test("any refusal with a large body, or one of unknown length, still coming closes the connection")
+    func refusalsCloseOnLargeBodies() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            for request in ["POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
+                            "POST /v1/alerts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+                            "GET /v1/alerts HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
+                            "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                                + "Content-Encoding: br\r\nContent-Length: 40000000\r\n\r\n"] {
+                let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: request + "xxxx", readTimeout: 10)
+                #expect(answer.text.hasPrefix("HTTP/1.1 4"), "\(request.prefix(30)): \(answer.text)")
+                #expect(answer.text.lowercased().contains("connection: close"), "\(request.prefix(30)): \(answer.text)")
+            }
+            // Without a body, the connection is kept.
+            #expect(try await client.get("/v1/alerts", token: nil).headers[.connection] != "close")
+        }
+    }
+
     @Test("identifiers are validated at ingest: app_id a bundle identifier, the others printable and bounded")
     func identifiers() async throws {
         let server = try TestServer()

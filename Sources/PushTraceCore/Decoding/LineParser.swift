@@ -16,7 +16,7 @@ struct LineParser {
             throw BundleError(.undecodable, line: number, "the manifest is not valid JSON")
         }
         guard manifest.type == RecordType.manifest.rawValue else {
-            let found = manifest.type.map { "a `\($0)` record" } ?? "a line without `type`"
+            let found = manifest.type.map { "a `\(TerminalText.escaped($0))` record" } ?? "a line without `type`"
             throw BundleError(.undecodable, line: number,
                               "expected the manifest ({\"type\":\"manifest\",…}) as the first line, found \(found)")
         }
@@ -78,7 +78,8 @@ struct LineParser {
         }
         let missing = required.filter { !record.has($0) }
         if !missing.isEmpty {
-            let what = record.event.map { "`\($0)` " } ?? "a \(type) record "
+            // What the client sent is quoted escaped: a reason is printed by `ingest` and read in terminals.
+            let what = record.event.map { "`\(TerminalText.escaped($0))` " } ?? "a \(TerminalText.escaped(type)) record "
             return what + "lacks " + missing.map { "`\($0.rawValue)`" }.joined(separator: ", ")
         }
         if let ts = record.ts, let why = checkMilliseconds(ts, field: "ts") { return why }
@@ -88,11 +89,11 @@ struct LineParser {
             if let value, !value.isEmpty, let why = WireBounds.identifierProblem(value) { return "`\(key.rawValue)` \(why)" }
         }
         if let process = record.process, ProcessKind(rawValue: process) == nil {
-            return "`process` is \"\(process)\"; it must be one of app, service, content, server"
+            return "`process` is \"\(TerminalText.escaped(process))\"; it must be one of app, service, content, server"
         }
         if record.notificationID == "" { return "`notification_id` is empty" }
         if let response = record.response, record.eventName == .contentAction, ResponseOption(rawValue: response) == nil {
-            return "`response` is \"\(response)\"; it must be doNotDismiss, dismiss or dismissAndForwardAction"
+            return "`response` is \"\(TerminalText.escaped(response))\"; it must be doNotDismiss, dismiss or dismissAndForwardAction"
         }
         return nil
     }
