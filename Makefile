@@ -7,7 +7,7 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 # Prometheus and promtool, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus
 
-.PHONY: all deps dashboard-deps bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test attack-test clean
+.PHONY: all deps dashboard-deps bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test attack-test check-apple-build clean
 
 all: build
 
@@ -28,8 +28,14 @@ release: deps
 	$(SWIFT) build -c release --product pushtrace
 	$(SWIFT) build -c release --product pushtrace-load
 
+# The Swift tests, then the agent's Apple-only code and docs/agent.md's samples type-checked against the SDK stand-in.
 test: deps
 	$(SWIFT) test
+	SWIFT=$(SWIFT) scripts/check-apple-build.sh
+
+# The agent's Apple-only code and docs/agent.md's samples, type-checked on Linux (Tests/AppleSDKStandIn).
+check-apple-build: deps
+	SWIFT=$(SWIFT) scripts/check-apple-build.sh
 
 # promtool check/test of dashboards/pushtrace-rules.yml, then a real Prometheus scraping a live server: every panel
 # query of dashboards/pushtrace-dashboard.json must return data.

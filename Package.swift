@@ -40,7 +40,9 @@ let package = Package(
         ]),
         // The on-device library: the app and its two extensions record into the App Group container; the app uploads.
         // Foundation (and FoundationNetworking on Linux) and the system zlib only.
-        .target(name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"]),
+        // Its own manifest, Agent/Package.swift (tools 6.0, for Xcode 16), builds the same sources.
+        .target(name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"],
+                resources: [.copy("PrivacyInfo.xcprivacy")]),
         // A stand-in for an app's processes in the agent's tests: records as one process kind, in its own OS process.
         .executableTarget(name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
                           path: "Tests/PushTraceAgentProbe"),

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(os)
+import os
+#endif
 
 /// Where the agent keeps its files: `pushtrace/` inside the App Group container the app and its extensions share.
 ///
@@ -9,18 +12,24 @@ import Foundation
 /// pushtrace/rejected/  bundles the server refused as malformed (400, 413, 415), kept for a developer to look at
 /// pushtrace/state/     the device ID, the upload cursors, each process's latest config, in-flight markers
 /// ```
+///
+/// Every folder and file gets the protection class `completeUntilFirstUserAuthentication` (see ``FileProtection``).
 public struct AgentContainer: Sendable, Hashable {
     /// The `pushtrace` directory.
     public let root: URL
 
     /// A container at any directory (Linux, tests, a Mac tool). The `pushtrace` directory is created inside it.
+    ///
+    /// Throws ``AgentError/containerUnusable(_:reason:)`` when a folder cannot be created: a read-only or full disk,
+    /// or (before the first unlock after a reboot) a container the system keeps locked.
     public init(directory: URL) throws {
         root = directory.appendingPathComponent("pushtrace", isDirectory: true)
-        for folder in [records, sealed, outbox, rejected, state] {
+        for folder in [root, records, sealed, outbox, rejected, state] {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                FileProtection.apply(to: folder)
             } catch {
-                throw AgentError.containerUnusable(folder.path, reason: "\(error)")
+                throw AgentError.containerUnusable(folder.path, reason: "\(error)").reported()
             }
         }
     }
@@ -30,10 +39,10 @@ public struct AgentContainer: Sendable, Hashable {
     ///
     /// Throws ``AgentError/appGroupUnavailable(_:)`` when the system has no container for that name: the App Groups
     /// capability is missing from this target, or the name differs from the other targets' (the commonest reason a
-    /// rich notification silently loses its shared state).
+    /// rich notification silently loses its shared state). The error is also logged with `os_log` (fault).
     public init(appGroup: String) throws {
         guard let url = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup) else {
-            throw AgentError.appGroupUnavailable(appGroup)
+            throw AgentError.appGroupUnavailable(appGroup).reported()
         }
         try self.init(directory: url)
     }
@@ -53,5 +62,18 @@ public struct AgentContainer: Sendable, Hashable {
     /// The size of a file in bytes (0 when it is gone).
     func size(_ url: URL) -> Int64 {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}
+
+extension AgentError {
+    /// Logs the error where a developer looks (the unified log on Apple platforms, standard error elsewhere), then
+    /// returns it to be thrown: setup errors must never be silent, even where the caller ignores them.
+    func reported() -> AgentError {
+        #if canImport(os)
+        Logger(subsystem: "pushtrace", category: "agent").fault("pushtrace: \(self.description, privacy: .public)")
+        #else
+        FileHandle.standardError.write(Data("pushtrace: \(description)\n".utf8))
+        #endif
+        return self
     }
 }

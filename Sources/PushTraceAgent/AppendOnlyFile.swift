@@ -7,7 +7,8 @@ import Foundation
 
 /// A file opened for appending: each `append` is one `write(2)` of whole lines, so that a process killed at any
 /// moment leaves complete lines behind (or, at worst, one cut last line), and readers in other processes never see
-/// two lines interleaved.
+/// two lines interleaved. A write the disk refuses part-way is cut back to the last whole line, so the next line
+/// never lands on half of one.
 final class AppendOnlyFile {
     let url: URL
     private let descriptor: Int32
@@ -16,16 +17,18 @@ final class AppendOnlyFile {
 
     init(url: URL) throws {
         self.url = url
-        descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw AgentError.containerUnusable(url.path, reason: String(cString: strerror(errno)))
         }
+        FileProtection.apply(to: url)
         size = Int64(lseek(descriptor, 0, SEEK_END))
     }
 
     deinit { close(descriptor) }
 
-    /// Appends `bytes` in one write (retried only for the part a signal interrupted). False when the disk refused.
+    /// Appends `bytes` in one write (retried only for the part a signal interrupted). False when the disk refused;
+    /// the file is then truncated back to what it held before.
     @discardableResult
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
@@ -33,6 +36,7 @@ final class AppendOnlyFile {
             let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
+                if offset > 0 { _ = ftruncate(descriptor, off_t(size)) }
                 return false
             }
             offset += written
@@ -40,25 +44,35 @@ final class AppendOnlyFile {
         size += Int64(bytes.count)
         return true
     }
+
+    /// Whether `url` still names this file: another launch may have sealed it (moved it to `sealed/`) while this
+    /// process was suspended, and lines appended after that would go to a file the uploader has already taken.
+    var isStillAtItsPath: Bool {
+        var open = stat(), named = stat()
+        guard fstat(descriptor, &open) == 0, stat(url.path, &named) == 0 else { return false }
+        return open.st_ino == named.st_ino && open.st_dev == named.st_dev
+    }
 }
 
-/// A small file rewritten in place: the in-flight marker.
+/// A small file rewritten in place: a launch's in-flight marker.
 final class RewrittenFile: @unchecked Sendable {
     private let descriptor: Int32
     private let lock = NSLock()
 
     init(url: URL) {
-        descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { FileProtection.apply(to: url) }
     }
 
     deinit { if descriptor >= 0 { close(descriptor) } }
 
-    /// Replaces the contents with `bytes` (nothing, to empty it).
-    func rewrite(_ bytes: [UInt8]) {
-        guard descriptor >= 0 else { return }
-        lock.withLock {
-            bytes.withUnsafeBytes { _ = pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-            _ = ftruncate(descriptor, off_t(bytes.count))
+    /// Replaces the contents with `bytes` (nothing, to empty it). False when the file could not be written.
+    @discardableResult
+    func rewrite(_ bytes: [UInt8]) -> Bool {
+        guard descriptor >= 0 else { return false }
+        return lock.withLock {
+            let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+            return ftruncate(descriptor, off_t(bytes.count)) == 0 && written == bytes.count
         }
     }
 }

@@ -7,7 +7,7 @@ enum DeviceIdentity {
         let url = container.state.appendingPathComponent("device_id")
         if let saved = try? String(contentsOf: url, encoding: .utf8), saved.hasPrefix("d-") { return saved }
         let id = "d-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        try? id.write(to: url, atomically: true, encoding: .utf8)
+        try? Data(id.utf8).writeProtected(to: url)
         return id
     }
 }

@@ -1,61 +1,60 @@
 import Foundation
 import PushTraceRecords
 
-/// A small file per launch that says "this launch is handling notification X": written when an extension starts on
-/// a notification, emptied when it finishes. One that is not empty at the next launch of that extension means the
-/// previous launch ended in the middle (iOS killed it over its memory limit, or it crashed): the next launch records
-/// the `*.abnormal_exit` for that notification. The file stays open and is rewritten in place (one `pwrite`), so
-/// marking costs a few microseconds, not a file creation.
-struct InFlightMarker: Codable {
-    var notificationID: String
-    /// The process's memory footprint when the marker was last written.
-    var footprintBytes: Int64?
-    var since: Int64
-    /// The launch that wrote it (taken from the file name).
-    var launch = ""
+/// What a launch is in the middle of: the notifications it has begun and not finished, kept in a small file per
+/// launch (`state/inflight-<launch>.json`, one JSON line per notification) rewritten in place with each change.
+///
+/// When a launch ends with notifications still listed (iOS killed it over its memory limit, or it crashed), the next
+/// recorder to start records a `*.abnormal_exit` for each of them. A launch that is still alive (another process of
+/// the same kind, or this one) is never judged.
+struct InFlightMarker {
+    struct Entry: Codable, Equatable {
+        var notificationID: String
+        /// The process's memory footprint when the entry was last written.
+        var footprintBytes: Int64?
+        var since: Int64
 
-    enum CodingKeys: String, CodingKey {
-        case notificationID = "notification_id", footprintBytes = "footprint_bytes", since
-    }
-
-    static func url(process: ProcessKind, launch: String, in container: AgentContainer) -> URL {
-        container.state.appendingPathComponent("inflight-\(process.rawValue)-\(launch).json")
-    }
-
-    /// The markers other launches of `process` left (empty ones are finished work), removed as they are read.
-    static func left(by process: ProcessKind, in container: AgentContainer, except launch: String) -> [InFlightMarker] {
-        let prefix = "inflight-\(process.rawValue)-"
-        return container.files(in: container.state).compactMap { name -> InFlightMarker? in
-            guard name.hasPrefix(prefix), name != "\(prefix)\(launch).json" else { return nil }
-            let url = container.state.appendingPathComponent(name)
-            defer { try? FileManager.default.removeItem(at: url) }
-            guard let data = try? Data(contentsOf: url), !data.isEmpty else { return nil }
-            var marker = try? JSONDecoder().decode(InFlightMarker.self, from: data)
-            marker?.launch = String(name.dropFirst(prefix.count).dropLast(".json".count))
-            return marker
+        enum CodingKeys: String, CodingKey {
+            case notificationID = "notification_id", footprintBytes = "footprint_bytes", since
         }
     }
-}
 
-extension Recorder {
-    /// Marks this launch as working on `notificationID` (or refreshes the footprint it last had).
-    func beginWork(on notificationID: String) {
-        let line = JSONLine(["notification_id": .string(notificationID), "footprint_bytes": MemoryFootprint.current().map(JSONValue.int),
-                             "since": .int(clock())])
-        marker.rewrite(line.bytes)
+    /// The launch that wrote it.
+    var launch: String
+    var process: ProcessKind
+    var entries: [Entry]
+
+    static let prefix = "inflight-"
+
+    static func url(launch: String, in container: AgentContainer) -> URL {
+        container.state.appendingPathComponent("\(prefix)\(launch).json")
     }
 
-    /// This launch finished its work on a notification.
-    func endWork() {
-        marker.rewrite([])
+    /// Takes the markers of launches that have ended, removing them: each is claimed by renaming it first, so two
+    /// recorders starting at once never both report it.
+    static func claimEnded(in container: AgentContainer, by claimant: String, staleAfter: TimeInterval) -> [InFlightMarker] {
+        container.files(in: container.state).compactMap { name -> InFlightMarker? in
+            guard name.hasPrefix(prefix), name.hasSuffix(".json") else { return nil }
+            let launch = String(name.dropFirst(prefix.count).dropLast(".json".count))
+            // Markers of earlier versions were named inflight-<process>-<launch>.json.
+            let owner = Launch.process(of: launch) != nil ? launch : String(launch.drop { $0 != "-" }.dropFirst())
+            guard owner != claimant, let process = Launch.process(of: owner) else { return nil }
+            let url = container.state.appendingPathComponent(name)
+            guard Launch.hasEnded(owner, touched: url, staleAfter: staleAfter) else { return nil }
+            let claimed = container.state.appendingPathComponent(".claimed-\(claimant)-\(name)")
+            guard (try? FileManager.default.moveItem(at: url, to: claimed)) != nil else { return nil }
+            defer { try? FileManager.default.removeItem(at: claimed) }
+            let data = (try? Data(contentsOf: claimed)) ?? Data()
+            let entries = data.split(separator: UInt8(ascii: "\n")).compactMap { try? JSONDecoder().decode(Entry.self, from: Data($0)) }
+            return entries.isEmpty ? nil : InFlightMarker(launch: owner, process: process, entries: entries)
+        }
     }
 
-    func recordAbnormalExit(_ marker: InFlightMarker) {
-        guard process == .service || process == .content else { return }
-        let name: EventName = process == .content ? .contentAbnormalExit : .serviceAbnormalExit
-        event(name, notificationID: marker.notificationID, [
-            "last_footprint_bytes": marker.footprintBytes.map(JSONValue.int),
-            "previous_launch": .string(marker.launch), "in_flight_since": .int(marker.since),
-        ])
+    /// The file's contents for `entries`.
+    static func encode(_ entries: some Collection<Entry>) -> [UInt8] {
+        entries.flatMap { entry in
+            JSONLine(["notification_id": .string(entry.notificationID), "footprint_bytes": entry.footprintBytes.map(JSONValue.int),
+                      "since": .int(entry.since)]).bytes + [UInt8(ascii: "\n")]
+        }
     }
 }

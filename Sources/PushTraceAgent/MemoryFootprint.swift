@@ -1,5 +1,5 @@
 #if canImport(Darwin)
-import Darwin
+@preconcurrency import Darwin
 #endif
 import Foundation
 

@@ -2,7 +2,7 @@ import Foundation
 import PushTraceRecords
 
 extension Recorder {
-    /// Deletes the oldest sealed files, then the oldest unsent bundles, while everything kept is over
+    /// Deletes the oldest sealed files, then the oldest unsent bundles no upload holds, while everything kept is over
     /// `limits.maxTotalBytes`, and records how many records went. Called with the lock held, at start and whenever
     /// a file is sealed: between those moments the total grows by at most one file.
     func enforceTotalBound() {
@@ -21,7 +21,10 @@ extension Recorder {
             try? manager.removeItem(at: url)
             total -= size
         }
-        for bundle in Outbox(container: container).bundles() where total > limits.maxTotalBytes {
+        let now = clock()
+        // A bundle an upload holds may be on its way to the server right now: deleting it would count as dropped
+        // records the server then stores.
+        for bundle in Outbox(container: container).bundles() where total > limits.maxTotalBytes && !bundle.metadata.isHeld(at: now) {
             droppedRecords += bundle.metadata.records
             droppedBytes += bundle.bodySize
             total -= bundle.bodySize

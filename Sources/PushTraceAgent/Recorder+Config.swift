@@ -25,7 +25,7 @@ extension Recorder {
         }
         if let saved = withoutTime(try? Data(contentsOf: url)), saved.isEqual(withoutTime(Data(line))) { return }
         write(line)
-        try? Data(line).write(to: url, options: .atomic)
+        try? Data(line).writeProtected(to: url)
     }
 }
 

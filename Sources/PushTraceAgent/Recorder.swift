@@ -4,14 +4,16 @@ import PushTraceRecords
 /// Records what one process (the app, its service extension or its content extension) does with each notification,
 /// as NDJSON lines in the App Group container (SPEC §2–§4).
 ///
-/// Create one per process launch, early (`application(_:didFinishLaunchingWithOptions:)`, the extension's `init`),
-/// and keep it for the life of the process. Every call appends one line with one `write(2)` and returns; nothing is
-/// buffered in memory, so a process that iOS kills a moment later has lost nothing it recorded. Recording never
-/// throws: a line that cannot be written (disk full) is dropped rather than disturb the notification.
+/// Use one per process: ``shared(_:appGroup:limits:)`` gives every caller in a process the same recorder, however
+/// many `NotificationService` or view-controller instances iOS creates and however many notifications they handle
+/// at once. Every call appends one line with one `write(2)` and returns; nothing is buffered in memory, so a process
+/// that iOS kills a moment later has lost nothing it recorded. Recording never throws: a line that cannot be written
+/// (disk full, the container still locked before the first unlock) is counted, and the count is written as a `log`
+/// record with `dropped_records` as soon as writing works again.
 ///
-/// At its start a recorder seals the files its process's previous launch left, and reports that launch as a
-/// `service.abnormal_exit` or `content.abnormal_exit` if it ended in the middle of a notification (killed for
-/// memory, crashed). One process of each kind runs at a time, as iOS runs them.
+/// At its start a recorder seals the files that ended launches left, and reports each notification such a launch
+/// was in the middle of as a `service.abnormal_exit` or `content.abnormal_exit` (killed for memory, crashed).
+/// Launches still alive, in this process or another, are left alone.
 public final class Recorder: @unchecked Sendable {
     /// The process this recorder writes for.
     public let process: ProcessKind
@@ -19,18 +21,47 @@ public final class Recorder: @unchecked Sendable {
     public let container: AgentContainer
     let limits: RecorderLimits
     let clock: @Sendable () -> Int64
-    /// `<launch time, 13 digits>-<process>-<pid>`: file names sort by time.
+    /// This launch's name (``Launch``): its files are `records/<launch>-<sequence>.ndjson`.
     let launch: String
     private let lock = NSLock()
-    private var file: AppendOnlyFile
-    /// This launch's in-flight marker.
-    let marker: RewrittenFile
+    private var file: AppendOnlyFile?
     private var sequence = 0
+    private var lastWrite = DispatchTime.now()
+    /// Lines that could not be written and are not yet reported, with the last reason.
+    private var unwritten = 0
+    private var unwrittenReason = ""
+    /// The notifications this launch is in the middle of, in the order they began, and their marker file.
+    private var inFlight: [String: InFlightMarker.Entry] = [:]
+    private var inFlightOrder: [String] = []
+    private let marker: RewrittenFile
+    /// The service extension's own upload, when enabled.
+    private var ownUpload: Uploader?
+    private var ownUploadLimits = (seconds: 3.0, bytes: Int64(256 << 10))
 
     /// The current time in Unix epoch milliseconds.
     public static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-    /// Starts recording for `process` in `container`.
+    // MARK: One per process
+
+    #if canImport(Darwin)
+    /// The recorder of this process for `process`, writing into App Group `appGroup`: created on first use, then the
+    /// same one for every caller.
+    ///
+    /// Throws (and logs with `os_log`) ``AgentError/appGroupUnavailable(_:)`` when this target has no container for
+    /// `appGroup`, and ``AgentError/containerUnusable(_:reason:)`` when its folder cannot be used.
+    public static func shared(_ process: ProcessKind, appGroup: String, limits: RecorderLimits = RecorderLimits()) throws -> Recorder {
+        try SharedRecorders.recorder(process, appGroup) { try Recorder(process: process, container: AgentContainer(appGroup: appGroup), limits: limits) }
+    }
+    #endif
+
+    /// The recorder of this process for `process` in `container` (Linux, tests, a Mac tool): created on first use,
+    /// then the same one for every caller.
+    public static func shared(_ process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits()) throws -> Recorder {
+        try SharedRecorders.recorder(process, container.root.path) { try Recorder(process: process, container: container, limits: limits) }
+    }
+
+    /// Starts a recorder of its own for `process` in `container`. Prefer ``shared(_:container:limits:)``: two
+    /// recorders in one process are two launches, each with its own files.
     ///
     /// - Parameter clock: Unix epoch milliseconds; the system clock unless a test sets its own.
     public init(process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits(),
@@ -39,18 +70,18 @@ public final class Recorder: @unchecked Sendable {
         self.container = container
         self.limits = limits
         self.clock = clock
-        let now = clock()
-        launch = Self.zeroPadded(now, 13) + "-\(process.rawValue)-\(getpid())"
-        // The previous launches of this process have ended: their files are sealed, ready to upload.
-        for name in container.files(in: container.records) where name.contains("-\(process.rawValue)-") {
-            try? FileManager.default.moveItem(at: container.records.appendingPathComponent(name),
-                                              to: container.sealed.appendingPathComponent(name))
+        launch = Launch.name(process: process, now: clock())
+        Launches.register(launch)
+        marker = RewrittenFile(url: InFlightMarker.url(launch: launch, in: container))
+        do {
+            file = try AppendOnlyFile(url: container.records.appendingPathComponent("\(launch)-0000.ndjson"))
+        } catch let error as AgentError {
+            throw error.reported()
         }
-        file = try AppendOnlyFile(url: container.records.appendingPathComponent("\(launch)-0000.ndjson"))
-        let left = InFlightMarker.left(by: process, in: container, except: launch)
-        marker = RewrittenFile(url: InFlightMarker.url(process: process, launch: launch, in: container))
-        for marker in left { recordAbnormalExit(marker) }
-        lock.withLock { enforceTotalBound() }
+        lock.withLock {
+            for ended in settleEndedLaunches() { recordAbnormalExits(ended) }
+            enforceTotalBound()
+        }
     }
 
     // MARK: Writing
@@ -62,24 +93,49 @@ public final class Recorder: @unchecked Sendable {
 
     /// Appends one encoded line, sealing the file first if the line would take it over its bound.
     func write(_ line: [UInt8]) {
-        lock.withLock {
-            if file.size > 0 && file.size + Int64(line.count) > limits.maxFileBytes {
-                rollOver()
-                enforceTotalBound()
-            }
-            line.withUnsafeBytes { _ = file.append($0) }
-        }
+        lock.withLock { appendLocked(line) }
     }
 
     /// The record's NDJSON line, newline included.
-    func encode(_ type: RecordType, _ fields: [(String, JSONValue?)]) -> [UInt8] {
-        JSONLine(fields: [("type", .string(type.rawValue)), ("ts", .int(clock())), ("process", .string(process.rawValue))]
+    func encode(_ type: RecordType, _ fields: [(String, JSONValue?)], as writer: ProcessKind? = nil) -> [UInt8] {
+        JSONLine(fields: [("type", .string(type.rawValue)), ("ts", .int(clock())), ("process", .string((writer ?? process).rawValue))]
             + fields).bytes + [UInt8(ascii: "\n")]
     }
 
-    /// Appends a line while holding the lock (for records the bookkeeping itself writes).
+    /// Appends a line while holding the lock: reopens a file another launch sealed or that could not be opened,
+    /// reports earlier lines that could not be written, rolls over a full file, then writes.
     func appendLocked(_ line: [UInt8]) {
-        line.withUnsafeBytes { _ = file.append($0) }
+        let now = DispatchTime.now()
+        // After a pause (a suspended app) the file may have been sealed by another launch: follow it only when idle,
+        // which keeps the check off the path of a busy extension.
+        if let current = file, now.uptimeNanoseconds - lastWrite.uptimeNanoseconds > 60_000_000_000, !current.isStillAtItsPath {
+            file = nil
+        }
+        lastWrite = now
+        if file == nil { startFile() }
+        guard let current = file else { return drop("the container's records folder cannot be written") }
+        if current.size > 0 && current.size + Int64(line.count) > limits.maxFileBytes {
+            rollOver()
+            enforceTotalBound()
+        }
+        if unwritten > 0 { reportUnwritten() }
+        guard let target = file, line.withUnsafeBytes({ target.append($0) }) else {
+            return drop("a write to the container failed (disk full, or the phone not yet unlocked since it started)")
+        }
+    }
+
+    private func drop(_ reason: String) {
+        unwritten += 1
+        unwrittenReason = reason
+    }
+
+    private func reportUnwritten() {
+        let notice = encode(.log, [
+            ("level", "warning"),
+            ("message", .string("pushtrace could not write \(unwritten) records: \(unwrittenReason)")),
+            ("dropped_records", .int(Int64(unwritten))),
+        ])
+        if let target = file, notice.withUnsafeBytes({ target.append($0) }) { unwritten = 0 }
     }
 
     /// Records a lifecycle step (SPEC §3) of notification `notificationID` with its fields.
@@ -102,22 +158,129 @@ public final class Recorder: @unchecked Sendable {
     /// Seals the file this process is writing and starts a new one, so that an upload takes everything recorded so
     /// far as a finished file. The uploader does this for the process it runs in.
     public func seal() {
-        lock.withLock { if file.size > 0 { rollOver() } }
+        lock.withLock { if let file, file.size > 0 { rollOver() } }
     }
 
     /// The file being written now (for tests and diagnostics).
-    public var currentFile: URL { lock.withLock { file.url } }
+    public var currentFile: URL? { lock.withLock { file?.url } }
+
+    /// Records that could not be written and are not yet reported in a `dropped_records` line.
+    public var unwrittenRecords: Int { lock.withLock { unwritten } }
+
+    private func startFile() {
+        let name = "\(launch)-" + Self.zeroPadded(Int64(sequence), 4) + ".ndjson"
+        file = try? AppendOnlyFile(url: container.records.appendingPathComponent(name))
+    }
+
+    private func rollOver() {
+        if let file {
+            try? FileManager.default.moveItem(at: file.url, to: container.sealed.appendingPathComponent(file.url.lastPathComponent))
+        }
+        sequence += 1
+        file = nil
+        startFile()
+    }
 
     /// `value` in decimal, zero-padded to `width` digits (file names that sort by time).
-    private static func zeroPadded(_ value: Int64, _ width: Int) -> String {
+    static func zeroPadded(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
-    private func rollOver() {
-        try? FileManager.default.moveItem(at: file.url, to: container.sealed.appendingPathComponent(file.url.lastPathComponent))
-        sequence += 1
-        let name = "\(launch)-" + Self.zeroPadded(Int64(sequence), 4) + ".ndjson"
-        if let next = try? AppendOnlyFile(url: container.records.appendingPathComponent(name)) { file = next }
+    // MARK: Work in flight
+
+    /// Marks this launch as working on `notificationID`, or refreshes the footprint its entry has.
+    func beginWork(on notificationID: String) {
+        lock.withLock {
+            let since = inFlight[notificationID]?.since ?? clock()
+            if inFlight[notificationID] == nil { inFlightOrder.append(notificationID) }
+            inFlight[notificationID] = InFlightMarker.Entry(notificationID: notificationID, footprintBytes: MemoryFootprint.current(),
+                                                            since: since)
+            marker.rewrite(InFlightMarker.encode(inFlightOrder.compactMap { inFlight[$0] }))
+        }
+    }
+
+    /// This launch finished its work on `notificationID`.
+    func endWork(on notificationID: String) {
+        lock.withLock {
+            guard inFlight.removeValue(forKey: notificationID) != nil else { return }
+            inFlightOrder.removeAll { $0 == notificationID }
+            marker.rewrite(InFlightMarker.encode(inFlightOrder.compactMap { inFlight[$0] }))
+        }
+    }
+
+    /// The notifications this launch is in the middle of.
+    public var notificationsInFlight: [String] { lock.withLock { inFlightOrder } }
+
+    /// Seals the record files of launches that have ended and claims the in-flight markers they left. Called with
+    /// the lock held, at start and before each upload.
+    func settleEndedLaunches() -> [InFlightMarker] {
+        for name in container.files(in: container.records) {
+            guard let owner = Launch.of(fileName: name), owner != launch else { continue }
+            let url = container.records.appendingPathComponent(name)
+            if Launch.hasEnded(owner, touched: url, staleAfter: limits.idleFileSealAfter) {
+                try? FileManager.default.moveItem(at: url, to: container.sealed.appendingPathComponent(name))
+            }
+        }
+        return InFlightMarker.claimEnded(in: container, by: launch, staleAfter: limits.inFlightStaleAfter)
+    }
+
+    /// The `*.abnormal_exit` of each notification an ended launch left in flight, written as that launch's process.
+    func recordAbnormalExits(_ marker: InFlightMarker) {
+        guard marker.process == .service || marker.process == .content else { return }
+        let name: EventName = marker.process == .content ? .contentAbnormalExit : .serviceAbnormalExit
+        for entry in marker.entries {
+            appendLocked(encode(.event, [
+                ("event", .string(name.rawValue)), ("notification_id", .string(entry.notificationID)),
+                ("last_footprint_bytes", entry.footprintBytes.map(JSONValue.int)),
+                ("previous_launch", .string(marker.launch)), ("in_flight_since", .int(entry.since)),
+            ], as: marker.process))
+        }
+    }
+
+    /// Settles ended launches now (the uploader does this before packing).
+    func settle() {
+        lock.withLock { for ended in settleEndedLaunches() { recordAbnormalExits(ended) } }
+    }
+
+    // MARK: The service extension's own upload
+
+    /// Lets the service extension send its own records after each notification is delivered, for users who never
+    /// open the app: at most `seconds` and `bytes` per notification, always after the content handler was called.
+    /// What it cannot send in time stays for the app's ``Uploader``, which sends only what is still unsent.
+    public func uploadsAfterDelivery(_ configuration: UploaderConfiguration, within seconds: TimeInterval = 3,
+                                     maxBytes: Int64 = 256 << 10) throws {
+        let uploader = try Uploader(configuration: configuration, container: container, recorder: self)
+        lock.withLock {
+            ownUpload = uploader
+            ownUploadLimits = (max(0.1, min(seconds, 10)), max(4096, maxBytes))
+        }
+    }
+
+    /// Sends this launch's records now, within the bounds ``uploadsAfterDelivery(_:within:maxBytes:)`` set; nil when
+    /// that was not called. The service-extension handle calls it after delivering.
+    @discardableResult
+    public func uploadOwnRecords() async -> UploadReport? {
+        let (uploader, limits) = lock.withLock { (ownUpload, ownUploadLimits) }
+        guard let uploader else { return nil }
+        return await uploader.uploadOwnRecords(within: limits.seconds, maxBytes: limits.bytes)
+    }
+}
+
+/// The recorder of each process kind and container in this process: one per process is the point, so this is
+/// process-wide state, created once and guarded by a lock.
+final class SharedRecorders: @unchecked Sendable {
+    private static let all = SharedRecorders()
+    private let lock = NSLock()
+    private var recorders: [String: Recorder] = [:]
+
+    static func recorder(_ process: ProcessKind, _ place: String, make: () throws -> Recorder) throws -> Recorder {
+        try all.lock.withLock {
+            let key = "\(process.rawValue) \(place)"
+            if let recorder = all.recorders[key] { return recorder }
+            let recorder = try make()
+            all.recorders[key] = recorder
+            return recorder
+        }
     }
 }

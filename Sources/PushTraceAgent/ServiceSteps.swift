@@ -1,11 +1,25 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import PushTraceRecords
 
-/// The Notification Service Extension's steps (SPEC §3): `recorder.service.received(…)`.
+/// The Notification Service Extension's steps (SPEC §3), by notification ID: `recorder.service.received(…)`.
+/// ``begin(_:category:)`` gives a ``ServiceTrace`` that carries the ID and the elapsed time itself.
 ///
-/// `received` marks the launch as working on the notification until `delivered` or `expired`: if the process dies
-/// in between (the ~24 MB limit, a crash), its next launch records `service.abnormal_exit` for it.
+/// `received` marks the notification in flight until `delivered` or `expired`: if the process dies in between (the
+/// ~24 MB limit, a crash), the next recorder to start records `service.abnormal_exit` for it. Any number of
+/// notifications can be in flight in one process.
 public struct ServiceSteps: Sendable {
     let recorder: Recorder
+
+    /// `didReceive(_:withContentHandler:)` was called: records `service.received` and returns the notification's
+    /// handle.
+    public func begin(_ notificationID: String, category: String? = nil) -> ServiceTrace {
+        let trace = ServiceTrace(recorder: recorder, notificationID: notificationID)
+        received(notificationID, category: category)
+        return trace
+    }
 
     /// `didReceive(_:withContentHandler:)` was called.
     public func received(_ notificationID: String, category: String? = nil) {
@@ -36,13 +50,89 @@ public struct ServiceSteps: Sendable {
     /// The content handler was called, `elapsedMs` after `didReceive`.
     public func delivered(_ notificationID: String, elapsedMs: Int64) {
         recorder.event(.serviceDelivered, notificationID: notificationID, ["elapsed_ms": .int(elapsedMs)])
-        recorder.endWork()
+        recorder.endWork(on: notificationID)
     }
 
     /// `serviceExtensionTimeWillExpire()` was called, `elapsedMs` after `didReceive`.
     public func expired(_ notificationID: String, elapsedMs: Int64) {
         recorder.event(.serviceExpired, notificationID: notificationID, ["elapsed_ms": .int(elapsedMs)])
-        recorder.endWork()
+        recorder.endWork(on: notificationID)
+    }
+}
+
+/// One notification in the service extension, from `didReceive` to its content handler: it knows the ID and when
+/// it began, so no call passes them by hand, and it ends exactly once (`delivered` or `expired`, whichever is first).
+public final class ServiceTrace: @unchecked Sendable {
+    /// The notification's request identifier.
+    public let notificationID: String
+    let recorder: Recorder
+    private let start = DispatchTime.now()
+    private let lock = NSLock()
+    private var ended = false
+
+    init(recorder: Recorder, notificationID: String) {
+        self.recorder = recorder
+        self.notificationID = notificationID
+    }
+
+    /// Milliseconds since `didReceive`, on the monotonic clock.
+    public var elapsedMs: Int64 { Int64((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1_000_000) }
+
+    /// Whether the notification has been delivered or has expired.
+    public var hasEnded: Bool { lock.withLock { ended } }
+
+    /// An attachment download finished, well or not. `durationMs` is how long it took; `error` or an HTTP status
+    /// ≥ 400 says it failed.
+    public func download(host: String, durationMs: Int64, httpStatus: Int? = nil, bytes: Int64? = nil, mime: String? = nil,
+                         error: String? = nil) {
+        recorder.service.download(notificationID, urlHost: host, durationMs: durationMs, httpStatus: httpStatus, bytes: bytes,
+                                  mime: mime, error: error)
+    }
+
+    /// A download of `url` that began at `startedAt` ended with `response` (or `error`): records
+    /// `service.download` with its duration, HTTP status, size and type.
+    public func download(from url: URL, startedAt: DispatchTime, response: URLResponse?, bytes: Int64? = nil, error: Error? = nil) {
+        let http = response as? HTTPURLResponse
+        let length = response.map(\.expectedContentLength).flatMap { $0 >= 0 ? $0 : nil }
+        download(host: url.host ?? "", durationMs: Int64((DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1_000_000),
+                 httpStatus: http?.statusCode, bytes: bytes ?? length, mime: response?.mimeType,
+                 error: error.map { ($0 as NSError).localizedDescription })
+    }
+
+    /// `UNNotificationAttachment(identifier:url:options:)` was tried.
+    public func attachment(ok: Bool, uti: String? = nil, bytes: Int64? = nil, pixelWidth: Int? = nil, pixelHeight: Int? = nil,
+                           error: String? = nil) {
+        recorder.service.attachment(notificationID, ok: ok, uti: uti, bytes: bytes, pixelWidth: pixelWidth,
+                                    pixelHeight: pixelHeight, error: error)
+    }
+
+    /// A log line about this notification.
+    public func log(_ message: String, level: Recorder.LogLevel = .info) {
+        recorder.log(message, level: level, notificationID: notificationID)
+    }
+
+    /// The content handler is being called now. Records `service.delivered` with the elapsed time; false (and
+    /// nothing recorded) when the notification had already ended.
+    @discardableResult
+    public func delivered() -> Bool {
+        guard end() else { return false }
+        recorder.service.delivered(notificationID, elapsedMs: elapsedMs)
+        return true
+    }
+
+    /// `serviceExtensionTimeWillExpire()` was called. Records `service.expired`; false when already ended.
+    @discardableResult
+    public func expired() -> Bool {
+        guard end() else { return false }
+        recorder.service.expired(notificationID, elapsedMs: elapsedMs)
+        return true
+    }
+
+    private func end() -> Bool {
+        lock.withLock {
+            defer { ended = true }
+            return !ended
+        }
     }
 }
 

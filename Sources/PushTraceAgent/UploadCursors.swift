@@ -20,6 +20,6 @@ struct UploadCursors {
     mutating func forget(_ file: String) { offsets[file] = nil }
 
     func save() throws {
-        try JSONEncoder().encode(offsets).write(to: url, options: .atomic)
+        try JSONEncoder().encode(offsets).writeProtected(to: url)
     }
 }

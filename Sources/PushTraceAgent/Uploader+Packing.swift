@@ -2,17 +2,26 @@ import Foundation
 import PushTraceGzip
 
 extension Uploader {
-    /// Writes every record not yet in a bundle into bundles in `outbox/`; returns how many it wrote.
+    /// Writes every record not yet in a bundle into bundles in `outbox/`; returns the IDs of the bundles it wrote.
+    /// Called holding the ``PackLock``.
     ///
     /// Sealed files are taken to their end and deleted; the files running processes are writing are taken up to
     /// their last complete line, and the upload cursor remembers where. Each source file becomes one gzip member,
     /// after a member repeating each process's latest config record.
-    func pack() throws -> Int {
+    ///
+    /// - Parameters:
+    ///   - prefix: only files whose names start with it (the service extension's own launch); all when nil.
+    ///   - maxBytes: at most one bundle of this many bytes of records; as many bundles as it takes when nil.
+    func pack(only prefix: String? = nil, maxBytes: Int64? = nil) throws -> [String] {
         var cursors = UploadCursors(container: container)
         recover(&cursors)
+        recorderToSeal?.settle()
         recorderToSeal?.seal()
-        var packed = 0
-        while try packOne(&cursors) { packed += 1 }
+        var packed: [String] = []
+        while let bundleID = try packOne(&cursors, only: prefix, budget: maxBytes ?? configuration.maxBundleBytes) {
+            packed.append(bundleID)
+            if maxBytes != nil { break }
+        }
         return packed
     }
 
@@ -41,12 +50,13 @@ extension Uploader {
         cursors.forget(file)
     }
 
-    /// Writes one bundle of at most `maxBundleBytes` of new records; false when there was nothing new.
-    private func packOne(_ cursors: inout UploadCursors) throws -> Bool {
-        var budget = configuration.maxBundleBytes
+    /// Writes one bundle of at most `budget` bytes of new records; its ID, or nil when there was nothing new.
+    private func packOne(_ cursors: inout UploadCursors, only prefix: String?, budget total: Int64) throws -> String? {
+        var budget = total
         var pieces: [(url: URL, name: String, from: Int64, to: Int64, sealed: Bool)] = []
-        let sources = container.files(in: container.sealed).map { (container.sealed.appendingPathComponent($0), $0, true) }
-            + container.files(in: container.records).map { (container.records.appendingPathComponent($0), $0, false) }
+        let sources = (container.files(in: container.sealed).map { (container.sealed.appendingPathComponent($0), $0, true) }
+            + container.files(in: container.records).map { (container.records.appendingPathComponent($0), $0, false) })
+            .filter { prefix == nil || $0.1.hasPrefix(prefix!) }
         for (url, name, sealed) in sources where budget > 0 {
             let from = cursors[name], size = container.size(url)
             guard size > from else {
@@ -63,7 +73,7 @@ extension Uploader {
         guard pieces.contains(where: { $0.to > $0.from }) else {
             for piece in pieces where piece.sealed { consume(piece.name, &cursors) }
             try cursors.save()
-            return false
+            return nil
         }
         let createdAt = clock()
         let bundleID = UUID().uuidString.lowercased()
@@ -72,6 +82,7 @@ extension Uploader {
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
             throw AgentError.containerUnusable(temporary.path, reason: "cannot create the bundle file")
         }
+        FileProtection.apply(to: temporary)
         let output = try FileHandle(forWritingTo: temporary)
         var records = 0
         do {
@@ -100,7 +111,7 @@ extension Uploader {
         for (file, offset) in metadata.advances { cursors.advance(file, to: offset) }
         for file in metadata.consumed { consume(file, &cursors) }
         try cursors.save()
-        return true
+        return bundleID
     }
 
     /// Compresses bytes `from..<to` of `url` as one gzip member into `output`, 64 KiB at a time; returns the lines.

@@ -25,6 +25,8 @@ public actor Uploader {
     private let session: URLSession
     let clock: @Sendable () -> Int64
     private var random = SystemRandomNumberGenerator()
+    /// The pass under way, which overlapping `upload()` calls share.
+    private var pass: Task<UploadReport, Never>?
 
     /// - Parameters:
     ///   - recorder: the app's own recorder: its file is sealed before packing, and the uploader's notes go to it.
@@ -51,31 +53,74 @@ public actor Uploader {
 
     /// Packs new records into bundles and sends every bundle that is due, oldest first. Stops at the first bundle
     /// the server asks to wait for (429, 503) or cannot take (network, 5xx, 401, 403): the rest wait with it.
+    ///
+    /// Calls that overlap share one pass (and its report), so no bundle is sent twice by this process; a bundle
+    /// another process is sending is skipped. A cancelled call stops between requests without counting a failure.
     @discardableResult
     public func upload() async -> UploadReport {
+        if let pass { return await Self.await(pass) }
+        let task = Task { await self.runPass(only: nil, maxBytes: nil, deadline: nil) }
+        pass = task
+        defer { pass = nil }
+        return await Self.await(task)
+    }
+
+    /// Packs this process's own records (at most `maxBytes` of them) and sends them within `seconds`: the service
+    /// extension's upload after a delivery. Bundles older than these stay for the app's ``upload()``.
+    func uploadOwnRecords(within seconds: TimeInterval, maxBytes: Int64) async -> UploadReport {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1_000_000_000)
+        let own = recorderToSeal.map { "\($0.launch)-" }
+        let task = Task { await self.runPass(only: own, maxBytes: maxBytes, deadline: deadline) }
+        return await Self.await(task)
+    }
+
+    private static func await(_ task: Task<UploadReport, Never>) async -> UploadReport {
+        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+    }
+
+    private func runPass(only prefix: String?, maxBytes: Int64?, deadline: UInt64?) async -> UploadReport {
         var report = UploadReport()
+        let lock = PackLock(container: container)
+        // The extension does not wait for the app's packing: what the app packs, it also sends.
+        let packed: [String]?
         do {
-            report.packed = try pack()
+            packed = try lock.withLock(wait: prefix == nil ? 5 : 0.2) { try pack(only: prefix, maxBytes: maxBytes) }
         } catch {
+            packed = []
             report.lastError = "could not write a bundle: \(error)"
         }
-        for var bundle in Outbox(container: container).bundles() {
-            guard bundle.metadata.nextAttemptAt <= clock() else { break }
-            switch await send(bundle) {
+        report.packed = packed?.count ?? 0
+        let candidates = Outbox(container: container).bundles().filter { prefix == nil || packed?.contains($0.metadata.bundleID) == true }
+        for bundle in candidates {
+            if Task.isCancelled { break }
+            guard bundle.metadata.isDue(at: clock(), longest: Int64(configuration.maxBackoff * 1000)) else { break }
+            let remaining = deadline.map { TimeInterval(Int64($0) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 }
+            if let remaining, remaining <= 0.05 { break }
+            guard var held = hold(bundle, for: remaining ?? configuration.requestTimeout, lock: lock) else { continue }
+            let outcome = await send(held, timeout: remaining)
+            if Task.isCancelled || outcome == nil {
+                release(&held)
+                break
+            }
+            switch outcome! {
             case .stored(let duplicate):
-                bundle.remove()
+                held.remove()
                 report.sent += 1
                 report.duplicates += duplicate ? 1 : 0
                 continue
             case .refused(let reason):
-                setAside(bundle, reason: reason)
+                setAside(held, reason: reason)
                 report.setAside += 1
                 report.lastError = reason
                 continue
             case .retry(let reason, let after):
-                bundle.metadata.attempts += 1
-                bundle.metadata.nextAttemptAt = clock() + Int64(max(after ?? 0, backoff(attempt: bundle.metadata.attempts)) * 1000)
-                try? bundle.save()
+                held.metadata.attempts += 1
+                let seconds = min(configuration.maxBackoff, max(after ?? 0, backoff(attempt: held.metadata.attempts)))
+                let now = clock()
+                held.metadata.nextAttemptAt = now + Int64(seconds * 1000)
+                held.metadata.waitSetAt = now
+                held.metadata.heldUntil = nil
+                try? held.save()
                 report.lastError = reason
             }
             break
@@ -86,15 +131,35 @@ public actor Uploader {
         return report
     }
 
+    /// Claims `bundle` for one attempt lasting at most `seconds`, under the pack lock; nil when another upload holds
+    /// it, it is gone, or the lock could not be had.
+    private func hold(_ bundle: OutboxBundle, for seconds: TimeInterval, lock: PackLock) -> OutboxBundle? {
+        lock.withLock(wait: 2) { () -> OutboxBundle? in
+            guard var current = Outbox(container: container).bundle(at: bundle.metadataURL) else { return nil }
+            let now = clock()
+            guard !current.metadata.isHeld(at: now) else { return nil }
+            current.metadata.heldUntil = now + min(OutboxBundle.longestHold, Int64((seconds + 5) * 1000))
+            guard (try? current.save()) != nil else { return nil }
+            return current
+        } ?? nil
+    }
+
+    private func release(_ bundle: inout OutboxBundle) {
+        guard FileManager.default.fileExists(atPath: bundle.metadataURL.path) else { return }
+        bundle.metadata.heldUntil = nil
+        try? bundle.save()
+    }
+
     // MARK: Sending
 
-    private enum Outcome {
+    private enum Outcome: Equatable {
         case stored(duplicate: Bool)
         case refused(String)
         case retry(String, after: TimeInterval?)
     }
 
-    private func send(_ bundle: OutboxBundle) async -> Outcome {
+    /// One attempt; nil when it was cancelled (by the caller, or by the extension's deadline): not a failure.
+    private func send(_ bundle: OutboxBundle, timeout: TimeInterval?) async -> Outcome? {
         let body: Data
         do {
             body = try manifestMember(bundleID: bundle.metadata.bundleID) + Data(contentsOf: bundle.bodyURL)
@@ -107,12 +172,18 @@ public actor Uploader {
         request.setValue("application/x-ndjson", forHTTPHeaderField: "Content-Type")
         request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
         request.httpBody = body
+        request.timeoutInterval = timeout.map { max(0.1, $0) } ?? configuration.requestTimeout
         let data: Data, response: HTTPURLResponse
         do {
-            let (answer, urlResponse) = try await session.data(for: request)
+            let (answer, urlResponse) = try await Self.data(for: request, session: session, within: timeout)
             guard let http = urlResponse as? HTTPURLResponse else { return .retry("not an HTTP response", after: nil) }
             (data, response) = (answer, http)
+        } catch is CancellationError {
+            return nil
+        } catch let error as URLError where error.code == .cancelled {
+            return nil
         } catch {
+            if Task.isCancelled { return nil }
             return .retry("\(error.localizedDescription)", after: nil)
         }
         let message = Self.message(data)
@@ -124,7 +195,8 @@ public actor Uploader {
             return .refused("HTTP \(response.statusCode): \(message)")
         case 429, 503:
             return .retry("HTTP \(response.statusCode): \(message)",
-                          after: Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: clock()))
+                          after: Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: clock(),
+                                                 limit: configuration.maxBackoff))
         default:
             return .retry("HTTP \(response.statusCode): \(message)", after: nil)
         }
@@ -150,19 +222,39 @@ public actor Uploader {
     /// Seconds to wait after the `attempt`-th failure: 2, 4, 8, … up to `maxBackoff`, each between half and all of
     /// that ("equal jitter"), so that many devices failing together do not come back together.
     private func backoff(attempt: Int) -> TimeInterval {
-        let ceiling = min(configuration.maxBackoff, 2 * pow(2, Double(min(attempt, 30) - 1)))
+        let ceiling = max(1, min(configuration.maxBackoff, 2 * pow(2, Double(min(max(attempt, 1), 30) - 1))))
         return ceiling / 2 + Double.random(in: 0...(ceiling / 2), using: &random)
     }
 
-    /// `Retry-After` as seconds or an HTTP date.
-    static func retryAfter(_ value: String?, now: Int64) -> TimeInterval? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = TimeInterval(value) { return max(0, seconds) }
+    /// `Retry-After` as seconds or an HTTP date, within `0...limit`; nil when it says nothing usable (absent, `nan`,
+    /// not a number or a date). Any server may send any text here; none may stop or crash the app.
+    static func retryAfter(_ value: String?, now: Int64, limit: TimeInterval) -> TimeInterval? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.utf8.count <= 64 else { return nil }
+        func bounded(_ seconds: TimeInterval) -> TimeInterval? {
+            seconds.isNaN ? nil : min(max(0, seconds), max(0, limit))
+        }
+        if let seconds = TimeInterval(value) { return bounded(seconds) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: value).map { max(0, $0.timeIntervalSince1970 - Double(now) / 1000) }
+        return formatter.date(from: value).flatMap { bounded($0.timeIntervalSince1970 - Double(now) / 1000) }
+    }
+
+    /// `session.data(for:)`, cancelled when `seconds` run out (the extension's time bound).
+    private static func data(for request: URLRequest, session: URLSession, within seconds: TimeInterval?) async throws
+        -> (Data, URLResponse) {
+        guard let seconds else { return try await session.data(for: request) }
+        return try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
+            group.addTask { try await session.data(for: request) }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let answer = first else { throw CancellationError() }
+            return answer
+        }
     }
 
     private static func message(_ data: Data) -> String {

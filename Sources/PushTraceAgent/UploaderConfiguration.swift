@@ -20,6 +20,8 @@ public struct UploaderConfiguration: Sendable {
     public var maxRejectedBundles = 5
     /// The longest wait between attempts at a bundle (default one hour).
     public var maxBackoff: TimeInterval = 3_600
+    /// How long one request may take before it counts as failed (default 60 s).
+    public var requestTimeout: TimeInterval = 60
 
     public init(server: URL, token: String, appID: String, appVersion: String? = nil, build: String? = nil,
                 os: String? = nil, deviceModel: String? = nil) {

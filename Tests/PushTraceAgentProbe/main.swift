@@ -8,6 +8,12 @@
 //   pushtrace-agent-probe content CONTAINER ID CATEGORY         the content extension: expanded, image, an action
 //   pushtrace-agent-probe bench   CONTAINER COUNT               times COUNT record calls (half of them in service runs);
 //                                                               memory before and after
+//   pushtrace-agent-probe concurrent CONTAINER COUNT HOLD_MS    COUNT notifications at once in one service extension
+//                                                               (the shared recorder), each held HOLD_MS before delivery
+//   pushtrace-agent-probe crash-many CONTAINER COUNT            begins COUNT notifications, delivers the first, SIGKILLs
+//   pushtrace-agent-probe partial CONTAINER                     records while the file size limit cuts writes short
+//   pushtrace-agent-probe extension-upload CONTAINER SERVER TOKEN APP ID SECONDS
+//                                                               a service run that uploads its own records after delivery
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -71,6 +77,58 @@ case "content" where arguments.count == 4:
     }
     Thread.sleep(forTimeInterval: 1.2)  // the save shows on the card before the answer
     completion(.doNotDismiss)
+    done.wait()
+case "concurrent" where arguments.count == 4:
+    let recorder = try Recorder.shared(.service, container: container)
+    let count = Int(arguments[2]) ?? 2, hold = Double(arguments[3]) ?? 100
+    DispatchQueue.concurrentPerform(iterations: count) { index in
+        // A new NotificationService instance per notification, as iOS makes them, all on the one shared recorder.
+        let shared = try! Recorder.shared(.service, container: container)
+        let trace = shared.service.begin("c-\(getpid())-\(index)", category: "DAILY_PICK")
+        trace.download(host: "cdn.rorklab.net", durationMs: 120, httpStatus: 200, bytes: 182_000, mime: "image/jpeg")
+        Thread.sleep(forTimeInterval: hold / 1000)
+        trace.attachment(ok: true, uti: "public.jpeg", bytes: 182_000)
+        trace.delivered()
+    }
+    precondition(recorder.notificationsInFlight.isEmpty)
+case "crash-many" where arguments.count == 3:
+    let recorder = try Recorder.shared(.service, container: container)
+    let traces = (0..<(Int(arguments[2]) ?? 2)).map { recorder.service.begin("k-\($0)", category: "DAILY_PICK") }
+    traces.first?.delivered()
+    kill(getpid(), SIGKILL)
+case "partial" where arguments.count == 2:
+    // The kernel's file size limit cuts a write short (EFBIG) as a full disk would; SIGXFSZ is ignored so the
+    // write returns instead of killing the process.
+    let recorder = try Recorder.shared(.service, container: container)
+    signal(SIGXFSZ, SIG_IGN)
+    let base = Int64(recorder.currentFile.map { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? NSNumber }??.int64Value ?? 0)
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+    let unlimited = limit.rlim_cur
+    limit.rlim_cur = rlim_t(base + 1_000)
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+    for index in 0..<40 { recorder.log("partial line \(index) " + String(repeating: "p", count: 100)) }
+    limit.rlim_cur = unlimited
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+    recorder.log("after the limit")
+    print("unwritten after: \(recorder.unwrittenRecords)")
+case "extension-upload" where arguments.count == 7:
+    let recorder = try Recorder.shared(.service, container: container)
+    let configuration = UploaderConfiguration(server: URL(string: arguments[2])!, token: arguments[3], appID: arguments[4])
+    try recorder.uploadsAfterDelivery(configuration, within: Double(arguments[6]) ?? 3)
+    recorder.config(appGroup: appGroup)
+    let trace = recorder.service.begin(arguments[5], category: "DAILY_PICK")
+    trace.download(host: "cdn.rorklab.net", durationMs: 320, httpStatus: 200, bytes: 182_000, mime: "image/jpeg")
+    trace.attachment(ok: true, uti: "public.jpeg", bytes: 182_000, pixelWidth: 1200, pixelHeight: 800)
+    trace.delivered()
+    let started = DispatchTime.now()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let report = await recorder.uploadOwnRecords()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        print("sent \(report?.sent ?? -1) packed \(report?.packed ?? -1) seconds \(String(format: "%.2f", seconds))")
+        done.signal()
+    }
     done.wait()
 case "bench" where arguments.count == 3:
     try bench(count: Int(arguments[2]) ?? 10_000)

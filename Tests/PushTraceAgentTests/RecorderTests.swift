@@ -9,7 +9,7 @@ struct RecorderTests {
     func concurrentProcesses() async throws {
         let temporary = try TemporaryContainer()
         let path = temporary.directory.path
-        // Two of one kind too: the second seals the first's file while it is still being written to.
+        // Two of one kind too: two service-extension processes alive at once, neither taking the other's file.
         let writers = [("app", "A"), ("service", "S"), ("content", "C"), ("service", "T")]
         let count = 6_000
         let endings = try await withThrowingTaskGroup(of: Probe.Ending.self) { group in
@@ -132,7 +132,7 @@ struct RecorderTests {
                                   mime: "image/jpeg")
         recorder.shared.read(suite: "group.x", key: "k\n\"quoted\"", found: false, notificationID: "n-1")
         recorder.service.delivered("n-1", elapsedMs: 640)
-        let file = try Data(contentsOf: recorder.currentFile)
+        let file = try Data(contentsOf: try #require(recorder.currentFile))
         let records = try file.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(Record.self, from: Data($0)) }
         #expect(records.map(\.event) == ["service.received", "service.download", "shared.read", "service.delivered"])
         #expect(records.allSatisfy { $0.ts == 1_763_622_000_000 && $0.process == "service" && $0.notificationID == "n-1" })

@@ -74,7 +74,7 @@ struct UploaderPackingTests {
         content.seal()
         content.content.image("n-1", pixelWidth: 10, pixelHeight: 10)
         // A half-written line at the end of a running file (a writer caught mid-write) is left for later.
-        let running = content.currentFile
+        let running = try #require(content.currentFile)
         let handle = try FileHandle(forWritingTo: running)
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(#"{"type":"log","ts":1,"pro"#.utf8))
@@ -83,6 +83,41 @@ struct UploaderPackingTests {
         #expect(try await Self.offlineUploader(temporary, clock: clock).upload().packed == 1)
         #expect(temporary.files("sealed").isEmpty)
         #expect(try Self.bundleLines(temporary).compactMap { $0["event"] as? String } == ["content.received", "content.image"])
+    }
+
+    @Test("the size bound's cleanup never deletes a bundle an upload holds; it deletes the others, counting their records")
+    func heldBundleSurvivesCleanup() async throws {
+        let temporary = try TemporaryContainer()
+        let clock = Clock()
+        // Files large enough that the batches roll nothing over (so nothing is cleaned up before packing), a total bound
+        // that the two bundles alone exceed.
+        let limits = RecorderLimits(maxFileBytes: 8_000, maxTotalBytes: 3_000)
+        let recorder = try Recorder(process: .app, container: temporary.container, limits: limits, clock: { clock.now })
+        let uploader = try Self.offlineUploader(temporary, clock: clock)
+        let outbox = temporary.root.appendingPathComponent("outbox")
+        func batch(_ number: Int) async -> String? {
+            // Random text, so that each bundle stays large once compressed.
+            for index in 0..<30 { recorder.log("batch \(number) line \(index) " + (0..<3).map { _ in UUID().uuidString }.joined()) }
+            recorder.seal()
+            let before = Set(temporary.files("outbox"))
+            _ = await uploader.upload()  // packs a bundle; the server is unreachable, so it waits in the outbox
+            return temporary.files("outbox").first { !before.contains($0) && $0.hasSuffix(".json") }
+        }
+        let first = try #require(await batch(0))
+        // That bundle is being sent by an upload (in another process, say): it holds it for a minute.
+        let held = outbox.appendingPathComponent(first)
+        var metadata = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: held)) as? [String: Any])
+        metadata["held_until"] = clock.now + 60_000
+        try JSONSerialization.data(withJSONObject: metadata).write(to: held)
+        clock.advance(seconds: 1)  // the held bundle is the older: without the hold, the cleanup would take it first
+        let second = try #require(await batch(1))
+        // Far over the bound: the cleanup deletes sealed files and the other bundle, never the held one.
+        for index in 0..<100 { recorder.log("flood \(index) " + String(repeating: "w", count: 80)) }
+        #expect(FileManager.default.fileExists(atPath: held.path))
+        #expect(FileManager.default.fileExists(atPath: held.deletingPathExtension().appendingPathExtension("gz").path))
+        #expect(!temporary.files("outbox").contains(second))
+        let dropped = try temporary.recordLines().compactMap { ($0["dropped_records"] as? NSNumber)?.intValue }.reduce(0, +)
+        #expect(dropped >= 30)
     }
 
     @Test("an uploader with an unusable server URL, token or app ID is refused at once, saying which")

@@ -1,0 +1,116 @@
+// UserNotifications as the agent and the guide use it (iOS 15+). Classes are not Sendable unless Apple's SDK says so.
+@_exported import Foundation
+// On Apple platforms Foundation includes URLSession; on Linux it is a module of its own.
+@_exported import FoundationNetworking
+
+open class UNNotificationContent: NSObject {
+    open var categoryIdentifier: String { fatalError() }
+    open var title: String { fatalError() }
+    open var body: String { fatalError() }
+    open var userInfo: [AnyHashable: Any] { fatalError() }
+    open var attachments: [UNNotificationAttachment] { fatalError() }
+    open override func mutableCopy() -> Any { fatalError() }
+}
+
+open class UNMutableNotificationContent: UNNotificationContent {
+    open override var categoryIdentifier: String { get { fatalError() } set {} }
+    open override var title: String { get { fatalError() } set {} }
+    open override var body: String { get { fatalError() } set {} }
+    open override var attachments: [UNNotificationAttachment] { get { fatalError() } set {} }
+}
+
+open class UNNotificationAttachment: NSObject {
+    open var identifier: String { fatalError() }
+    open var url: URL { fatalError() }
+    open var type: String { fatalError() }
+    public convenience init(identifier: String, url URL: URL, options: [AnyHashable: Any]? = nil) throws { fatalError() }
+}
+
+open class UNNotificationRequest: NSObject {
+    open var identifier: String { fatalError() }
+    open var content: UNNotificationContent { fatalError() }
+}
+
+open class UNNotification: NSObject {
+    open var date: Date { fatalError() }
+    open var request: UNNotificationRequest { fatalError() }
+}
+
+open class UNNotificationResponse: NSObject {
+    open var notification: UNNotification { fatalError() }
+    open var actionIdentifier: String { fatalError() }
+}
+
+public let UNNotificationDefaultActionIdentifier: String = "com.apple.UNNotificationDefaultActionIdentifier"
+public let UNNotificationDismissActionIdentifier: String = "com.apple.UNNotificationDismissActionIdentifier"
+
+public struct UNNotificationActionOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let authenticationRequired = UNNotificationActionOptions(rawValue: 1 << 0)
+    public static let destructive = UNNotificationActionOptions(rawValue: 1 << 1)
+    public static let foreground = UNNotificationActionOptions(rawValue: 1 << 2)
+}
+
+open class UNNotificationAction: NSObject {
+    open var identifier: String { fatalError() }
+    open var title: String { fatalError() }
+    public convenience init(identifier: String, title: String, options: UNNotificationActionOptions = []) { fatalError() }
+}
+
+public struct UNNotificationCategoryOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let customDismissAction = UNNotificationCategoryOptions(rawValue: 1 << 0)
+}
+
+open class UNNotificationCategory: NSObject {
+    open var identifier: String { fatalError() }
+    open var actions: [UNNotificationAction] { fatalError() }
+    public convenience init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
+                            options: UNNotificationCategoryOptions = []) { fatalError() }
+}
+
+public struct UNNotificationPresentationOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let badge = UNNotificationPresentationOptions(rawValue: 1 << 0)
+    public static let sound = UNNotificationPresentationOptions(rawValue: 1 << 1)
+    public static let list = UNNotificationPresentationOptions(rawValue: 1 << 3)
+    public static let banner = UNNotificationPresentationOptions(rawValue: 1 << 4)
+}
+
+public struct UNAuthorizationOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let badge = UNAuthorizationOptions(rawValue: 1 << 0)
+    public static let sound = UNAuthorizationOptions(rawValue: 1 << 1)
+    public static let alert = UNAuthorizationOptions(rawValue: 1 << 2)
+}
+
+open class UNUserNotificationCenter: NSObject {
+    open class func current() -> UNUserNotificationCenter { fatalError() }
+    weak open var delegate: (any UNUserNotificationCenterDelegate)? { get { fatalError() } set {} }
+    open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {}
+    open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {}
+    open func notificationCategories() async -> Set<UNNotificationCategory> { fatalError() }
+    open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool { fatalError() }
+}
+
+public protocol UNUserNotificationCenterDelegate: NSObjectProtocol {
+    @MainActor func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
+        -> UNNotificationPresentationOptions
+    @MainActor func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async
+}
+
+extension UNUserNotificationCenterDelegate {
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
+        -> UNNotificationPresentationOptions { [] }
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {}
+}
+
+open class UNNotificationServiceExtension: NSObject {
+    public override init() {}
+    open func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {}
+    open func serviceExtensionTimeWillExpire() {}
+}

@@ -1,0 +1,24 @@
+// The content extension's protocol (UNNotificationContentExtension reference, ../shared/seeds/001_…).
+@_exported import UIKit
+@_exported import UserNotifications
+
+public enum UNNotificationContentExtensionResponseOption: UInt, Sendable {
+    case doNotDismiss = 0
+    case dismiss = 1
+    case dismissAndForwardAction = 2
+}
+
+public enum UNNotificationContentExtensionMediaPlayPauseButtonType: UInt, Sendable {
+    case none = 0
+    case `default` = 1
+    case overlay = 2
+}
+
+@MainActor public protocol UNNotificationContentExtension: NSObjectProtocol {
+    func didReceive(_ notification: UNNotification)
+    func didReceive(_ response: UNNotificationResponse) async -> UNNotificationContentExtensionResponseOption
+}
+
+extension UNNotificationContentExtension {
+    public func didReceive(_ response: UNNotificationResponse) async -> UNNotificationContentExtensionResponseOption { .dismiss }
+}

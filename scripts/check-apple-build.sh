@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Type-checks the agent's Apple-only code on Linux, which has no Apple SDK: the agent's sources, with everything under
+# `#if canImport(Darwin)`, `UserNotifications`, `UserNotificationsUI`, `BackgroundTasks` and `os` switched on, against
+# the declaration-only stand-in of that API in Tests/AppleSDKStandIn; then every Swift sample of docs/agent.md
+# against the agent so built. Swift 6 language mode, strict concurrency. Also builds Agent/Package.swift (the
+# tools-6.0 manifest an iOS app points Xcode at). Run by make test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+out=.build/apple-standin
+rm -rf "$out" && mkdir -p "$out/samples"
+flags=(-swift-version 6 -strict-concurrency=complete -warnings-as-errors -parse-as-library)
+
+echo "== the agent's own manifest (Agent/Package.swift, tools $(head -1 Agent/Package.swift | sed 's/.*://'))"
+$SWIFT build --package-path Agent --scratch-path .build/agent-package 2>&1 | tail -1
+
+echo "== the Apple SDK stand-in"
+$SWIFT build --target PushTraceAgent >/dev/null
+modules=$($SWIFT build --show-bin-path)/Modules
+emit() {  # emit MODULE FILE…
+    local name=$1; shift
+    swiftc "${flags[@]}" -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" -I "$out" "$@"
+}
+# The SDK's modules are Objective-C and C headers, declared without Swift 6's checks (a C global is a plain `var`);
+# their stand-ins are compiled the same way. Code that uses them is checked in Swift 6 mode.
+for module in Darwin os UserNotifications UIKit UserNotificationsUI BackgroundTasks; do
+    swiftc -swift-version 5 -parse-as-library -module-name "$module" -emit-module \
+        -emit-module-path "$out/$module.swiftmodule" -I "$out" "Tests/AppleSDKStandIn/$module.swift"
+done
+
+echo "== the check itself: a switch expression passed as an argument is refused"
+if swiftc "${flags[@]}" -typecheck -I "$out" Tests/AppleSDKStandIn/SelfTest/SwitchExpressionArgument.swift 2>"$out/selftest.log"; then
+    echo "Tests/AppleSDKStandIn/SelfTest/SwitchExpressionArgument.swift compiled: the check would not catch it"; exit 1
+fi
+grep -q "'switch' may only be used as expression" "$out/selftest.log" || { cat "$out/selftest.log"; exit 1; }
+
+echo "== PushTraceAgent with its Apple-only code"
+emit PushTraceAgent -I "$modules" -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap Sources/PushTraceAgent/*.swift
+# The check must see the Apple-only lines: each guard it relies on is true under the stand-in.
+for guard in Darwin UserNotifications UserNotificationsUI BackgroundTasks os; do
+    grep -q "canImport($guard)" Sources/PushTraceAgent/*.swift || { echo "no code under canImport($guard): update this script"; exit 1; }
+done
+
+echo "== the Swift samples of docs/agent.md"
+# Each block is its own file. The block that says it is "a member of all three targets" is compiled with every other
+# one (they use it); a block that starts with swift-tools-version is a manifest, checked against PackageDescription.
+python3 - "$out/samples" <<'PY'
+import re, sys, pathlib
+text = pathlib.Path("docs/agent.md").read_text()
+blocks = re.findall(r"^```swift\n(.*?)^```", text, re.S | re.M)
+for index, block in enumerate(blocks, 1):
+    kind = "manifest" if block.startswith("// swift-tools-version") else "shared" if "a member of all three targets" in block else "sample"
+    pathlib.Path(sys.argv[1], f"{index:02d}-{kind}.swift").write_text(block)
+print(f"{len(blocks)} samples")
+PY
+manifest_api=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/pm/ManifestAPI
+zlib=(-Xcc -fmodule-map-file=Sources/CZlib/module.modulemap)
+shared=("$out"/samples/*-shared.swift)
+[ -e "${shared[0]}" ] || { echo "docs/agent.md has no block that is 'a member of all three targets'"; exit 1; }
+for sample in "$out"/samples/*.swift; do
+    number=$(basename "$sample" | cut -c1-2)
+    case $sample in
+    *-manifest.swift) swiftc -swift-version 6 -package-description-version "$(head -1 "$sample" | sed "s/.*://")" -typecheck -I "$manifest_api" "$sample" ;;
+    *-shared.swift) swiftc "${flags[@]}" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" ;;
+    *) swiftc "${flags[@]}" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" "${shared[@]}" ;;
+    esac || { echo "docs/agent.md: Swift block number $number does not compile (above)"; exit 1; }
+done
+echo "the Apple-only code and $(ls "$out"/samples | wc -l) Swift samples of docs/agent.md type-check"
