@@ -156,7 +156,7 @@ func bench(count: Int) throws {
     events.reserveCapacity(count / 2)
     runs.reserveCapacity(count / 10)
     let before = residentBytes("VmRSS")
-    let recorder = try Recorder(process: .service, container: container)
+    let recorder = try Recorder.shared(.service, container: container)
     // Plain events: one line, one write (the record call itself).
     for index in 0..<(count / 2) {
         let id = "5E0C1A2B-3C4D-4E5F-8A9B-\(100_000_000_000 + index)"
@@ -164,20 +164,20 @@ func bench(count: Int) throws {
         recorder.service.attachment(id, ok: true, uti: "public.jpeg", bytes: 182_000, pixelWidth: 1200, pixelHeight: 800)
         events.append(nanoseconds() - start)
     }
-    // A whole service-extension run: received and delivered also write the in-flight marker.
+    // A whole service-extension run through its handle: begin and delivered also rewrite the in-flight marker.
     for index in 0..<(count / 10) {
         let id = "7A1B2C3D-4E5F-4A6B-8C7D-\(100_000_000_000 + index)"
         let start = nanoseconds()
-        recorder.service.received(id, category: "DAILY_PICK")
-        recorder.service.download(id, urlHost: "cdn.rorklab.net", durationMs: 420, httpStatus: 200, bytes: 182_000, mime: "image/jpeg")
-        recorder.service.attachment(id, ok: true, uti: "public.jpeg", bytes: 182_000)
-        recorder.log("attached the image", notificationID: id)
-        recorder.service.delivered(id, elapsedMs: 640)
+        let trace = recorder.service.begin(id, category: "DAILY_PICK")
+        trace.download(host: "cdn.rorklab.net", durationMs: 420, httpStatus: 200, bytes: 182_000, mime: "image/jpeg")
+        trace.attachment(ok: true, uti: "public.jpeg", bytes: 182_000)
+        trace.log("attached the image")
+        trace.delivered()
         runs.append((nanoseconds() - start) / 5)
     }
     let after = residentBytes("VmRSS")
     summary("record (service.attachment)", events)
-    summary("record, averaged over a service run (received … delivered, marker writes included)", runs)
+    summary("record, averaged over a service run through its handle (begin … delivered, marker writes included)", runs)
     print("memory: resident \(before / 1024) KiB before the recorder, \(after / 1024) KiB after \(count / 2 + count / 10 * 5) records: "
           + "\(max(0, after - before) / 1024) KiB added (peak \(residentBytes("VmHWM") / 1024) KiB)")
 }
