@@ -16,16 +16,17 @@ struct PackLock {
 
     init(container: AgentContainer) { url = container.state.appendingPathComponent("pack.lock") }
 
-    /// Runs `body` holding the lock, trying for up to `wait` seconds; nil (and `body` not run) when another process
-    /// held it all that time or the lock file cannot be opened.
-    func withLock<T>(wait: TimeInterval, _ body: () throws -> T) rethrows -> T? {
+    /// Runs `body` holding the lock, trying for up to `wait` seconds (sleeping between tries, never blocking a
+    /// thread); nil, and `body` not run, when another process held it all that time or the lock file cannot be
+    /// opened.
+    func withLock<T>(wait: TimeInterval, isolation: isolated (any Actor)? = #isolation, _ body: () throws -> T) async rethrows -> T? {
         let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, wait) * 1_000_000_000)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, DispatchTime.now().uptimeNanoseconds < deadline else { return nil }
-            usleep(5_000)
+            guard errno == EWOULDBLOCK || errno == EINTR, DispatchTime.now().uptimeNanoseconds < deadline,
+                  (try? await Task.sleep(nanoseconds: 5_000_000)) != nil else { return nil }
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()

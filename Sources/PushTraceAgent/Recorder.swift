@@ -247,12 +247,15 @@ public final class Recorder: @unchecked Sendable {
 
     /// Lets the service extension send its own records after each notification is delivered, for users who never
     /// open the app: at most `seconds` and `bytes` per notification, always after the content handler was called.
-    /// What it cannot send in time stays for the app's ``Uploader``, which sends only what is still unsent.
+    /// What it cannot send in time stays for the app's ``Uploader``, which sends only what is still unsent. The first
+    /// call's configuration stays in force; later calls change only the bounds.
     public func uploadsAfterDelivery(_ configuration: UploaderConfiguration, within seconds: TimeInterval = 3,
                                      maxBytes: Int64 = 256 << 10) throws {
-        let uploader = try Uploader(configuration: configuration, container: container, recorder: self)
+        // Called again (each notification's setup, say), it keeps the uploader it has: overlapping calls then
+        // share one pass.
+        let uploader = try lock.withLock { ownUpload } ?? Uploader(configuration: configuration, container: container, recorder: self)
         lock.withLock {
-            ownUpload = uploader
+            if ownUpload == nil { ownUpload = uploader }
             ownUploadLimits = (max(0.1, min(seconds, 10)), max(4096, maxBytes))
         }
     }

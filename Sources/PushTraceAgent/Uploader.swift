@@ -84,7 +84,7 @@ public actor Uploader {
         // The extension does not wait for the app's packing: what the app packs, it also sends.
         let packed: [String]?
         do {
-            packed = try lock.withLock(wait: prefix == nil ? 5 : 0.2) { try pack(only: prefix, maxBytes: maxBytes) }
+            packed = try await lock.withLock(wait: prefix == nil ? 5 : 0.2) { try pack(only: prefix, maxBytes: maxBytes) }
         } catch {
             packed = []
             report.lastError = "could not write a bundle: \(error)"
@@ -96,7 +96,7 @@ public actor Uploader {
             guard bundle.metadata.isDue(at: clock(), longest: Int64(configuration.maxBackoff * 1000)) else { break }
             let remaining = deadline.map { TimeInterval(Int64($0) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 }
             if let remaining, remaining <= 0.05 { break }
-            guard var held = hold(bundle, for: remaining ?? configuration.requestTimeout, lock: lock) else { continue }
+            guard var held = await hold(bundle, for: remaining ?? configuration.requestTimeout, lock: lock) else { continue }
             let outcome = await send(held, timeout: remaining)
             if Task.isCancelled || outcome == nil {
                 release(&held)
@@ -133,8 +133,8 @@ public actor Uploader {
 
     /// Claims `bundle` for one attempt lasting at most `seconds`, under the pack lock; nil when another upload holds
     /// it, it is gone, or the lock could not be had.
-    private func hold(_ bundle: OutboxBundle, for seconds: TimeInterval, lock: PackLock) -> OutboxBundle? {
-        lock.withLock(wait: 2) { () -> OutboxBundle? in
+    private func hold(_ bundle: OutboxBundle, for seconds: TimeInterval, lock: PackLock) async -> OutboxBundle? {
+        await lock.withLock(wait: 2) { () -> OutboxBundle? in
             guard var current = Outbox(container: container).bundle(at: bundle.metadataURL) else { return nil }
             let now = clock()
             guard !current.metadata.isHeld(at: now) else { return nil }
