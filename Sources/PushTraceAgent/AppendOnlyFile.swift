@@ -48,29 +48,42 @@ final class AppendOnlyFile {
     /// Whether `url` still names this file: another launch may have sealed it (moved it to `sealed/`) while this
     /// process was suspended, and lines appended after that would go to a file the uploader has already taken.
     var isStillAtItsPath: Bool {
-        var open = stat(), named = stat()
-        guard fstat(descriptor, &open) == 0, stat(url.path, &named) == 0 else { return false }
-        return open.st_ino == named.st_ino && open.st_dev == named.st_dev
+        var opened = stat(), named = stat()
+        guard fstat(descriptor, &opened) == 0, stat(url.path, &named) == 0 else { return false }
+        return opened.st_ino == named.st_ino && opened.st_dev == named.st_dev
     }
 }
 
-/// A small file rewritten in place: a launch's in-flight marker.
+/// A small file rewritten in place: a launch's in-flight marker. If another launch removed it (judging this one
+/// ended after a long quiet spell), the next rewrite creates it again, so a live launch's marker is always on disk.
 final class RewrittenFile: @unchecked Sendable {
-    private let descriptor: Int32
+    private let url: URL
+    private var descriptor: Int32
     private let lock = NSLock()
 
     init(url: URL) {
-        descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if descriptor >= 0 { FileProtection.apply(to: url) }
+        self.url = url
+        descriptor = Self.opening(url)
     }
 
     deinit { if descriptor >= 0 { close(descriptor) } }
 
+    private static func opening(_ url: URL) -> Int32 {
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { FileProtection.apply(to: url) }
+        return descriptor
+    }
+
     /// Replaces the contents with `bytes` (nothing, to empty it). False when the file could not be written.
     @discardableResult
     func rewrite(_ bytes: [UInt8]) -> Bool {
-        guard descriptor >= 0 else { return false }
-        return lock.withLock {
+        lock.withLock {
+            var opened = stat(), named = stat()
+            if descriptor < 0 || fstat(descriptor, &opened) != 0 || stat(url.path, &named) != 0 || opened.st_ino != named.st_ino {
+                if descriptor >= 0 { close(descriptor) }
+                descriptor = Self.opening(url)
+            }
+            guard descriptor >= 0 else { return false }
             let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
             return ftruncate(descriptor, off_t(bytes.count)) == 0 && written == bytes.count
         }

@@ -40,7 +40,10 @@ struct InFlightMarker {
             let owner = Launch.process(of: launch) != nil ? launch : String(launch.drop { $0 != "-" }.dropFirst())
             guard owner != claimant, let process = Launch.process(of: owner) else { return nil }
             let url = container.state.appendingPathComponent(name)
-            guard Launch.hasEnded(owner, touched: url, staleAfter: staleAfter) else { return nil }
+            // An empty marker reports nothing, so it is only tidied away once its launch is surely over; one with
+            // notifications in it is judged as the launch's files are.
+            let empty = FileManager.default.fileExists(atPath: url.path) && (try? Data(contentsOf: url))?.isEmpty == true
+            guard Launch.hasEnded(owner, touched: url, staleAfter: empty ? 86_400 : staleAfter) else { return nil }
             let claimed = container.state.appendingPathComponent(".claimed-\(claimant)-\(name)")
             guard (try? FileManager.default.moveItem(at: url, to: claimed)) != nil else { return nil }
             defer { try? FileManager.default.removeItem(at: claimed) }

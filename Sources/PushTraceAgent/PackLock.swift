@@ -16,6 +16,16 @@ struct PackLock {
 
     init(container: AgentContainer) { url = container.state.appendingPathComponent("pack.lock") }
 
+    /// Runs `body` if the lock is free right now; nil otherwise (the size bound's cleanup, which must not wait).
+    func ifFree<T>(_ body: () throws -> T) rethrows -> T? {
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return nil }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
     /// Runs `body` holding the lock, trying for up to `wait` seconds (sleeping between tries, never blocking a
     /// thread); nil, and `body` not run, when another process held it all that time or the lock file cannot be
     /// opened.

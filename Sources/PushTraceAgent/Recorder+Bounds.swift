@@ -23,12 +23,15 @@ extension Recorder {
         }
         let now = clock()
         // A bundle an upload holds may be on its way to the server right now: deleting it would count as dropped
-        // records the server then stores.
-        for bundle in Outbox(container: container).bundles() where total > limits.maxTotalBytes && !bundle.metadata.isHeld(at: now) {
-            droppedRecords += bundle.metadata.records
-            droppedBytes += bundle.bodySize
-            total -= bundle.bodySize
-            bundle.remove()
+        // records the server then stores. Holds are taken under the pack lock, so bundles are only deleted under it
+        // too; when an upload has it, they wait for the next cleanup.
+        PackLock(container: container).ifFree {
+            for bundle in Outbox(container: container).bundles() where total > limits.maxTotalBytes && !bundle.metadata.isHeld(at: now) {
+                droppedRecords += bundle.metadata.records
+                droppedBytes += bundle.bodySize
+                total -= bundle.bodySize
+                bundle.remove()
+            }
         }
         guard droppedRecords > 0 else { return }
         appendLocked(encode(.log, [

@@ -26,7 +26,8 @@ public final class Recorder: @unchecked Sendable {
     private let lock = NSLock()
     private var file: AppendOnlyFile?
     private var sequence = 0
-    private var lastWrite = DispatchTime.now()
+    /// Wall-clock time of the last write (the monotonic clock stops while the phone sleeps; file ages do not).
+    private var lastWrite: Int64 = 0
     /// Lines that could not be written and are not yet reported, with the last reason.
     private var unwritten = 0
     private var unwrittenReason = ""
@@ -105,11 +106,12 @@ public final class Recorder: @unchecked Sendable {
     /// Appends a line while holding the lock: reopens a file another launch sealed or that could not be opened,
     /// reports earlier lines that could not be written, rolls over a full file, then writes.
     func appendLocked(_ line: [UInt8]) {
-        let now = DispatchTime.now()
-        // After a pause (a suspended app) the file may have been sealed by another launch: follow it only when idle,
-        // which keeps the check off the path of a busy extension.
-        if let current = file, now.uptimeNanoseconds - lastWrite.uptimeNanoseconds > 60_000_000_000, !current.isStillAtItsPath {
+        let now = clock()
+        // After a pause (a suspended app) the file may have been sealed by another launch, which waits far longer
+        // than this: check only after a pause, which keeps the check off the path of a busy extension.
+        if let current = file, now - lastWrite > 60_000 || now < lastWrite, !current.isStillAtItsPath {
             file = nil
+            sequence += 1  // a new name: the sealed one keeps its own
         }
         lastWrite = now
         if file == nil { startFile() }
@@ -209,6 +211,9 @@ public final class Recorder: @unchecked Sendable {
         }
     }
 
+    /// Whether ``uploadsAfterDelivery(_:within:maxBytes:)`` is on.
+    public var uploadsOwnRecords: Bool { lock.withLock { ownUpload != nil } }
+
     /// The notifications this launch is in the middle of.
     public var notificationsInFlight: [String] { lock.withLock { inFlightOrder } }
 
@@ -248,11 +253,10 @@ public final class Recorder: @unchecked Sendable {
     /// Lets the service extension send its own records after each notification is delivered, for users who never
     /// open the app: at most `seconds` and `bytes` per notification, always after the content handler was called.
     /// What it cannot send in time stays for the app's ``Uploader``, which sends only what is still unsent. The first
-    /// call's configuration stays in force; later calls change only the bounds.
+    /// call's configuration stays in force; later calls change only the bounds, and use the same uploader.
     public func uploadsAfterDelivery(_ configuration: UploaderConfiguration, within seconds: TimeInterval = 3,
                                      maxBytes: Int64 = 256 << 10) throws {
-        // Called again (each notification's setup, say), it keeps the uploader it has: overlapping calls then
-        // share one pass.
+        // Called again (each notification's setup, say), it keeps the uploader it has.
         let uploader = try lock.withLock { ownUpload } ?? Uploader(configuration: configuration, container: container, recorder: self)
         lock.withLock {
             if ownUpload == nil { ownUpload = uploader }

@@ -26,7 +26,7 @@ public actor Uploader {
     let clock: @Sendable () -> Int64
     private var random = SystemRandomNumberGenerator()
     /// The pass under way, which overlapping `upload()` calls share.
-    private var pass: Task<UploadReport, Never>?
+    private var pass: Pass?
 
     /// - Parameters:
     ///   - recorder: the app's own recorder: its file is sealed before packing, and the uploader's notes go to it.
@@ -55,14 +55,39 @@ public actor Uploader {
     /// the server asks to wait for (429, 503) or cannot take (network, 5xx, 401, 403): the rest wait with it.
     ///
     /// Calls that overlap share one pass (and its report), so no bundle is sent twice by this process; a bundle
-    /// another process is sending is skipped. A cancelled call stops between requests without counting a failure.
+    /// another process is sending is skipped. Cancelled (when every caller waiting for it is), a pass stops between
+    /// requests without counting a failure.
     @discardableResult
     public func upload() async -> UploadReport {
-        if let pass { return await Self.await(pass) }
-        let task = Task { await self.runPass(only: nil, maxBytes: nil, deadline: nil) }
-        pass = task
+        if let pass {
+            pass.waiters.join()
+            return await Self.await(pass)
+        }
+        let current = Pass(task: Task { await self.runPass(only: nil, maxBytes: nil, deadline: nil) })
+        pass = current
         defer { pass = nil }
-        return await Self.await(task)
+        return await Self.await(current)
+    }
+
+    /// One pass and how many callers wait for it: it is cancelled only when every one of them is.
+    struct Pass: Sendable {
+        let task: Task<UploadReport, Never>
+        let waiters = Waiters()
+    }
+
+    final class Waiters: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 1
+
+        func join() { lock.withLock { count += 1 } }
+        /// One caller gave up; true when none waits any more.
+        func leave() -> Bool { lock.withLock { count -= 1; return count == 0 } }
+    }
+
+    private static func await(_ pass: Pass) async -> UploadReport {
+        await withTaskCancellationHandler { await pass.task.value } onCancel: {
+            if pass.waiters.leave() { pass.task.cancel() }
+        }
     }
 
     /// Packs this process's own records (at most `maxBytes` of them) and sends them within `seconds`: the service
@@ -70,12 +95,7 @@ public actor Uploader {
     func uploadOwnRecords(within seconds: TimeInterval, maxBytes: Int64) async -> UploadReport {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1_000_000_000)
         let own = recorderToSeal.map { "\($0.launch)-" }
-        let task = Task { await self.runPass(only: own, maxBytes: maxBytes, deadline: deadline) }
-        return await Self.await(task)
-    }
-
-    private static func await(_ task: Task<UploadReport, Never>) async -> UploadReport {
-        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        return await Self.await(Pass(task: Task { await self.runPass(only: own, maxBytes: maxBytes, deadline: deadline) }))
     }
 
     private func runPass(only prefix: String?, maxBytes: Int64?, deadline: UInt64?) async -> UploadReport {

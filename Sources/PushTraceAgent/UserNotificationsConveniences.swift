@@ -45,66 +45,86 @@ public final class ServiceDelivery: @unchecked Sendable {
     /// The notification's request identifier.
     public var notificationID: String { trace.notificationID }
 
-    /// Content to deliver if time runs out before ``deliver(_:)`` (the request's own content until set).
+    /// Content to deliver if time runs out before ``deliver(_:)`` (the request's own content until set). A copy is
+    /// kept, so later changes to `content` do not race with an expiry.
     public func keepBestAttempt(_ content: UNNotificationContent) {
-        lock.withLock { best = content }
+        let copy = (content.copy() as? UNNotificationContent) ?? content
+        lock.withLock { best = copy }
     }
 
-    /// Records `service.delivered` and calls the content handler with `content`; does nothing after the first
-    /// delivery or expiry.
+    /// Records `service.delivered` and calls the content handler with `content`. The handler is called exactly once
+    /// between this and ``expire()``, whichever comes first, even if the trace was ended by hand.
     public func deliver(_ content: UNNotificationContent) {
-        guard let handler = takeHandler(), trace.delivered() else { return }
+        guard let handler = takeHandler() else { return }
+        trace.delivered()
         handler(content)
         uploadAfterwards()
     }
 
     /// `serviceExtensionTimeWillExpire()`: records `service.expired` and delivers the best attempt.
     public func expire() {
-        guard let handler = takeHandler(), trace.expired() else { return }
+        guard let handler = takeHandler() else { return }
+        trace.expired()
         handler(lock.withLock { best })
     }
 
-    /// Downloads `url` (the monotonic clock times it; at most `timeout` seconds), keeps it under a file name with
-    /// the extension the system needs to recognise an attachment, and makes the attachment: records
-    /// `service.download` and `service.attachment`. Nil when either failed (the steps say why).
+    /// Downloads `url` within `timeout` seconds in all (the monotonic clock times it), keeps it under a file name
+    /// with the extension the system needs to recognise the attachment (from the served MIME type, else the URL's),
+    /// refuses a file over Apple's limit for its type (image 10 MB, audio 5 MB, video 50 MB), and makes the
+    /// attachment: records `service.download` and `service.attachment`. Nil when any step failed (the records say
+    /// why); the downloaded file is then removed.
     public func downloadAttachment(from url: URL, identifier: String = "image", timeout: TimeInterval = 20,
                                    session: URLSession = .shared) async -> UNNotificationAttachment? {
         let started = DispatchTime.now()
-        var request = URLRequest(url: url)
-        request.timeoutInterval = timeout
         let file: URL, response: URLResponse
         do {
-            (file, response) = try await session.download(for: request)
+            (file, response) = try await Self.download(url, within: timeout, session: session)
         } catch {
             trace.download(from: url, startedAt: started, response: nil, error: error)
             return nil
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 200
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber
-        trace.download(from: url, startedAt: started, response: response, bytes: size?.int64Value)
-        guard status < 400 else { return nil }
-        let suffix = url.pathExtension.isEmpty ? Self.fileExtension(mime: response.mimeType) : url.pathExtension
-        let named = file.deletingLastPathComponent().appendingPathComponent(UUID().uuidString + "." + suffix)
+        let size = ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value
+        trace.download(from: url, startedAt: started, response: response, bytes: size)
+        let keep = file.deletingLastPathComponent().appendingPathComponent(UUID().uuidString)
+        func fail(_ reason: String) -> UNNotificationAttachment? {
+            trace.attachment(ok: false, bytes: size, error: reason)
+            try? FileManager.default.removeItem(at: file)
+            return nil
+        }
+        if let status = (response as? HTTPURLResponse)?.statusCode, status >= 400 {
+            try? FileManager.default.removeItem(at: file)
+            return nil  // the download record says it failed
+        }
+        guard let kind = AttachmentKind(mime: response.mimeType, pathExtension: url.pathExtension) else {
+            return fail("not an attachment type the system takes: \(response.mimeType ?? "no MIME type"), .\(url.pathExtension)")
+        }
+        if let size, size > kind.limit {
+            return fail("\(size) bytes: over the \(kind.limit / 1_000_000) MB the system takes for \(kind.name)")
+        }
+        let named = keep.appendingPathExtension(kind.fileExtension)
         do {
             try FileManager.default.moveItem(at: file, to: named)
             let attachment = try UNNotificationAttachment(identifier: identifier, url: named, options: nil)
-            trace.attachment(ok: true, uti: attachment.type, bytes: size?.int64Value)
+            trace.attachment(ok: true, uti: attachment.type, bytes: size)
             return attachment
         } catch {
-            trace.attachment(ok: false, bytes: size?.int64Value, error: (error as NSError).localizedDescription)
-            return nil
+            try? FileManager.default.removeItem(at: named)
+            return fail((error as NSError).localizedDescription)
         }
     }
 
-    /// The file extension UNNotificationAttachment needs for a served MIME type (a URL without one).
-    static func fileExtension(mime: String?) -> String {
-        switch mime?.lowercased() {
-        case "image/png": "png"
-        case "image/gif": "gif"
-        case "image/heic": "heic"
-        case "video/mp4": "mp4"
-        case "audio/mpeg": "mp3"
-        default: "jpg"
+    /// `session.download(for:)`, cancelled when `seconds` run out in all (`timeoutInterval` only bounds idle time).
+    private static func download(_ url: URL, within seconds: TimeInterval, session: URLSession) async throws -> (URL, URLResponse) {
+        let request = URLRequest(url: url, cachePolicy: .useProtocolCachePolicy, timeoutInterval: seconds)
+        return try await withThrowingTaskGroup(of: (URL, URLResponse)?.self) { group in
+            group.addTask { try await session.download(for: request) }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let answer = first else { throw URLError(.timedOut) }
+            return answer
         }
     }
 
@@ -115,9 +135,22 @@ public final class ServiceDelivery: @unchecked Sendable {
         }
     }
 
+    /// The extension's own upload, after the handler was called. iOS may suspend an extension once it has
+    /// delivered; `performExpiringActivity` asks for the time the upload needs (it is bounded anyway) and says when
+    /// the system takes it back, and the upload is then cancelled, before it could hold the pack lock while suspended.
     private func uploadAfterwards() {
         let recorder = trace.recorder
-        Task.detached(priority: .utility) { await recorder.uploadOwnRecords() }
+        guard recorder.uploadsOwnRecords else { return }
+        let upload = Task.detached(priority: .utility) { await recorder.uploadOwnRecords() }
+        ProcessInfo.processInfo.performExpiringActivity(withReason: "pushtrace: sending this notification's steps") { expired in
+            guard !expired else { return upload.cancel() }
+            let done = DispatchSemaphore(value: 0)
+            Task.detached {
+                _ = await upload.value
+                done.signal()
+            }
+            done.wait()
+        }
     }
 }
 
@@ -150,8 +183,14 @@ extension AppSteps {
 }
 
 extension Recorder {
-    /// Records the app's config (SPEC §4) with the categories registered with the notification center. Call it after
-    /// `setNotificationCategories`.
+    /// Records the app's config (SPEC §4) with `categories`, the set the app passes to `setNotificationCategories`
+    /// (reading them back at once can still return the previous set).
+    public func recordCategories(_ categories: Set<UNNotificationCategory>, appGroup: String?) {
+        let configs = categories.map { CategoryConfig(id: $0.identifier, actions: $0.actions.map(\.identifier)) }
+        config(appGroup: appGroup, categories: configs.sorted { $0.id < $1.id })
+    }
+
+    /// Records the app's config (SPEC §4) with the categories the notification center has registered now.
     public func recordRegisteredCategories(appGroup: String?) {
         UNUserNotificationCenter.current().getNotificationCategories { [self] categories in
             let configs = categories.map { CategoryConfig(id: $0.identifier, actions: $0.actions.map(\.identifier)) }
@@ -196,12 +235,11 @@ extension UNNotificationContentExtensionResponseOption {
 extension ContentSteps {
     /// `completion(_:action:timeout:_:)` for the handler `didReceive(_:completionHandler:)` is given.
     public func completion(_ response: UNNotificationResponse, timeout: TimeInterval = 5,
-                           _ completion: @escaping (UNNotificationContentExtensionResponseOption) -> Void)
-        -> (UNNotificationContentExtensionResponseOption) -> Void {
-        nonisolated(unsafe) let handler = completion
+                           _ completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void)
+        -> @Sendable (UNNotificationContentExtensionResponseOption) -> Void {
         let wrapped = self.completion(response.notification.request.identifier, action: response.actionIdentifier,
                                       timeout: timeout) { option in
-            handler(UNNotificationContentExtensionResponseOption(option))
+            completion(UNNotificationContentExtensionResponseOption(option))
         }
         return { option in wrapped(ResponseOption(option)) }
     }

@@ -34,6 +34,18 @@ public typealias task_vm_info_data_t = task_vm_info
 public func task_info(_ target_task: task_name_t, _ flavor: task_flavor_t, _ task_info_out: task_info_t!,
                       _ task_info_outCnt: UnsafeMutablePointer<mach_msg_type_number_t>!) -> kern_return_t { fatalError() }
 
+extension URL {
+    /// Security-scoped resources (Foundation on Apple platforms).
+    public func startAccessingSecurityScopedResource() -> Bool { fatalError() }
+    public func stopAccessingSecurityScopedResource() {}
+}
+
+extension ProcessInfo {
+    /// `performExpiringActivity(withReason:using:)`: the block runs on a queue of its own; called again with `true`
+    /// when the system takes the time back.
+    public func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void) {}
+}
+
 extension FileManager {
     /// `containerURL(forSecurityApplicationGroupIdentifier:)`
     public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? { fatalError() }

@@ -12,6 +12,9 @@
 @MainActor open class UIImage: NSObject {
     public init?(contentsOfFile path: String) { fatalError() }
     open var size: CGSize { fatalError() }
+    open var scale: CGFloat { fatalError() }
+    /// iOS 15.
+    open func preparingThumbnail(of size: CGSize) -> UIImage? { fatalError() }
 }
 
 @MainActor open class UIImageView: UIView {

@@ -97,16 +97,20 @@ open class UNUserNotificationCenter: NSObject {
     open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool { fatalError() }
 }
 
+/// Not main-actor isolated: the system calls it on a queue of its own, and its completion handlers are `@Sendable`
+/// (Apple's declarations). Swift also offers async forms of both; the guide uses the completion handlers.
 public protocol UNUserNotificationCenterDelegate: NSObjectProtocol {
-    @MainActor func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-        -> UNNotificationPresentationOptions
-    @MainActor func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void)
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                withCompletionHandler completionHandler: @escaping @Sendable () -> Void)
 }
 
 extension UNUserNotificationCenterDelegate {
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-        -> UNNotificationPresentationOptions { [] }
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {}
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                       withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {}
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                       withCompletionHandler completionHandler: @escaping @Sendable () -> Void) {}
 }
 
 open class UNNotificationServiceExtension: NSObject {

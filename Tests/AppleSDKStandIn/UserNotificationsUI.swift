@@ -14,11 +14,15 @@ public enum UNNotificationContentExtensionMediaPlayPauseButtonType: UInt, Sendab
     case overlay = 2
 }
 
-@MainActor public protocol UNNotificationContentExtension: NSObjectProtocol {
-    func didReceive(_ notification: UNNotification)
-    func didReceive(_ response: UNNotificationResponse) async -> UNNotificationContentExtensionResponseOption
+/// `didReceive(_ notification:)` is main-actor isolated; the action handler is not, and its completion is
+/// `@Sendable` (Apple's declarations). Swift also offers the handler's async form.
+public protocol UNNotificationContentExtension: NSObjectProtocol {
+    @MainActor func didReceive(_ notification: UNNotification)
+    func didReceive(_ response: UNNotificationResponse,
+                    completionHandler completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void)
 }
 
 extension UNNotificationContentExtension {
-    public func didReceive(_ response: UNNotificationResponse) async -> UNNotificationContentExtensionResponseOption { .dismiss }
+    public func didReceive(_ response: UNNotificationResponse,
+                           completionHandler completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void) {}
 }

@@ -166,7 +166,7 @@ struct AgentUploadResilienceTests {
         #expect(server.stop() == 0)
     }
 
-    @Test("a cancelled upload is no failure: no attempt counted, no backoff, the bundle sent by the next call")
+    @Test("a cancelled upload is no failure: no attempt counted, no backoff, the bundle sent by the next call; a pass two callers share goes on when one of them gives up")
     func cancellation() async throws {
         let (work, token, container) = try AgentEndToEndTests.setUp()
         let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
@@ -190,8 +190,20 @@ struct AgentUploadResilienceTests {
             try await Task.sleep(for: .milliseconds(3_000))  // the delayed attempt reaches the server after all
             let next = await uploader.upload()  // at once: no backoff to wait out
             #expect(next.sent == 1 && next.waiting == 0, "\(next)")
+
+            // Two callers share a pass: one of them giving up does not stop it for the other.
+            Self.serviceRun(recorder, "x-2")
+            front.script.withLockedValue { $0 = [.delayed(milliseconds: 1_000)] }
+            let leaving = Task { await uploader.upload() }
+            try await Task.sleep(for: .milliseconds(200))
+            let staying = Task { await uploader.upload() }
+            try await Task.sleep(for: .milliseconds(200))
+            leaving.cancel()
+            let stayed = await staying.value
+            #expect(stayed.sent == 1 && stayed.waiting == 0, "\(stayed)")
         }
         #expect(try await Self.stored("x-1", in: work)["service.received"] == 1)
+        #expect(try await Self.stored("x-2", in: work)["service.received"] == 1)
         #expect(server.stop() == 0)
     }
 

@@ -1,0 +1,60 @@
+import Foundation
+@testable import PushTraceAgent
+import Testing
+
+/// What happens to a live launch's files when another launch tidies them away, and the attachment types the
+/// service-extension handle accepts.
+@Suite("Agent: a live launch's files, attachment kinds")
+struct LaunchFilesTests {
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Int64 = 1_763_622_000_000
+        var now: Int64 { lock.withLock { value } }
+        func advance(seconds: Int64) { lock.withLock { value += seconds * 1000 } }
+    }
+
+    @Test("a marker removed by another launch is written again at the next notification, so a later kill is still reported")
+    func markerRecreated() throws {
+        let temporary = try TemporaryContainer()
+        let recorder = try Recorder(process: .service, container: temporary.container)
+        let state = temporary.root.appendingPathComponent("state")
+        let marker = try #require(temporary.files("state").first { $0.hasPrefix("inflight-") })
+        try FileManager.default.removeItem(at: state.appendingPathComponent(marker))
+        let trace = recorder.service.begin("m-1")
+        let data = try Data(contentsOf: state.appendingPathComponent(marker))
+        #expect(String(decoding: data, as: UTF8.self).contains("\"m-1\""))
+        trace.delivered()
+        #expect(try Data(contentsOf: state.appendingPathComponent(marker)).isEmpty)
+    }
+
+    @Test("a file sealed by another launch while this one was quiet: the next write, a minute of wall clock later, starts a new file")
+    func sealedWhileQuiet() throws {
+        let temporary = try TemporaryContainer()
+        let clock = Clock()
+        let recorder = try Recorder(process: .app, container: temporary.container, clock: { clock.now })
+        recorder.log("before the pause")
+        let first = try #require(recorder.currentFile)
+        // Another launch judged this file idle and sealed it; the uploader may take it any moment.
+        try FileManager.default.moveItem(at: first, to: temporary.root.appendingPathComponent("sealed").appendingPathComponent(first.lastPathComponent))
+        clock.advance(seconds: 61)
+        recorder.log("after the pause")
+        let second = try #require(recorder.currentFile)
+        #expect(second != first && FileManager.default.fileExists(atPath: second.path))
+        let sealed = try String(contentsOf: temporary.root.appendingPathComponent("sealed").appendingPathComponent(first.lastPathComponent),
+                                encoding: .utf8)
+        #expect(!sealed.contains("after the pause"))
+        #expect(try String(contentsOf: second, encoding: .utf8).contains("after the pause"))
+    }
+
+    @Test("attachment kinds: the served MIME type first, then the URL's extension; Apple's limits in decimal megabytes")
+    func attachmentKinds() {
+        #expect(AttachmentKind(mime: "image/png", pathExtension: "php")?.fileExtension == "png")
+        #expect(AttachmentKind(mime: "image/jpeg; charset=binary", pathExtension: "")?.fileExtension == "jpg")
+        #expect(AttachmentKind(mime: "application/octet-stream", pathExtension: "JPG")?.fileExtension == "jpg")
+        #expect(AttachmentKind(mime: nil, pathExtension: "webp") == nil)
+        #expect(AttachmentKind(mime: "image/heic", pathExtension: "heic") == nil)
+        #expect(AttachmentKind(mime: "image/gif", pathExtension: "")?.limit == 10_000_000)
+        #expect(AttachmentKind(mime: "audio/mpeg", pathExtension: "")?.limit == 5_000_000)
+        #expect(AttachmentKind(mime: "video/mp4", pathExtension: "")?.limit == 50_000_000)
+    }
+}
