@@ -70,7 +70,7 @@ public final class ServiceDelivery: @unchecked Sendable {
 
     /// Downloads `url` within `timeout` seconds in all (the monotonic clock times it), keeps it under a file name
     /// with the extension the system needs to recognise the attachment (from the served MIME type, else the URL's),
-    /// refuses a file over Apple's limit for its type (image 10 MB, audio 5 MB, video 50 MB), and makes the
+    /// refuses a file over Apple's limit for its type (`AttachmentKind.maxBytes`), and makes the
     /// attachment: records `service.download` and `service.attachment`. Nil when any step failed (the records say
     /// why); the downloaded file is then removed.
     public func downloadAttachment(from url: URL, identifier: String = "image", timeout: TimeInterval = 20,
@@ -95,13 +95,15 @@ public final class ServiceDelivery: @unchecked Sendable {
             try? FileManager.default.removeItem(at: file)
             return nil  // the download record says it failed
         }
-        guard let kind = AttachmentKind(mime: response.mimeType, pathExtension: url.pathExtension) else {
+        // The served type first (a URL may end in `.php`, or in nothing), else the URL's own extension.
+        let fileExtension = AttachmentKind.fileExtension(forMIME: response.mimeType) ?? url.pathExtension.lowercased()
+        guard let kind = AttachmentKind(fileExtension: fileExtension) else {
             return fail("not an attachment type the system takes: \(response.mimeType ?? "no MIME type"), .\(url.pathExtension)")
         }
-        if let size, size > kind.limit {
-            return fail("\(size) bytes: over the \(kind.limit / 1_000_000) MB the system takes for \(kind.name)")
+        if let size, size > kind.maxBytes {
+            return fail("\(size) bytes: over the \(kind.limitText) the system takes for \(kind.rawValue) attachments")
         }
-        let named = keep.appendingPathExtension(kind.fileExtension)
+        let named = keep.appendingPathExtension(fileExtension)
         do {
             try FileManager.default.moveItem(at: file, to: named)
             let attachment = try UNNotificationAttachment(identifier: identifier, url: named, options: nil)

@@ -118,7 +118,7 @@ struct NotificationFacts {
         if record.eventName == .serviceDownload, let status = record.httpStatus, status >= 400 { return "HTTP \(status)" }
         if record.eventName == .serviceAttachment, record.ok == false { return "attachment refused" }
         if let bytes = record.bytes, let kind = AttachmentKind(uti: record.uti, mime: record.mime), bytes > kind.maxBytes {
-            return "\(kind.rawValue) over \(kind.maxBytes / 1_048_576) MB"
+            return "\(kind.rawValue) over \(kind.limitText)"
         }
         return nil
     }

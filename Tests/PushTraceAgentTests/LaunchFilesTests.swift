@@ -1,9 +1,9 @@
 import Foundation
-@testable import PushTraceAgent
+import PushTraceAgent
 import Testing
 
 /// What happens to a live launch's files when another launch tidies them away, and the attachment types the
-/// service-extension handle accepts.
+/// service-extension handle accepts (the shared `AttachmentKind`).
 @Suite("Agent: a live launch's files, attachment kinds")
 struct LaunchFilesTests {
     final class Clock: @unchecked Sendable {
@@ -46,15 +46,13 @@ struct LaunchFilesTests {
         #expect(try String(contentsOf: second, encoding: .utf8).contains("after the pause"))
     }
 
-    @Test("attachment kinds: the served MIME type first, then the URL's extension; Apple's limits in decimal megabytes")
+    @Test("attachment kinds: the served MIME type names the file extension, else the URL's; Apple's limits in decimal megabytes")
     func attachmentKinds() {
-        #expect(AttachmentKind(mime: "image/png", pathExtension: "php")?.fileExtension == "png")
-        #expect(AttachmentKind(mime: "image/jpeg; charset=binary", pathExtension: "")?.fileExtension == "jpg")
-        #expect(AttachmentKind(mime: "application/octet-stream", pathExtension: "JPG")?.fileExtension == "jpg")
-        #expect(AttachmentKind(mime: nil, pathExtension: "webp") == nil)
-        #expect(AttachmentKind(mime: "image/heic", pathExtension: "heic") == nil)
-        #expect(AttachmentKind(mime: "image/gif", pathExtension: "")?.limit == 10_000_000)
-        #expect(AttachmentKind(mime: "audio/mpeg", pathExtension: "")?.limit == 5_000_000)
-        #expect(AttachmentKind(mime: "video/mp4", pathExtension: "")?.limit == 50_000_000)
+        #expect(AttachmentKind.fileExtension(forMIME: "image/png") == "png")
+        #expect(AttachmentKind.fileExtension(forMIME: "image/jpeg; charset=binary") == "jpg")
+        #expect(AttachmentKind.fileExtension(forMIME: "application/octet-stream") == nil)
+        #expect(AttachmentKind(fileExtension: "JPG") == .image && AttachmentKind(fileExtension: "webp") == nil)
+        #expect(AttachmentKind.image.maxBytes == 10_000_000 && AttachmentKind.image.limitText == "10 MB")
+        #expect(AttachmentKind.audio.maxBytes == 5_000_000 && AttachmentKind.video.maxBytes == 50_000_000)
     }
 }

@@ -143,7 +143,7 @@ struct DiagnosisTests {
         ("service.download", ["http_status": JSONValue.int(404)], "HTTP 404"),
         ("service.download", ["error": JSONValue.string("The request timed out.")], "timed out"),
         ("service.attachment", ["ok": JSONValue.bool(false), "error": "unrecognized file type"], "could not be created"),
-        ("service.attachment", ["bytes": JSONValue.int(12_000_000)], "over the system's 10.0 MB limit"),
+        ("service.attachment", ["bytes": JSONValue.int(12_000_000)], "is 12.0 MB, over the system's 10 MB limit"),
         ("push.sent", ["attachment_url": JSONValue.string("https://img.example.com/p/hero?size=2")], "has no extension"),
     ])
     func attachmentFailed(event: String, fields: [String: JSONValue], says: String) {

@@ -75,9 +75,16 @@ func seconds(_ ms: Int64) -> String {
     return "\(tenths / 10).\(tenths % 10) s"
 }
 
-/// Formats a byte count for sentences ("31.2 MB").
+/// Formats a memory size for sentences ("23.8 MB", in units of 2^20 bytes, as memory limits are counted).
 func megabytes(_ bytes: Int64) -> String {
     guard WireBounds.byteCount.contains(bytes) else { return "\(bytes) bytes (out of range)" }
     let tenths = (bytes * 10 + 524_288) / 1_048_576
+    return "\(tenths / 10).\(tenths % 10) MB"
+}
+
+/// Formats a file size for sentences ("12.0 MB", in units of 1,000,000 bytes, as Apple writes attachment limits).
+func fileMegabytes(_ bytes: Int64) -> String {
+    guard WireBounds.byteCount.contains(bytes) else { return "\(bytes) bytes (out of range)" }
+    let tenths = (bytes * 10 + 500_000) / 1_000_000
     return "\(tenths / 10).\(tenths % 10) MB"
 }

@@ -80,8 +80,8 @@ enum ServiceRules {
                   let kind = AttachmentKind(uti: entry.record.uti, mime: entry.record.mime) ?? urlKind(facts),
                   bytes > kind.maxBytes else { continue }
             return Finding(.attachmentFailed,
-                           "The \(kind.rawValue) attachment is \(megabytes(bytes)), over the system's "
-                            + "\(megabytes(kind.maxBytes)) limit for \(kind.rawValue)s.",
+                           "The \(kind.rawValue) attachment is \(fileMegabytes(bytes)), over the system's "
+                            + "\(kind.limitText) limit for \(kind.rawValue)s.",
                            evidence: [entry],
                            fix: "Serve a smaller rendition for notifications (resize or recompress on the server).")
         }

@@ -1,18 +1,22 @@
-import PushTraceRecords
+import Foundation
 
 /// What the system accepts as a notification attachment (`UNNotificationAttachment`): types by file extension,
 /// and the size limit of each type.
 public enum AttachmentKind: String, Sendable, CaseIterable {
     case image, audio, video
 
-    /// The largest file the system accepts for this kind.
+    /// The largest file the system accepts for this kind, as Apple documents it for `UNNotificationAttachment`
+    /// (images 10 MB, audio 5 MB, video 50 MB), in the decimal megabytes Apple's sizes are written in.
     public var maxBytes: Int64 {
         switch self {
-        case .image: 10 * 1024 * 1024
-        case .audio: 5 * 1024 * 1024
-        case .video: 50 * 1024 * 1024
+        case .image: 10_000_000
+        case .audio: 5_000_000
+        case .video: 50_000_000
         }
     }
+
+    /// `maxBytes` as written: "10 MB".
+    public var limitText: String { "\(maxBytes / 1_000_000) MB" }
 
     /// File extensions the system recognises for this kind.
     public var extensions: Set<String> {
@@ -34,6 +38,20 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
         guard let kind = Self.allCases.first(where: { $0.extensions.contains(ext) }) else { return nil }
         self = kind
     }
+
+    /// The file extension to save a download of MIME type `mime` under, so that the system recognises it as an
+    /// attachment (a URL may end in `.php`, or in nothing); nil for a type it does not take.
+    public static func fileExtension(forMIME mime: String?) -> String? {
+        guard let type = mime?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
+        return mimeExtensions[type]
+    }
+
+    private static let mimeExtensions = [
+        "image/jpeg": "jpg", "image/jpg": "jpg", "image/png": "png", "image/gif": "gif", "image/heic": "heic",
+        "image/heif": "heif", "audio/aiff": "aiff", "audio/x-aiff": "aiff", "audio/wav": "wav", "audio/x-wav": "wav",
+        "audio/mpeg": "mp3", "audio/mp4": "m4a", "audio/x-m4a": "m4a", "video/mpeg": "mpg", "video/mp4": "mp4",
+        "video/x-m4v": "m4v", "video/quicktime": "mov", "video/x-msvideo": "avi", "video/avi": "avi",
+    ]
 
     /// The kind named by a UTI (`public.jpeg`) or a MIME type (`image/jpeg`), if either says.
     public init?(uti: String?, mime: String?) {
