@@ -265,16 +265,7 @@ public actor Uploader {
     private static func data(for request: URLRequest, session: URLSession, within seconds: TimeInterval?) async throws
         -> (Data, URLResponse) {
         guard let seconds else { return try await session.data(for: request) }
-        return try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
-            group.addTask { try await session.data(for: request) }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let answer = first else { throw CancellationError() }
-            return answer
-        }
+        return try await withDeadline(seconds: seconds, expired: CancellationError()) { try await session.data(for: request) }
     }
 
     private static func message(_ data: Data) -> String {

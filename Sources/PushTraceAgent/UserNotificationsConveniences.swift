@@ -115,19 +115,10 @@ public final class ServiceDelivery: @unchecked Sendable {
         }
     }
 
-    /// `session.download(for:)`, cancelled when `seconds` run out in all (`timeoutInterval` only bounds idle time).
+    /// `session.download(for:)`, cancelled when `seconds` run out in all.
     private static func download(_ url: URL, within seconds: TimeInterval, session: URLSession) async throws -> (URL, URLResponse) {
         let request = URLRequest(url: url, cachePolicy: .useProtocolCachePolicy, timeoutInterval: seconds)
-        return try await withThrowingTaskGroup(of: (URL, URLResponse)?.self) { group in
-            group.addTask { try await session.download(for: request) }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let answer = first else { throw URLError(.timedOut) }
-            return answer
-        }
+        return try await withDeadline(seconds: seconds, expired: URLError(.timedOut)) { try await session.download(for: request) }
     }
 
     private func takeHandler() -> ((UNNotificationContent) -> Void)? {

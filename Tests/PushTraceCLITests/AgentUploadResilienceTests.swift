@@ -64,6 +64,13 @@ struct AgentUploadResilienceTests {
             return Response(status: .init(code: status), body: .init(byteBuffer: ByteBuffer(data: answer)))
         }
 
+        /// Serves the front on a free loopback port while `body` runs, given its URL.
+        func serve(_ body: @escaping @Sendable (URL) async throws -> Void) async throws {
+            try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
+                try await body(URL(string: "http://127.0.0.1:\(client.port!)")!)
+            }
+        }
+
         /// The `bundle_id` of the manifest, the body's first gzip member.
         static func bundleID(_ body: Data) -> String? {
             var text = Data()
@@ -72,6 +79,13 @@ struct AgentUploadResilienceTests {
             let first = text.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data()
             return (try? JSONSerialization.jsonObject(with: first) as? [String: Any])?["bundle_id"] as? String
         }
+    }
+
+    /// A store with an ingest token, an App Group container, a live server on the store, and a front before it.
+    static func live() async throws -> (WorkFolder, token: String, AgentContainer, ServerProcess, Front) {
+        let (work, token, container) = try AgentEndToEndTests.setUp()
+        let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
+        return (work, token, container, server, Front(server: server))
     }
 
     /// How many times each event of `id` is stored.
@@ -90,13 +104,11 @@ struct AgentUploadResilienceTests {
 
     @Test("Retry-After of inf, 1e20, a 30-digit number, -5, nan and abc: no crash; every wait within the backoff limit")
     func hostileRetryAfter() async throws {
-        let (work, token, container) = try AgentEndToEndTests.setUp()
-        let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
-        let front = Front(server: server)
+        let (work, token, container, server, front) = try await Self.live()
         let clock = NIOLockedValueBox<Int64>(Int64(Date().timeIntervalSince1970 * 1000))
         let recorder = try Recorder(process: .service, container: container)
-        try await Application(router: front.router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
-            var configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token, appID: Self.app)
+        try await front.serve { url in
+            var configuration = UploaderConfiguration(server: url, token: token, appID: Self.app)
             configuration.maxBackoff = 600
             let uploader = try Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             let values = ["inf", "1e20", "123456789012345678901234567890", "-5", "nan", "abc"]
@@ -119,13 +131,11 @@ struct AgentUploadResilienceTests {
 
     @Test("the clock moved backwards past the time a wait was set: the outbox drains at once, not when the clock catches up")
     func clockMovedBackwards() async throws {
-        let (work, token, container) = try AgentEndToEndTests.setUp()
-        let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
-        let front = Front(server: server)
+        let (work, token, container, server, front) = try await Self.live()
         let clock = NIOLockedValueBox<Int64>(Int64(Date().timeIntervalSince1970 * 1000))
         let recorder = try Recorder(process: .service, container: container)
-        try await Application(router: front.router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
-            let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token, appID: Self.app)
+        try await front.serve { url in
+            let configuration = UploaderConfiguration(server: url, token: token, appID: Self.app)
             let uploader = try Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             Self.serviceRun(recorder, "b-1")
             front.script.withLockedValue { $0 = [.unavailable(retryAfter: "1800")] }
@@ -142,12 +152,10 @@ struct AgentUploadResilienceTests {
 
     @Test("overlapping upload() calls, on one uploader and on a second one over the same container: each bundle is sent once")
     func overlappingUploads() async throws {
-        let (work, token, container) = try AgentEndToEndTests.setUp()
-        let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
-        let front = Front(server: server)
+        let (work, token, container, server, front) = try await Self.live()
         let recorder = try Recorder(process: .service, container: container)
-        try await Application(router: front.router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
-            var configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token, appID: Self.app)
+        try await front.serve { url in
+            var configuration = UploaderConfiguration(server: url, token: token, appID: Self.app)
             configuration.maxBundleBytes = 2_000  // several bundles
             let first = try Uploader(configuration: configuration, container: container)
             let second = try Uploader(configuration: configuration, container: container)
@@ -168,12 +176,10 @@ struct AgentUploadResilienceTests {
 
     @Test("a cancelled upload is no failure: no attempt counted, no backoff, the bundle sent by the next call; a pass two callers share goes on when one of them gives up")
     func cancellation() async throws {
-        let (work, token, container) = try AgentEndToEndTests.setUp()
-        let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
-        let front = Front(server: server)
+        let (work, token, container, server, front) = try await Self.live()
         let recorder = try Recorder(process: .service, container: container)
-        try await Application(router: front.router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
-            let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token, appID: Self.app)
+        try await front.serve { url in
+            let configuration = UploaderConfiguration(server: url, token: token, appID: Self.app)
             let uploader = try Uploader(configuration: configuration, container: container)
             Self.serviceRun(recorder, "x-1")
             front.script.withLockedValue { $0 = [.delayed(milliseconds: 3_000)] }
@@ -228,15 +234,12 @@ struct AgentUploadResilienceTests {
 
     @Test("the service extension uploads its own notification within its bound, then the app uploads the rest: every record stored once, also when the extension's time ran out mid-request")
     func extensionThenApp() async throws {
-        let (work, token, container) = try AgentEndToEndTests.setUp()
-        let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
-        let front = Front(server: server)
+        let (work, token, container, server, front) = try await Self.live()
         let app = try Recorder(process: .app, container: container)
         app.config(appGroup: "group.net.rorklab.dailypick", categories: [CategoryConfig(id: "DAILY_PICK")])
-        try await Application(router: front.router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
-            let url = "http://127.0.0.1:\(client.port!)"
+        try await front.serve { url in
             // Straight through: the extension's own records reach the server before the app ever runs an upload.
-            let quick = try await Self.extensionUpload(work, server: url, token: token, id: "e-1", within: 3)
+            let quick = try await Self.extensionUpload(work, server: url.absoluteString, token: token, id: "e-1", within: 3)
             #expect(quick.hasPrefix("sent 1 packed 1"), "\(quick)")
             let seconds = Double(quick.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "") ?? 99
             #expect(seconds < 3.5)
@@ -244,13 +247,13 @@ struct AgentUploadResilienceTests {
                                                                 "service.delivered": 1])
             // A slow network: the extension gives up after its 1 s, its bundle stays for the app (and may yet arrive).
             front.script.withLockedValue { $0 = [.delayed(milliseconds: 2_500)] }
-            let slow = try await Self.extensionUpload(work, server: url, token: token, id: "e-2", within: 1)
+            let slow = try await Self.extensionUpload(work, server: url.absoluteString, token: token, id: "e-2", within: 1)
             #expect(slow.hasPrefix("sent 0 packed 1"), "\(slow)")
             let slowSeconds = Double(slow.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "") ?? 99
             #expect(slowSeconds < 1.6, "\(slow)")
             try await Task.sleep(for: .milliseconds(2_000))
             app.app.response("e-2", action: "com.apple.UNNotificationDefaultActionIdentifier")
-            let uploader = try Uploader(configuration: UploaderConfiguration(server: URL(string: url)!, token: token, appID: Self.app),
+            let uploader = try Uploader(configuration: UploaderConfiguration(server: url, token: token, appID: Self.app),
                                         container: container, recorder: app)
             let report = await uploader.upload()
             #expect(report.waiting == 0 && report.lastError == nil, "\(report)")
