@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a run's CPU goes, thread by thread: the measurement behind docs/PERFORMANCE.md's eighth HTTP round.
+"""Where a run's CPU goes, thread by thread: for a profile of `pushtrace serve` under `make bench-http` (docs/PERFORMANCE.md, HTTP ingest).
 
     scripts/thread-states.py SERVER_PID [OTHER_PID ...]
 

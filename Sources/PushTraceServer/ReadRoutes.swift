@@ -25,12 +25,11 @@ struct ReadRoutes: Sendable {
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
         if app == nil {
             await writer.summariesWritten()
-            let apps = try store.apps(forNotification: id)
-            if apps.count > 1 {
-                throw APIError(.conflict, "ambiguous_notification", "notification \(id) is stored for \(apps.count) apps: "
-                               + apps.joined(separator: ", ") + "; say which with ?app=")
+            do {
+                app = try store.app(nil, ofNotification: id)
+            } catch let error as AppLookupError {
+                throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
             }
-            app = apps.first
         }
         let report = try store.why(appID: app ?? "", notificationID: id)
         let unknown = report.diagnosis.cause == .unknownNotification
@@ -72,10 +71,10 @@ struct ReadRoutes: Sendable {
         let rows = try store.search(query)
         // A misspelt app answers nothing, silently: say so to a caller who may see every app.
         if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
-            let apps = try store.appIDs()
-            if !apps.contains(app) {
-                throw APIError(.notFound, "unknown_app", "no notifications of app \(app) are stored; apps: "
-                               + (apps.isEmpty ? "none yet" : apps.joined(separator: ", ")))
+            do {
+                try store.requireKnownApp(app)
+            } catch let error as AppLookupError {
+                throw APIError(.notFound, "unknown_app", error.message)
             }
         }
         let encoder = JSONEncoder()

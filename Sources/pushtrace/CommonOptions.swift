@@ -20,10 +20,10 @@ struct DatabaseOptions: ParsableArguments {
     /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those
     /// there are. Asked only when an answer came back empty, so a known app costs nothing.
     func requireKnownApp(_ app: String, in store: Store) throws {
-        let apps = try store.appIDs()
-        guard apps.contains(app) else {
-            throw UsageError("no notifications of app \(app) in \(db); apps: "
-                             + (apps.isEmpty ? "none yet" : apps.joined(separator: ", ")))
+        do {
+            try store.requireKnownApp(app)
+        } catch let error as AppLookupError {
+            throw UsageError("\(error.message) (in \(db))")
         }
     }
 }
@@ -55,4 +55,17 @@ func printJSON(_ value: some Encodable) throws {
 /// Prints to standard error (progress and diagnostics, never the answer).
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// The app a command's notification belongs to, in the CLI's words when it cannot be told.
+enum AppChoice {
+    /// `app` when given, else the one app notification `id` is stored for (nil when none); a usage error naming
+    /// the apps when there are several.
+    static func app(_ app: String?, ofNotification id: String, in store: Store) throws -> String? {
+        do {
+            return try store.app(app, ofNotification: id)
+        } catch let error as AppLookupError {
+            throw UsageError(error.message + "; say which with --app")
+        }
+    }
 }

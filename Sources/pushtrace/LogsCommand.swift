@@ -26,16 +26,11 @@ struct Logs: ParsableCommand {
 
     func run() throws {
         let store = try database.existingStore()
-        let apps = try app.map { [$0] } ?? store.apps(forNotification: notificationID)
-        guard apps.count == 1 else {
-            if apps.isEmpty {
-                printError("nothing is stored for notification \(notificationID)")
-                throw NegativeAnswer()
-            }
-            throw UsageError("notification \(notificationID) is stored for \(apps.count) apps: "
-                             + apps.joined(separator: ", ") + "; say which with --app")
+        guard let appID = try AppChoice.app(app, ofNotification: notificationID, in: store) else {
+            printError("nothing is stored for notification \(notificationID)")
+            throw NegativeAnswer()
         }
-        let entries = try store.logs(appID: apps[0], notificationID: notificationID)
+        let entries = try store.logs(appID: appID, notificationID: notificationID)
         if format == .json {
             print(JSONValue.array(entries.map(\.jsonValue)).jsonText())
             return
@@ -47,6 +42,6 @@ struct Logs: ParsableCommand {
             let level = safe(entry.record.level ?? "?").padding(toLength: 8, withPad: " ", startingAt: 0)
             print("\(Instant.format(entry.outOfRangeTs ?? entry.ts))  \(process)\(level)\(safe(entry.record.message ?? ""))")
         }
-        if entries.isEmpty { print("no log lines for \(TerminalText.escaped(notificationID)) in \(apps[0])") }
+        if entries.isEmpty { print("no log lines for \(TerminalText.escaped(notificationID)) in \(appID)") }
     }
 }

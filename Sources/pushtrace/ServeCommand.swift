@@ -174,8 +174,8 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = level
         // Commits of a few dozen bundles, and reads of one notification at a time, need smaller page caches than
         // bulk ingest: they keep the server's memory small. Those many small commits rewrite the same index pages
-        // in the log, so it is checkpointed every 16,000 pages (64 MiB) instead of SQLite's 1,000: ~10 % less
-        // server CPU under 64 uploaders (both measured in docs/PERFORMANCE.md).
+        // in the log, so it is checkpointed every 16,000 pages (64 MiB) instead of SQLite's 1,000, which takes less
+        // server CPU under many uploaders (both measured in docs/PERFORMANCE.md).
         let store = try Store(path: path, durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2,
                               checkpointPages: 16_000)
         if !settings.requiresTokens {

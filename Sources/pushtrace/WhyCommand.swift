@@ -42,15 +42,7 @@ struct Why: AsyncParsableCommand {
     func run() async throws {
         if let server = try remote.remote() { return try await ask(server) }
         let store = try database.existingStore()
-        var appID = app
-        if appID == nil {
-            let apps = try store.apps(forNotification: notificationID)
-            if apps.count > 1 {
-                throw UsageError("notification \(notificationID) is stored for \(apps.count) apps: "
-                                 + apps.joined(separator: ", ") + "; say which with --app")
-            }
-            appID = apps.first
-        }
+        let appID = try AppChoice.app(app, ofNotification: notificationID, in: store)
         let report = try store.why(appID: appID ?? "", notificationID: notificationID)
         print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")
         if report.diagnosis.cause == .unknownNotification { throw NegativeAnswer() }

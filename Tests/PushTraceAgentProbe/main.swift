@@ -126,7 +126,8 @@ case "extension-upload" where arguments.count == 7:
     Task.detached {
         let report = await recorder.uploadOwnRecords()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        print("sent \(report?.sent ?? -1) packed \(report?.packed ?? -1) seconds \(String(format: "%.2f", seconds))")
+        print("sent \(report?.sent ?? -1) packed \(report?.packed ?? -1) seconds \(String(format: "%.2f", seconds)) "
+              + "error \(report?.lastError ?? "none")")
         done.signal()
     }
     done.wait()

@@ -279,8 +279,8 @@ struct CLITests {
         #expect(try work.run("ingest", "server.ndjson").status == 0)
         let misspelt = try work.run("search", "--app", "net.rorklab.dailypik")
         #expect(misspelt.status == 2)
-        #expect(misspelt.stderr == "pushtrace: no notifications of app net.rorklab.dailypik in pushtrace.sqlite; apps: "
-                + "net.rorklab.dailypick\n")
+        #expect(misspelt.stderr == "pushtrace: no notifications of app net.rorklab.dailypik are stored; apps: "
+                + "net.rorklab.dailypick (in pushtrace.sqlite)\n")
         let nothingMatches = try work.run("search", "--app", "net.rorklab.dailypick", "--cause", "content_crashed")
         #expect(nothingMatches.status == 0)
         #expect(nothingMatches.stdout.hasSuffix("0 notifications\n"))
