@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import PushTraceRecords
-import GRDB
 import PushTraceStore
 
 struct SQL: ParsableCommand {
@@ -29,54 +28,64 @@ struct SQL: ParsableCommand {
     @Option(help: "table, csv or json.") var format: Format = .table
 
     func run() throws {
+        var output = RowOutput(format: format)
         do {
-            try Store.readingOnly(path: database.db) { queue in try queue.read { db in
-                let statement = try db.makeStatement(sql: query)
-                guard statement.isReadonly else {
-                    throw UsageError("pushtrace sql is read-only: the statement would change the database")
-                }
-                try write(columns: statement.columnNames, rows: try Row.fetchCursor(statement))
-            } }
-        } catch let error as DatabaseError {
-            throw UsageError("SQL error: \(error.message ?? error.description)")
+            try Store.query(path: database.db, sql: query, columns: { output.start($0) }, row: { output.add($0) })
+        } catch ReadOnlyQueryError.wouldWrite {
+            throw UsageError("pushtrace sql is read-only: the statement would change the database")
+        } catch ReadOnlyQueryError.invalid(let message) {
+            throw UsageError("SQL error: \(message)")
         }
+        output.finish()
     }
 
     /// Prints the rows as they are read, so that csv and json export a table of any size in constant memory; a
     /// table's column widths need every row first.
-    private func write(columns: [String], rows: RowCursor) throws {
-        switch format {
-        case .table:
-            var table = TextTable(columns)
-            var count = 0
-            while let row = try rows.next() {
-                table.add(row.databaseValues.map(Self.text))
-                count += 1
+    private struct RowOutput {
+        let format: Format
+        private var keys: [String] = []
+        private var table: TextTable?
+        private var count = 0
+        // Into a file or a pipe, CSV holds the values exactly as stored (its quoting carries any newline); onto a
+        // terminal, what a device sent is shown escaped rather than obeyed.
+        private let onTerminal = isatty(STDOUT_FILENO) != 0
+
+        init(format: Format) { self.format = format }
+
+        mutating func start(_ names: [String]) {
+            switch format {
+            case .table: table = TextTable(names)
+            case .csv: print(names.map(SQL.csv).joined(separator: ","))
+            case .json: keys = SQL.uniqueKeys(names)
             }
-            print(table.rendered)
-            print("(\(count) row\(count == 1 ? "" : "s"))")
-        case .csv:
-            // Into a file or a pipe, the values exactly as stored (CSV quoting carries any newline); onto a terminal,
-            // what a device sent is shown escaped rather than obeyed.
-            let onTerminal = isatty(STDOUT_FILENO) != 0
-            let shown = { (text: String) -> String in onTerminal ? TerminalText.escaped(text) : text }
-            print(columns.map(Self.csv).joined(separator: ","))
-            while let row = try rows.next() {
-                print(row.databaseValues.map { Self.csv(shown(Self.text($0))) }.joined(separator: ","))
-            }
-        case .json:
-            // One array, an object per row, laid out as one pretty-printed document would be.
-            let keys = Self.uniqueKeys(columns)
-            var count = 0
-            while let row = try rows.next() {
-                let object = Dictionary(uniqueKeysWithValues: zip(keys, row.databaseValues.map(Self.json)))
-                let text = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]),
-                                  as: UTF8.self)
+        }
+
+        mutating func add(_ values: [QueryValue]) {
+            switch format {
+            case .table:
+                table?.add(values.map(SQL.text))
+            case .csv:
+                let escape = onTerminal
+                print(values.map { SQL.csv(escape ? TerminalText.escaped(SQL.text($0)) : SQL.text($0)) }.joined(separator: ","))
+            case .json:
+                // One array, an object per row, laid out as one pretty-printed document would be.
+                let object = Dictionary(uniqueKeysWithValues: zip(keys, values.map(SQL.json)))
+                let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+                let text = String(decoding: data, as: UTF8.self)
                 print(count == 0 ? "[\n" : ",\n", terminator: "")
                 print(text.split(separator: "\n").map { "  \($0)" }.joined(separator: "\n"), terminator: "")
-                count += 1
             }
-            print(count == 0 ? "[]" : "\n]")
+            count += 1
+        }
+
+        func finish() {
+            switch format {
+            case .table:
+                if let table { print(table.rendered) }
+                print("(\(count) row\(count == 1 ? "" : "s"))")
+            case .csv: break
+            case .json: print(count == 0 ? "[]" : "\n]")
+            }
         }
     }
 
@@ -94,23 +103,23 @@ struct SQL: ParsableCommand {
         }
     }
 
-    static func text(_ value: DatabaseValue) -> String {
-        switch value.storage {
+    static func text(_ value: QueryValue) -> String {
+        switch value {
         case .null: return "NULL"
-        case .int64(let i): return String(i)
-        case .double(let d): return String(d)
-        case .string(let s): return s
-        case .blob(let data): return "x'" + data.map { String(format: "%02x", $0) }.joined() + "'"
+        case .integer(let i): return String(i)
+        case .real(let d): return String(d)
+        case .text(let s): return s
+        case .blob(let bytes): return "x'" + bytes.map { String(format: "%02x", $0) }.joined() + "'"
         }
     }
 
-    static func json(_ value: DatabaseValue) -> Any {
-        switch value.storage {
+    static func json(_ value: QueryValue) -> Any {
+        switch value {
         case .null: return NSNull()
-        case .int64(let i): return i
-        case .double(let d): return d
-        case .string(let s): return s
-        case .blob(let data): return data.base64EncodedString()
+        case .integer(let i): return i
+        case .real(let d): return d
+        case .text(let s): return s
+        case .blob(let bytes): return Data(bytes).base64EncodedString()
         }
     }
 
