@@ -4,10 +4,13 @@ import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
 
-/// `--db`, shared by every command that reads or writes data.
+/// `--db`, shared by every command that reads or writes data (SPEC §7: also `PUSHTRACE_DB`).
 struct DatabaseOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The SQLite database file.", valueName: "path"))
-    var db = "pushtrace.sqlite"
+    /// The store a command uses when neither `--db` nor `PUSHTRACE_DB` names one.
+    static let defaultPath = "pushtrace.sqlite"
+
+    @Option(name: .long, help: ArgumentHelp("The SQLite database file (env PUSHTRACE_DB).", valueName: "path"))
+    var db = ProcessInfo.processInfo.environment["PUSHTRACE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? DatabaseOptions.defaultPath
 
     /// Opens the store for a command that only reads: the file must exist.
     func existingStore() throws -> Store {

@@ -41,56 +41,56 @@ struct Serve: AsyncParsableCommand {
               pushtrace serve --no-auth                  # local development only
             """)
 
-    @Option(help: ArgumentHelp("The SQLite database file (env PUSHTRACE_DB; default pushtrace.sqlite).", valueName: "path"))
+    @Option(help: ArgumentHelp("The SQLite database file (env PUSHTRACE_DB; default \(DatabaseOptions.defaultPath)).", valueName: "path"))
     var db: String?
 
-    @Option(help: ArgumentHelp("The address to listen on (env PUSHTRACE_HOST; default 127.0.0.1).", valueName: "host"))
+    @Option(help: ArgumentHelp("The address to listen on (env PUSHTRACE_HOST; default \(Self.defaults.host)).", valueName: "host"))
     var host: String?
 
-    @Option(help: ArgumentHelp("The port (env PUSHTRACE_PORT; default 8080).", valueName: "port"))
+    @Option(help: ArgumentHelp("The port (env PUSHTRACE_PORT; default \(Self.defaults.port)).", valueName: "port"))
     var port: Int?
 
-    @Option(help: ArgumentHelp("normal or full (env PUSHTRACE_DURABILITY; default normal); see above.", valueName: "mode"))
+    @Option(help: ArgumentHelp("normal or full (env PUSHTRACE_DURABILITY; default \(Self.defaultDurability.rawValue)); see above.", valueName: "mode"))
     var durability: String?
 
-    @Option(help: ArgumentHelp("Refuse a request body larger than this, as received (env PUSHTRACE_MAX_BODY_MIB; default 16).",
+    @Option(help: ArgumentHelp("Refuse a request body larger than this, as received (env PUSHTRACE_MAX_BODY_MIB; default \(Self.defaults.maxBodyBytes >> 20)).",
                                valueName: "MiB"))
     var maxBodyMib: Int?
 
-    @Option(help: ArgumentHelp("Refuse a bundle that decompresses to more (env PUSHTRACE_MAX_DECOMPRESSED_MIB; default 64).",
+    @Option(help: ArgumentHelp("Refuse a bundle that decompresses to more (env PUSHTRACE_MAX_DECOMPRESSED_MIB; default \(Self.defaults.limits.maxDecompressedBytes >> 20)).",
                                valueName: "MiB"))
     var maxDecompressedMib: Int?
 
-    @Option(help: ArgumentHelp("Reject a line longer than this (env PUSHTRACE_MAX_LINE_KIB; default 1024).", valueName: "KiB"))
+    @Option(help: ArgumentHelp("Reject a line longer than this (env PUSHTRACE_MAX_LINE_KIB; default \(Self.defaults.limits.maxLineBytes >> 10)).", valueName: "KiB"))
     var maxLineKib: Int?
 
-    @Option(help: ArgumentHelp("Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default 256).",
+    @Option(help: ArgumentHelp("Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default \(Self.defaults.queueCapacity)).",
                                valueName: "n"))
     var queue: Int?
 
     @Option(help: ArgumentHelp("""
         Memory for uploads in progress, in MiB of what they decode; over it, uploads wait briefly, then get 429 \
-        (env PUSHTRACE_UPLOAD_BUDGET_MIB; default 512).
+        (env PUSHTRACE_UPLOAD_BUDGET_MIB; default \(Self.defaults.uploadBudgetBytes >> 20)).
         """, valueName: "MiB"))
     var uploadBudgetMib: Int?
 
-    @Option(help: ArgumentHelp("Uploads one ingest token may run at once (env PUSHTRACE_UPLOADS_PER_TOKEN; default 32).",
+    @Option(help: ArgumentHelp("Uploads one ingest token may run at once (env PUSHTRACE_UPLOADS_PER_TOKEN; default \(Self.defaults.uploadsPerToken)).",
                                valueName: "n"))
     var uploadsPerToken: Int?
 
     @Option(help: ArgumentHelp("""
-        Bytes a second an upload must average after its first 10 s, or it is cut off with 408 \
-        (env PUSHTRACE_MIN_UPLOAD_RATE; default 1024).
+        Bytes a second an upload must average after its first \(Self.defaults.slowUploadGrace.components.seconds) s, or it \
+        is cut off with 408 (env PUSHTRACE_MIN_UPLOAD_RATE; default \(Self.defaults.minUploadBytesPerSecond)).
         """, valueName: "bytes"))
     var minUploadRate: Int?
 
     @Option(help: ArgumentHelp("""
         Seconds a commit waits for a lock held by another process before uploads get 503 \
-        (env PUSHTRACE_BUSY_TIMEOUT; default 10).
+        (env PUSHTRACE_BUSY_TIMEOUT; default \(Int(Self.defaultBusyTimeout))).
         """, valueName: "seconds"))
     var busyTimeout: Double?
 
-    @Option(help: ArgumentHelp("trace, debug, info, notice, warning or error (env PUSHTRACE_LOG_LEVEL; default info).",
+    @Option(help: ArgumentHelp("trace, debug, info, notice, warning or error (env PUSHTRACE_LOG_LEVEL; default \(Self.defaultLogLevel.rawValue)).",
                                valueName: "level"))
     var logLevel: String?
 
@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("""
         Seconds between evaluations of the alert rules for pushtrace_alert_firing (env PUSHTRACE_ALERT_INTERVAL; \
-        default 60).
+        default \(Self.defaults.alertInterval.components.seconds)).
         """, valueName: "seconds"))
     var alertInterval: Int?
 
@@ -114,6 +114,13 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Accept every request without a token (env PUSHTRACE_NO_AUTH=1). For local development only.")
     var noAuth = false
 
+    /// The defaults every option above falls back to, and says in its help: each has one definition, in
+    /// ``ServerSettings`` and ``BundleLimits`` or here.
+    static let defaults = ServerSettings()
+    static let defaultDurability = Store.Durability.normal
+    static let defaultBusyTimeout: Double = 10
+    static let defaultLogLevel = Logger.Level.info
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         func setting<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
@@ -126,22 +133,23 @@ struct Serve: AsyncParsableCommand {
         settings.host = try setting(host, "PUSHTRACE_HOST", { $0 }) ?? settings.host
         settings.port = try setting(port, "PUSHTRACE_PORT", Int.init) ?? settings.port
         guard (0...65535).contains(settings.port) else { throw UsageError("port \(settings.port) is not 0…65535") }
-        let path = try setting(db, "PUSHTRACE_DB", { $0 }) ?? "pushtrace.sqlite"
-        let durabilityText = try setting(durability, "PUSHTRACE_DURABILITY", { $0 }) ?? "normal"
+        let path = try setting(db, "PUSHTRACE_DB", { $0 }) ?? DatabaseOptions.defaultPath
+        let durabilityText = try setting(durability, "PUSHTRACE_DURABILITY", { $0 }) ?? Self.defaultDurability.rawValue
         guard let mode = Store.Durability(rawValue: durabilityText) else {
             throw UsageError("durability \(durabilityText) is not normal or full")
         }
-        settings.maxBodyBytes = try megabytes(setting(maxBodyMib, "PUSHTRACE_MAX_BODY_MIB", Int.init), "max body", default: 16)
+        settings.maxBodyBytes = try megabytes(setting(maxBodyMib, "PUSHTRACE_MAX_BODY_MIB", Int.init), "max body",
+                                               default: settings.maxBodyBytes >> 20)
         settings.limits.maxDecompressedBytes = try megabytes(
-            setting(maxDecompressedMib, "PUSHTRACE_MAX_DECOMPRESSED_MIB", Int.init), "max decompressed", default: 64)
-        let lineKib = try setting(maxLineKib, "PUSHTRACE_MAX_LINE_KIB", Int.init) ?? 1024
+            setting(maxDecompressedMib, "PUSHTRACE_MAX_DECOMPRESSED_MIB", Int.init), "max decompressed", default: settings.limits.maxDecompressedBytes >> 20)
+        let lineKib = try setting(maxLineKib, "PUSHTRACE_MAX_LINE_KIB", Int.init) ?? settings.limits.maxLineBytes >> 10
         guard (1...1 << 20).contains(lineKib) else { throw UsageError("the line limit must be 1 KiB to 1 GiB") }
         settings.limits.maxLineBytes = lineKib << 10
         settings.queueCapacity = try setting(queue, "PUSHTRACE_QUEUE", Int.init) ?? settings.queueCapacity
         guard (1...1_000_000).contains(settings.queueCapacity) else {
             throw UsageError("the queue must hold 1 to 1000000 bundles")
         }
-        let budget = try setting(uploadBudgetMib, "PUSHTRACE_UPLOAD_BUDGET_MIB", Int.init) ?? 512
+        let budget = try setting(uploadBudgetMib, "PUSHTRACE_UPLOAD_BUDGET_MIB", Int.init) ?? settings.uploadBudgetBytes >> 20
         guard (16...1 << 20).contains(budget) else { throw UsageError("the upload budget must be 16 MiB to 1 TiB") }
         settings.uploadBudgetBytes = budget << 20
         settings.uploadsPerToken = try setting(uploadsPerToken, "PUSHTRACE_UPLOADS_PER_TOKEN", Int.init) ?? settings.uploadsPerToken
@@ -151,12 +159,13 @@ struct Serve: AsyncParsableCommand {
         guard (0...100 << 20).contains(settings.minUploadBytesPerSecond) else {
             throw UsageError("--min-upload-rate must be 0 (no minimum) to 104857600 bytes a second")
         }
-        let timeout = try setting(busyTimeout, "PUSHTRACE_BUSY_TIMEOUT", Double.init) ?? 10
+        let timeout = try setting(busyTimeout, "PUSHTRACE_BUSY_TIMEOUT", Double.init) ?? Self.defaultBusyTimeout
         guard (0...3_600).contains(timeout) else { throw UsageError("the busy timeout must be 0 to 3600 seconds") }
-        let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? "info"
+        let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? Self.defaultLogLevel.rawValue
         guard let level = Logger.Level(rawValue: levelText) else { throw UsageError("log level \(levelText) is not known") }
         settings.alertRules = try Alerts.loadRules(setting(alertRules, "PUSHTRACE_ALERT_RULES", { $0 })).active
-        let interval = try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init) ?? 60
+        let interval = try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init)
+            ?? Int(settings.alertInterval.components.seconds)
         guard (1...86_400).contains(interval) else { throw UsageError("the alert interval must be 1 to 86400 seconds") }
         settings.alertInterval = .seconds(interval)
         settings.retentionDays = try setting(retention, "PUSHTRACE_RETENTION", Int.init)
