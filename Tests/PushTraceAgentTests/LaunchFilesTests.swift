@@ -46,6 +46,31 @@ struct LaunchFilesTests {
         #expect(try String(contentsOf: second, encoding: .utf8).contains("after the pause"))
     }
 
+    @Test("records that cannot be written (the container unusable, as before the first unlock) are counted, and the count is written as soon as writing works again")
+    func unwritableContainerCountsDrops() throws {
+        let temporary = try TemporaryContainer()
+        let recorder = try Recorder(process: .service, container: temporary.container,
+                                    limits: RecorderLimits(maxFileBytes: 300, maxTotalBytes: 1 << 20))
+        let records = temporary.root.appendingPathComponent("records")
+        // The folder replaced by a plain file: no new record file can be opened there, even by root.
+        try FileManager.default.removeItem(at: records)
+        try Data().write(to: records)
+        for index in 0..<10 { recorder.log("while locked \(index) " + String(repeating: "l", count: 60)) }
+        #expect(recorder.unwrittenRecords > 0)
+        let lost = recorder.unwrittenRecords
+        try FileManager.default.removeItem(at: records)
+        try FileManager.default.createDirectory(at: records, withIntermediateDirectories: true)
+        recorder.log("unlocked")
+        #expect(recorder.unwrittenRecords == 0)
+        let lines = try temporary.recordLines()
+        let notice = try #require(lines.first { $0["dropped_records"] != nil })
+        #expect((notice["dropped_records"] as? NSNumber)?.intValue == lost)
+        #expect((notice["message"] as? String)?.contains("could not write \(lost) records") == true)
+        #expect(lines.last?["message"] as? String == "unlocked")
+        let kept = lines.compactMap { $0["message"] as? String }.filter { $0.hasPrefix("while locked") }.count
+        #expect(kept + lost == 10)
+    }
+
     @Test("attachment kinds: the served MIME type names the file extension, else the URL's; Apple's limits in decimal megabytes")
     func attachmentKinds() {
         #expect(AttachmentKind.fileExtension(forMIME: "image/png") == "png")
