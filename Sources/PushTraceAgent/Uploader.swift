@@ -117,12 +117,13 @@ public actor Uploader {
             let remaining = deadline.map { TimeInterval(Int64($0) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 }
             if let remaining, remaining <= 0.05 { break }
             guard var held = await hold(bundle, for: remaining ?? configuration.requestTimeout, lock: lock) else { continue }
-            let outcome = await send(held, timeout: remaining)
-            if Task.isCancelled || outcome == nil {
+            // A cancelled attempt releases its hold and counts nothing; an answer that came is acted on even if
+            // the pass was cancelled meanwhile (a stored bundle must not be sent again).
+            guard let outcome = await send(held, timeout: remaining) else {
                 release(&held)
                 break
             }
-            switch outcome! {
+            switch outcome {
             case .stored(let duplicate):
                 held.remove()
                 report.sent += 1
