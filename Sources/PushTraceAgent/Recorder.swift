@@ -62,7 +62,8 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Starts a recorder of its own for `process` in `container`. Prefer ``shared(_:container:limits:)``: two
-    /// recorders in one process are two launches, each with its own files.
+    /// recorders in one process are two launches, each with its own files. It does not throw for a record file
+    /// that cannot be opened yet (the container locked before the first unlock): those records are counted.
     ///
     /// - Parameter clock: Unix epoch milliseconds; the system clock unless a test sets its own.
     public init(process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits(),
@@ -74,11 +75,9 @@ public final class Recorder: @unchecked Sendable {
         launch = Launch.name(process: process, now: clock())
         Launches.register(launch)
         marker = RewrittenFile(url: InFlightMarker.url(launch: launch, in: container))
-        do {
-            file = try AppendOnlyFile(url: container.records.appendingPathComponent("\(launch)-0000.ndjson"))
-        } catch let error as AgentError {
-            throw error.reported()
-        }
+        // The container exists (``AgentContainer`` made sure), so a file that cannot be opened now is the phone not
+        // yet unlocked since it started, or a full disk: records are counted until one can be, not refused.
+        file = try? AppendOnlyFile(url: container.records.appendingPathComponent("\(launch)-0000.ndjson"))
         lock.withLock {
             for ended in settleEndedLaunches() { recordAbnormalExits(ended) }
             enforceTotalBound()
@@ -134,7 +133,7 @@ public final class Recorder: @unchecked Sendable {
     private func reportUnwritten() {
         let notice = encode(.log, [
             ("level", "warning"),
-            ("message", .string("pushtrace could not write \(unwritten) records: \(unwrittenReason)")),
+            ("message", .string("pushtrace could not write \(unwritten) record\(unwritten == 1 ? "" : "s"): \(unwrittenReason)")),
             ("dropped_records", .int(Int64(unwritten))),
         ])
         if let target = file, notice.withUnsafeBytes({ target.append($0) }) { unwritten = 0 }

@@ -69,6 +69,20 @@ struct LaunchFilesTests {
         #expect(lines.last?["message"] as? String == "unlocked")
         let kept = lines.compactMap { $0["message"] as? String }.filter { $0.hasPrefix("while locked") }.count
         #expect(kept + lost == 10)
+
+        // A recorder that starts while no file can be opened at all starts anyway, counting, and reports once it can.
+        try FileManager.default.removeItem(at: records)
+        try Data().write(to: records)
+        let early = try Recorder(process: .content, container: temporary.container)
+        #expect(early.currentFile == nil)
+        early.log("before the first unlock")
+        #expect(early.unwrittenRecords == 1)
+        try FileManager.default.removeItem(at: records)
+        try FileManager.default.createDirectory(at: records, withIntermediateDirectories: true)
+        early.log("after it")
+        let later = try TemporaryContainer.parse(Data(contentsOf: try #require(early.currentFile)), file: "content")
+        #expect(later.map { $0["message"] as? String } == ["pushtrace could not write 1 record: the container's records folder cannot be written",
+                                                           "after it"])
     }
 
     @Test("attachment kinds: the served MIME type names the file extension, else the URL's; Apple's limits in decimal megabytes")
