@@ -146,7 +146,7 @@ public final class ServerMetrics: Sendable {
     // MARK: Handles
 
     /// The handles made so far, by name and label values. Making one goes through the registry (its lock, a check
-    /// of the name, a lookup), which, for every update of every upload, was 3 % of an upload's handling.
+    /// of the name, a lookup), which every update of every upload would otherwise pay.
     private struct Handles {
         var counters: [[String]: CoreMetrics.Counter] = [:]
         var timers: [[String]: CoreMetrics.Timer] = [:]

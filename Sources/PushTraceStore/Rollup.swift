@@ -96,7 +96,7 @@ struct Rollup {
     ///
     /// One notification is one row of contributions, so no aggregate is needed, except for a joined table (several
     /// actions of one notification may share a key): a `GROUP BY` makes SQLite build a sorter at every execution,
-    /// which made settling a cause cost five times as much.
+    /// which dominated the cost of settling a cause.
     func upsertSQL(row: String, sign: Int) -> String {
         let key = keys.map(\.column).joined(separator: ", ")
         let minus = sign < 0 ? "-" : ""

@@ -5,8 +5,8 @@ extension Store {
     /// opened and while no other thread uses SQLite (SQLite's rule for `sqlite3_config`); later it changes nothing.
     ///
     /// Debian's SQLite keeps memory statistics, which take one process-wide mutex around every allocation of every
-    /// connection: the writer and the diagnosing readers then contend on it, and on the writer alone it was ~3 % of
-    /// a bulk ingest. pushtrace never reads those statistics, so they are turned off.
+    /// connection: the writer and the diagnosing readers then contend on it, and even the writer alone pays for it.
+    /// pushtrace never reads those statistics, so they are turned off.
     public static func applyProcessSettings() {
         _ = pushtrace_sqlite_disable_memstatus()
     }
