@@ -60,9 +60,16 @@ final class RewrittenFile: @unchecked Sendable {
     private let url: URL
     private var descriptor: Int32
     private let lock = NSLock()
+    /// Wall-clock time of the last rewrite: another launch removes a marker only after it has sat untouched for
+    /// minutes, so the file's identity is checked only after a pause, off the path of a busy extension.
+    private let clock: @Sendable () -> Int64
+    private var lastRewrite: Int64
 
-    init(url: URL) {
+    /// - Parameter clock: Unix epoch milliseconds (the recorder's).
+    init(url: URL, clock: @escaping @Sendable () -> Int64) {
         self.url = url
+        self.clock = clock
+        lastRewrite = clock()
         descriptor = Self.opening(url)
     }
 
@@ -78,8 +85,11 @@ final class RewrittenFile: @unchecked Sendable {
     @discardableResult
     func rewrite(_ bytes: [UInt8]) -> Bool {
         lock.withLock {
+            let now = clock(), quiet = now - lastRewrite
+            lastRewrite = now
             var opened = stat(), named = stat()
-            if descriptor < 0 || fstat(descriptor, &opened) != 0 || stat(url.path, &named) != 0 || opened.st_ino != named.st_ino {
+            if descriptor < 0 || ((quiet > 60_000 || quiet < 0)
+                && (fstat(descriptor, &opened) != 0 || stat(url.path, &named) != 0 || opened.st_ino != named.st_ino)) {
                 if descriptor >= 0 { close(descriptor) }
                 descriptor = Self.opening(url)
             }

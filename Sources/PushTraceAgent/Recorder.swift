@@ -74,7 +74,7 @@ public final class Recorder: @unchecked Sendable {
         self.clock = clock
         launch = Launch.name(process: process, now: clock())
         Launches.register(launch)
-        marker = RewrittenFile(url: InFlightMarker.url(launch: launch, in: container))
+        marker = RewrittenFile(url: InFlightMarker.url(launch: launch, in: container), clock: clock)
         // The container exists (``AgentContainer`` made sure), so a file that cannot be opened now is the phone not
         // yet unlocked since it started, or a full disk: records are counted until one can be, not refused.
         file = try? AppendOnlyFile(url: container.records.appendingPathComponent("\(launch)-0000.ndjson"))

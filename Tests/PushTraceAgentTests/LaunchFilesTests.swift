@@ -16,10 +16,12 @@ struct LaunchFilesTests {
     @Test("a marker removed by another launch is written again at the next notification, so a later kill is still reported")
     func markerRecreated() throws {
         let temporary = try TemporaryContainer()
-        let recorder = try Recorder(process: .service, container: temporary.container)
+        let clock = Clock()
+        let recorder = try Recorder(process: .service, container: temporary.container, clock: { clock.now })
         let state = temporary.root.appendingPathComponent("state")
         let marker = try #require(temporary.files("state").first { $0.hasPrefix("inflight-") })
         try FileManager.default.removeItem(at: state.appendingPathComponent(marker))
+        clock.advance(seconds: 180)  // removed only after minutes untouched; the next rewrite looks after a pause
         let trace = recorder.service.begin("m-1")
         let data = try Data(contentsOf: state.appendingPathComponent(marker))
         #expect(String(decoding: data, as: UTF8.self).contains("\"m-1\""))
