@@ -3,8 +3,9 @@ import GRDB
 import PushTraceCore
 import PushTraceRecords
 
-/// Stores one bundle's items inside the caller's transaction: the bundle row, every record with its corrected
-/// time, rejected lines with their reasons, config snapshots, the device, and the per-notification summaries.
+/// Stores one bundle's items inside the caller's transaction: the bundle row, its accepted lines in compressed
+/// blocks with the index of the notifications in each, rejected lines with their reasons, config snapshots, the
+/// device, and the per-notification summaries.
 struct BundleWriter {
     private let db: Database
     private let source: String?
@@ -19,24 +20,23 @@ struct BundleWriter {
     private var duplicateOf: IngestResult?
     private var accepted = 0
     private var rejected = 0
-    /// The id range of the bundle's records (contiguous: one writer inserts them in a row).
-    private var firstRecord: Int64?
-    private var lastRecord: Int64?
+    /// The bundle's accepted lines, into blocks.
+    private var blocks: BlockBuilder
     private var rejections: [IngestResult.Rejection] = []
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
     private(set) var facts: [String: NotificationFacts] = [:]
     private var deviceLastSeen: Int64?
     private var deviceFirstSeen: Int64?
-    private let insertRecord: RecordInsert
     private let insertRejected: Statement
 
-    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, summarized: Bool) throws {
+    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, summarized: Bool,
+         dictionary: RecordDictionaries.Current) throws {
         self.db = db
         self.source = source
         self.receivedAt = receivedAt
         self.summarized = summarized
         self.settings = settings
-        insertRecord = try RecordInsert(db)
+        blocks = BlockBuilder(dictionary: dictionary)
         insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
     }
 
@@ -77,6 +77,7 @@ struct BundleWriter {
                              manifest.build, manifest.os, manifest.deviceModel, manifest.sdk, manifest.uploadedAt,
                              receivedAt, offset, source, summarized])
         bundleRef = db.lastInsertedRowID
+        blocks.bundleRef = bundleRef
     }
 
     private mutating func store(_ decoded: DecodedRecord) throws {
@@ -85,10 +86,7 @@ struct BundleWriter {
         let ts = record.ts.map { ClockCorrection.corrected($0, by: offset) }
         let deviceTs = offset != 0 ? record.ts : nil
         let deviceID = manifest.isFromServer ? nil : manifest.deviceID
-        lastRecord = try insertRecord(bundleRef: bundleRef, line: decoded.line, appID: manifest.appID!, deviceID: deviceID,
-                                      type: record.type, process: record.process, event: record.event,
-                                      notificationID: decoded.notificationID, ts: ts, deviceTs: deviceTs, body: decoded.json)
-        if firstRecord == nil { firstRecord = lastRecord }
+        try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
         accepted += 1
         if let ts, deviceID != nil {
             deviceLastSeen = max(deviceLastSeen ?? ts, ts)
@@ -127,8 +125,9 @@ struct BundleWriter {
                 WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
                 """).execute(arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
         }
-        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ?, first_record = ?, last_record = ? WHERE id = ?")
-            .execute(arguments: [accepted, rejected, firstRecord, lastRecord, bundleRef])
+        try blocks.flush(db)
+        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ? WHERE id = ?")
+            .execute(arguments: [accepted, rejected, blocks.first, blocks.last, bundleRef])
         return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
                             duplicate: false, rejections: rejections, clockOffsetMs: offset)
     }

@@ -7,10 +7,14 @@ import PushTraceRecords
 /// latest upload.
 struct DiagnosisReader {
     let db: Database
+    private let blocks: BlockReader
     /// Config records per app, device and process, newest last: a device's notifications share them.
     private let configs = ConfigCache()
 
-    init(_ db: Database) { self.db = db }
+    init(_ db: Database, dictionaries: DictionaryCache) {
+        self.db = db
+        blocks = BlockReader(db: db, dictionaries: dictionaries)
+    }
 
     func input(appID: String, notificationID: String) throws -> DiagnosisInput {
         let entries = try self.entries(appID: appID, notificationID: notificationID, type: "event")
@@ -31,15 +35,11 @@ struct DiagnosisReader {
 
     /// The notification's records of one type (`event`, `log`), in time order.
     func entries(appID: String, notificationID: String, type: String) throws -> [TimelineEntry] {
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT ts, device_ts, device_id, body FROM record
-            WHERE app_id = ? AND notification_id = ? AND type = ? ORDER BY ts, id
-            """), arguments: [appID, notificationID, type])
-        var entries: [TimelineEntry] = []
-        while let row = try rows.next() {
-            entries.append(try entry(row))
-        }
-        return entries
+        // Ordered as the store always has: by corrected time (none first), then as stored.
+        try blocks.lines(appID: appID, notificationID: notificationID)
+            .filter { $0.record.type == type }
+            .sorted { ($0.ts ?? .min, $0.block, $0.index) < ($1.ts ?? .min, $1.block, $1.index) }
+            .map { TimelineEntry(ts: $0.ts ?? 0, deviceTs: $0.deviceTs, deviceID: $0.deviceID, record: $0.record, json: $0.body) }
     }
 
     private func config(appID: String, deviceID: String, process: ProcessKind, at ts: Int64) throws -> TimelineEntry? {

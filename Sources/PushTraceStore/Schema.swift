@@ -205,6 +205,35 @@ enum Schema {
                 ALTER TABLE token_v8 RENAME TO token;
                 """)
         }
+        migrator.registerMigration("v9-record-blocks") { db in
+            // Accepted lines kept as received, compressed a few hundred at a time (`RecordBlock`), instead of a row
+            // each; `notification_block` finds a notification's blocks. Existing `record` rows are moved into blocks
+            // after the migrations, a bounded batch per transaction (`Store.convertRecordsToBlocks`).
+            try db.execute(sql: """
+                CREATE TABLE dictionary (
+                    id INTEGER PRIMARY KEY,
+                    adler32 INTEGER NOT NULL UNIQUE,
+                    trained_at INTEGER NOT NULL,
+                    bytes BLOB NOT NULL
+                );
+                CREATE TABLE record_block (
+                    id INTEGER PRIMARY KEY,
+                    bundle_ref INTEGER NOT NULL REFERENCES bundle(id),
+                    lines INTEGER NOT NULL,
+                    raw_bytes INTEGER NOT NULL,
+                    dictionary INTEGER NOT NULL,
+                    data BLOB NOT NULL
+                );
+                CREATE TABLE notification_block (
+                    key INTEGER NOT NULL,
+                    block INTEGER NOT NULL,
+                    PRIMARY KEY (key, block)
+                ) WITHOUT ROWID;
+                ALTER TABLE bundle ADD COLUMN first_block INTEGER;
+                ALTER TABLE bundle ADD COLUMN last_block INTEGER;
+                CREATE INDEX bundle_unconverted ON bundle(id) WHERE first_record IS NOT NULL;
+                """)
+        }
         return migrator
     }
 

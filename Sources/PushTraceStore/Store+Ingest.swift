@@ -30,8 +30,10 @@ extension Store {
         var committed: (result: T, group: GroupCommit)?
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
-                let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil)
+                let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
+                                        dictionary: try RecordDictionaries.current(db))
                 let result = try body(group)
+                _ = try RecordDictionaries.trainIfDue(db, current: group.dictionary)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
                 return .commit
@@ -53,6 +55,8 @@ public struct GroupCommit {
     let summaries = PendingSummaries()
     /// The row ids of the bundles stored so far (duplicates and refused bundles left out).
     let storedBundles = BundleIDs()
+    /// What the group's record blocks are compressed against.
+    let dictionary: RecordDictionaries.Current
 
     /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
     /// error is rethrown; the rest of the group is unaffected.
@@ -63,7 +67,7 @@ public struct GroupCommit {
         var bundleRef: Int64 = 0
         try db.inSavepoint {
             var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
-                                          summarized: !defersSummaries)
+                                          summarized: !defersSummaries, dictionary: dictionary)
             try produce { item in try writer.add(item) }
             result = try writer.finish()
             facts = writer.facts

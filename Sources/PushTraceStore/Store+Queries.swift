@@ -16,14 +16,14 @@ extension Store {
     /// The answer to `why` for one notification of one app (an `unknown_notification` answer when nothing is stored).
     public func why(appID: String, notificationID: String) throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
-        let input = try pool.read { db in try DiagnosisReader(db).input(appID: appID, notificationID: key) }
+        let input = try pool.read { db in try DiagnosisReader(db, dictionaries: dictionaries).input(appID: appID, notificationID: key) }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
     }
 
     /// The `log` records of one notification from every process, in time order.
     public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
         let key = NotificationKey.normalize(notificationID)
-        return try pool.read { db in try DiagnosisReader(db).entries(appID: appID, notificationID: key, type: "log") }
+        return try pool.read { db in try DiagnosisReader(db, dictionaries: dictionaries).entries(appID: appID, notificationID: key, type: "log") }
     }
 
     /// Notifications matching `query`, newest first, from the per-notification summaries.

@@ -39,7 +39,7 @@ extension Store {
         while true {
             let bundles = try pool.read { db in
                 try Row.fetchAll(db, sql: """
-                    SELECT id, first_record, last_record, accepted FROM bundle INDEXED BY bundle_by_received
+                    SELECT id, first_block, last_block, accepted FROM bundle INDEXED BY bundle_by_received
                     WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
                     """, arguments: [cutoff, max(1, batchSize / 10)])
             }
@@ -51,15 +51,30 @@ extension Store {
             }
             try pool.write { db in
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let reader = BlockReader(db: db, dictionaries: dictionaries)
                 for bundle in taken {
                     let id: Int64 = bundle[0]
                     if let first = bundle[1] as Int64?, let last = bundle[2] as Int64? {
-                        try db.execute(sql: "DELETE FROM record WHERE id BETWEEN ? AND ?", arguments: [first, last])
-                        report.records += db.changesCount
+                        // A block holds one bundle's lines: it goes with its bundle, and so do the index entries of
+                        // the notifications its lines mention.
+                        var keys: [Int64: Set<Int64>] = [:]
+                        try reader.forEachLine(db.cachedStatement(sql: """
+                            SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                            WHERE b.id BETWEEN ? AND ?
+                            """), arguments: [first, last]) { line in
+                            report.records += 1
+                            guard let notification = line.notificationID else { return }
+                            keys[line.block, default: []].insert(NotificationBlockKey.of(appID: line.appID, notificationID: notification))
+                        }
+                        let unindex = try db.cachedStatement(sql: "DELETE FROM notification_block WHERE key = ? AND block = ?")
+                        for (block, blockKeys) in keys {
+                            for key in blockKeys { try unindex.execute(arguments: [key, block]) }
+                        }
+                        try db.execute(sql: "DELETE FROM record_block WHERE id BETWEEN ? AND ?", arguments: [first, last])
                     }
                     try db.execute(sql: "DELETE FROM rejected_line WHERE bundle_ref = ?", arguments: [id])
                     report.rejectedLines += db.changesCount
-                    try db.execute(sql: "UPDATE bundle SET pruned_at = ?, first_record = NULL, last_record = NULL WHERE id = ?",
+                    try db.execute(sql: "UPDATE bundle SET pruned_at = ?, first_block = NULL, last_block = NULL WHERE id = ?",
                                    arguments: [now, id])
                     report.bundles += 1
                 }

@@ -30,7 +30,7 @@ extension Store {
         let batches = stride(from: 0, to: pending.count, by: batchSize).map { pending[$0..<min($0 + batchSize, pending.count)] }
         // Diagnosing a batch (reads) overlaps with writing the causes of the one before (the writer).
         let diagnosed = BoundedQueue<Result<[(PendingKey, Cause)], any Error>>(capacity: 2)
-        let diagnosing = Thread { [pool] in
+        let diagnosing = Thread { [pool, dictionaries] in
             Thread.current.name = "pt-diagnose"
             for keys in batches where !diagnosed.isClosed {
                 // Each lane takes a contiguous run of devices, so that a device's config records are read once.
@@ -40,7 +40,7 @@ extension Store {
                     let slice = keys.dropFirst(index * lane).prefix(lane)
                     results.store(index, Result {
                         try pool.read { db in
-                            let reader = DiagnosisReader(db)
+                            let reader = DiagnosisReader(db, dictionaries: dictionaries)
                             return try slice.map { key in
                                 (key, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
                             }

@@ -25,6 +25,8 @@ public final class Store: Sendable {
     public let pool: DatabasePool
     /// The thresholds used when causes are settled.
     public let settings: DiagnosisSettings
+    /// The record blocks' dictionaries, as read back.
+    let dictionaries = DictionaryCache()
     private let checkpointer: Checkpointer
 
     /// Opens (creating and migrating when needed) the database at `path`.
@@ -35,13 +37,15 @@ public final class Store: Sendable {
     ///     need less.
     ///   - readerCacheMiB: each reader's page cache; diagnosing a whole corpus gains from a larger one, a server
     ///     answering single notifications needs less.
+    ///   - converting: told how far the conversion of a store an older pushtrace wrote (a row per record) into
+    ///     record blocks has gone, after each of its transactions; not called when there is nothing to convert.
     ///   - checkpointPages: log pages after which they are copied back into the database file (SQLite's default
     ///     is 1,000). A server's many small commits rewrite the same index pages again and again, and checkpointing
     ///     less often copies and syncs each of them once for many commits; a bulk ingest's diagnosis, whose
     ///     readers look pages up in the log, does better with the default.
     public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
                 busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8,
-                checkpointPages: Int = 1_000) throws {
+                checkpointPages: Int = 1_000, converting: ((ConversionProgress) -> Void)? = nil) throws {
         self.path = path
         self.settings = settings
         let checkpointer = Checkpointer(path: path, durability: durability, thresholdPages: Int32(clamping: checkpointPages))
@@ -74,6 +78,11 @@ public final class Store: Sendable {
             try Self.migrate(pool, path: path)
         } catch {
             throw StoreError.opening(path, error)
+        }
+        do {
+            try Self.convertRecordsToBlocks(pool, progress: converting)
+        } catch {
+            throw StoreError.explaining(error, path: path)
         }
         try recoverSummariesLeftBehind()
         checkpointer.start()

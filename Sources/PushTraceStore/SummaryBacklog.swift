@@ -85,31 +85,30 @@ extension Store {
     }
 
     /// Writes the summaries of the bundles whose facts a process kept in its ``SummaryBacklog`` and never wrote
-    /// (it was killed, or its disk was full), rebuilt from their stored records in the order the bundles were
+    /// (it was killed, or its disk was full), rebuilt from their stored lines in the order the bundles were
     /// stored. The caller holds the `DB-summaries` lock.
     private func recoverSummaries() throws {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let bundles = try Row.fetchAll(db, sql: """
-                    SELECT id, app_id, bundle_id, device_id, app_version, os, first_record, last_record
+                    SELECT id, app_id, bundle_id, device_id, app_version, os, first_block, last_block
                     FROM bundle INDEXED BY bundle_unsummarized WHERE summarized = 0 ORDER BY id
                     """)
                 let pending = PendingSummaries()
+                let reader = BlockReader(db: db, dictionaries: dictionaries)
                 for bundle in bundles {
                     let appID: String = bundle["app_id"]
                     // What `NotificationFacts.add` reads of the manifest; a backend bundle's device is stored as NULL.
                     let manifest = Manifest(bundleID: bundle["bundle_id"], appID: appID, appVersion: bundle["app_version"],
                                             os: bundle["os"], deviceID: bundle["device_id"])
                     var facts: [String: NotificationFacts] = [:]
-                    if let first: Int64 = bundle["first_record"], let last: Int64 = bundle["last_record"] {
-                        let rows = try Row.fetchCursor(db, sql: """
-                            SELECT notification_id, ts, body FROM record
-                            WHERE id BETWEEN ? AND ? AND notification_id IS NOT NULL ORDER BY id
-                            """, arguments: [first, last])
-                        while let row = try rows.next() {
-                            var body: String = row[2]
-                            let record = try DiagnosisReader.record(storedBody: &body)
-                            facts[row[0], default: NotificationFacts()].add(record, ts: row[1], manifest: manifest)
+                    if let first: Int64 = bundle["first_block"], let last: Int64 = bundle["last_block"] {
+                        try reader.forEachLine(db.cachedStatement(sql: """
+                            SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                            WHERE b.id BETWEEN ? AND ? ORDER BY b.id
+                            """), arguments: [first, last]) { line in
+                            guard let id = line.notificationID else { return }
+                            facts[id, default: NotificationFacts()].add(line.record, ts: line.ts, manifest: manifest)
                         }
                     }
                     pending.merge(appID: appID, facts)

@@ -53,12 +53,16 @@ struct RetentionTests {
         #expect(calls > 2)  // small transactions, not one
         try store.pool.read { db throws in
             #expect(try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM record r JOIN bundle b ON b.id = r.bundle_ref WHERE b.received_at < ?
+                SELECT count(*) FROM record_block r JOIN bundle b ON b.id = r.bundle_ref WHERE b.received_at < ?
                 """, arguments: [cutoff]) == 0)
+            // The index keeps no entry of a deleted block.
+            #expect(try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM notification_block WHERE block NOT IN (SELECT id FROM record_block)
+                """) == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE last_ts < ?", arguments: [cutoff]) == 0)
             // The deleted summaries' actions went with them; the others' stayed.
             #expect(try Int64.fetchAll(db, sql: "SELECT rowid FROM notification_action ORDER BY rowid") == actionsKept)
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0 > 0)
+            #expect(try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") ?? 0 > 0)
             // Every app, device and process keeps its latest config: it is still in force. Exactly the superseded
             // ones before the cut-off are gone.
             #expect(try Int.fetchOne(db, sql: configKeys) == configKeysBefore)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushTraceCore
+import PushTraceRecords
 import PushTraceSimulator
 import PushTraceStore
 import PushTraceTestSupport
@@ -59,8 +60,10 @@ struct SummaryBacklogTests {
         try temporary.store.writeSummaries(backlog)
         #expect(try Self.unsummarizedBundles(other) == 0)
         let records = try other.pool.read { db in try Int.fetchOne(db, sql: "SELECT sum(records) FROM notification") }
-        let stored = try other.pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE notification_id IS NOT NULL")
+        var stored = 0
+        try other.export(ExportFilter()) { line in
+            var body = line.body
+            if body.withUTF8({ PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) })?.notificationID != nil { stored += 1 }
         }
         #expect(records == stored)
     }

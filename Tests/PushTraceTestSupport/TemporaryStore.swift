@@ -38,9 +38,11 @@ public final class TemporaryStore: Sendable {
     public func counts() throws -> [String: Int] {
         try store.pool.read { db in
             var counts: [String: Int] = [:]
-            for table in ["bundle", "record", "rejected_line", "config", "device", "notification"] {
+            for table in ["bundle", "rejected_line", "config", "device", "notification", "record_block", "notification_block"] {
                 counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
             }
+            // Stored records: the lines of every block.
+            counts["record"] = try Int.fetchOne(db, sql: "SELECT coalesce(sum(lines), 0) FROM record_block")
             return counts
         }
     }

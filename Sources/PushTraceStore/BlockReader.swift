@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+/// One stored line read back from its block, with what is derived from it and its bundle.
+struct StoredLine {
+    /// The line exactly as received.
+    var body: String
+    var record: PushTraceRecords.Record
+    /// The notification ID in its stored form, when the record has one.
+    var notificationID: String?
+    /// The line's time corrected by its bundle's clock offset (what the store orders and filters by).
+    var ts: Int64?
+    /// The device's own time, when the correction changed it.
+    var deviceTs: Int64?
+    /// The uploading device; nil for the backend's bundles.
+    var deviceID: String?
+    var appID: String
+    /// The block's row id and the line's place in it: the order lines were stored in.
+    var block: Int64
+    var index: Int
+}
+
+/// Reads record blocks back as ``StoredLine``s.
+struct BlockReader {
+    let db: Database
+    let dictionaries: DictionaryCache
+
+    /// The columns ``lines(of:only:)`` reads, for a query over `record_block b JOIN bundle u`.
+    static let columns = "b.id, b.lines, b.raw_bytes, b.data, u.app_id, u.device_id, u.clock_offset_ms"
+
+    /// The lines of the blocks `statement` selects (with ``columns``), one block at a time, in the order it gives.
+    /// `prefilter`, when given, skips lines it refuses before they are parsed.
+    func forEachLine(_ statement: Statement, arguments: StatementArguments, prefilter: ((String) -> Bool)? = nil,
+                     _ body: (StoredLine) throws -> Void) throws {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() {
+            try lines(of: row, prefilter: prefilter, body)
+        }
+    }
+
+    /// The lines of one block row (``columns``).
+    func lines(of row: Row, prefilter: ((String) -> Bool)? = nil, _ body: (StoredLine) throws -> Void) throws {
+        let block: Int64 = row[0]
+        let data: Data = row[3]
+        let texts = try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
+            dictionaries.lookup(identifier, in: db)
+        }
+        let appID: String = row[4], deviceID: String? = row[5], offset: Int64 = row[6]
+        for (index, text) in texts.enumerated() {
+            if let prefilter, !prefilter(text) { continue }
+            var text = text
+            let record = try DiagnosisReader.record(storedBody: &text)
+            try body(StoredLine(body: text, record: record, notificationID: record.notificationID.map(NotificationKey.normalize),
+                                ts: record.ts.map { ClockCorrection.corrected($0, by: offset) },
+                                deviceTs: offset != 0 ? record.ts : nil, deviceID: deviceID, appID: appID,
+                                block: block, index: index))
+        }
+    }
+
+    /// The stored lines of one app's notification, in the order they were stored.
+    func lines(appID: String, notificationID: String) throws -> [StoredLine] {
+        let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
+        var found: [StoredLine] = []
+        // A line can only be this notification's if its ID is in it; a line with an escape is parsed anyway
+        // (its ID may be spelled with one).
+        let needle = Array(notificationID.utf8)
+        try forEachLine(db.cachedStatement(sql: """
+            SELECT \(Self.columns) FROM notification_block n
+            JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
+            WHERE n.key = ? AND u.app_id = ? ORDER BY b.id
+            """), arguments: [key, appID], prefilter: { Self.mayMention($0, needle) }) { line in
+            if line.notificationID == notificationID { found.append(line) }
+        }
+        return found
+    }
+
+    /// Whether `line` holds `needle` (ASCII letters compared without case, as a UUID is), or an escape.
+    static func mayMention(_ line: String, _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        var line = line
+        return line.withUTF8 { bytes in
+            if bytes.contains(UInt8(ascii: "\\")) { return true }
+            let count = needle.count
+            guard bytes.count >= count else { return false }
+            let folded = first | 0x20
+            for start in 0...(bytes.count - count) where bytes[start] | 0x20 == folded {
+                var matches = true
+                for offset in 1..<max(1, count) where bytes[start + offset] | 0x20 != needle[offset] | 0x20 {
+                    matches = false
+                    break
+                }
+                if matches { return true }
+            }
+            return false
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import PushTraceGzip
+
+/// A run of one bundle's accepted lines, stored compressed as one row of `record_block`.
+///
+/// The lines are kept exactly as received, in the order received, joined by `\n` (a received line never holds
+/// one), and deflated against the store's dictionary of the moment (``RecordDictionaries``). Everything else the
+/// old per-record table held is derived again when the block is read: the time from the line and its bundle's
+/// clock offset, the device from its bundle, the type, event and notification from the line.
+enum RecordBlock {
+    /// The most lines one block holds: a backend's daily `push.sent` file is split into blocks this size, so that
+    /// reading one notification's records decompresses a few hundred lines, not the whole file.
+    static let maxLines = 256
+    /// The most bytes of lines one block holds (a line is at most `WireBounds.maxLineBytes`).
+    static let maxBytes = 256 * 1024
+
+    /// `lines` joined by `\n`.
+    static func joined(_ lines: [String]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(lines.count) { $0 + $1.utf8.count })
+        for (index, line) in lines.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "\n")) }
+            bytes.append(contentsOf: line.utf8)
+        }
+        return bytes
+    }
+
+    /// The lines of a block's decompressed bytes, checked against the count it was stored with.
+    static func lines(_ bytes: [UInt8], expected: Int) throws(BlockError) -> [String] {
+        guard expected > 0 else {
+            if bytes.isEmpty { return [] }
+            throw BlockError.lineCount(expected: expected)
+        }
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard lines.count == expected else { throw BlockError.lineCount(expected: expected) }
+        return lines.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The stored lines of a `record_block` row's `data`, decompressed against the dictionary it names.
+    static func decode(_ data: [UInt8], lines: Int, rawBytes: Int, dictionaries: (UInt32) -> [UInt8]?) throws(BlockError) -> [String] {
+        guard rawBytes >= 0, rawBytes <= maxBytes + maxLines, lines >= 0, lines <= maxLines else {
+            throw BlockError.declared(lines: lines, bytes: rawBytes)
+        }
+        let decoded = data.withUnsafeBytes { input in
+            Result { () throws(DictionaryDeflate.Failure) in
+                try DictionaryDeflate.decompress(input, limit: rawBytes, dictionary: dictionaries)
+            }
+        }
+        let bytes: [UInt8]
+        switch decoded {
+        case .success(let output): bytes = output
+        case .failure(let failure): throw BlockError.compression(failure)
+        }
+        guard bytes.count == rawBytes else { throw BlockError.size(expected: rawBytes, actual: bytes.count) }
+        return try Self.lines(bytes, expected: lines)
+    }
+}
+
+/// A stored block that cannot be read back: the file was damaged, or written by something other than pushtrace.
+public enum BlockError: Error, Equatable, Sendable, CustomStringConvertible {
+    case compression(DictionaryDeflate.Failure)
+    case declared(lines: Int, bytes: Int)
+    case size(expected: Int, actual: Int)
+    case lineCount(expected: Int)
+
+    public var description: String {
+        switch self {
+        case .compression(let failure): return "a stored record block cannot be read: \(failure)"
+        case .declared(let lines, let bytes):
+            return "a stored record block declares \(lines) lines of \(bytes) bytes, beyond what pushtrace writes"
+        case .size(let expected, let actual):
+            return "a stored record block decodes to \(actual) bytes, not the \(expected) it was stored with"
+        case .lineCount(let expected): return "a stored record block does not hold the \(expected) lines it was stored with"
+        }
+    }
+}
+
+/// The key of `notification_block`: which blocks hold a notification's records.
+///
+/// A 64-bit FNV-1a hash of the app and the notification ID rather than the two strings, so that each entry is a
+/// few bytes. Two notifications may share a key; a reader keeps only the lines of the app and notification it
+/// asked for, so a shared key costs a block read, never a wrong answer. The hash is part of the file format: it
+/// never changes.
+enum NotificationBlockKey {
+    static func of(appID: String, notificationID: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        for byte in appID.utf8 { mix(byte) }
+        mix(0)
+        for byte in notificationID.utf8 { mix(byte) }
+        return Int64(bitPattern: hash)
+    }
+}
+
+/// Fills and stores one bundle's record blocks, a line at a time; used by ingest and by the conversion of stores
+/// that kept a row per record.
+struct BlockBuilder {
+    /// The bundle the blocks belong to.
+    var bundleRef: Int64 = 0
+    /// The row ids of the bundle's first and last blocks (contiguous: one writer inserts them in a row).
+    private(set) var first: Int64?
+    private(set) var last: Int64?
+    private let dictionary: RecordDictionaries.Current
+    private var lines: [String] = []
+    private var bytes = 0
+    /// The index keys of the notifications the block being filled mentions.
+    private var keys: Set<Int64> = []
+
+    init(dictionary: RecordDictionaries.Current) {
+        self.dictionary = dictionary
+    }
+
+    /// Adds an accepted line, storing the block being filled first when the line would not fit in it.
+    mutating func add(_ line: String, notificationID: String?, appID: String, db: Database) throws {
+        let size = line.utf8.count + 1
+        if lines.count == RecordBlock.maxLines || (!lines.isEmpty && bytes + size > RecordBlock.maxBytes) {
+            try flush(db)
+        }
+        lines.append(line)
+        bytes += size
+        if let notificationID { keys.insert(NotificationBlockKey.of(appID: appID, notificationID: notificationID)) }
+    }
+
+    /// Stores the block being filled, compressed, with an index entry per notification it mentions.
+    mutating func flush(_ db: Database) throws {
+        guard !lines.isEmpty else { return }
+        let raw = RecordBlock.joined(lines)
+        let data = raw.withUnsafeBytes { DictionaryDeflate.compress($0, dictionary: dictionary.bytes) }
+        try db.cachedStatement(sql: """
+            INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
+            """).execute(arguments: [bundleRef, lines.count, raw.count, dictionary.id, Data(data)])
+        let block = db.lastInsertedRowID
+        let index = try db.cachedStatement(sql: "INSERT OR IGNORE INTO notification_block (key, block) VALUES (?, ?)")
+        for key in keys.sorted() { try index.execute(arguments: [key, block]) }
+        if first == nil { first = block }
+        last = block
+        lines.removeAll(keepingCapacity: true)
+        bytes = 0
+        keys.removeAll(keepingCapacity: true)
+    }
+}
