@@ -436,7 +436,7 @@ def _():
         "logs": cli("logs", "--db", args.db, nid),
         "why": cli("why", "--db", args.db, nid),
         "search": cli("search", "--db", args.db, "--app", HONEST),
-        "sql": cli("sql", "--db", args.db, f"SELECT body FROM record WHERE notification_id = '{nid}'"),
+        "export": cli("export", "--db", args.db, "--notification", nid),
         "token list": cli("token", "list", "--db", args.db),
     }
     for name, result in outputs.items():

@@ -72,16 +72,22 @@ if [[ " $parts " == *" ingest "* || " $parts " == *" http "* ]]; then
   t0=$(now)
   "$bin/pushtrace" ingest --db ingest.sqlite --quiet --format json "$corpus" > ingest.json
   t1=$(now)
-  records=$(sqlite3 ingest.sqlite "SELECT count(*) FROM record")
+  records=$(sqlite3 ingest.sqlite "SELECT sum(accepted) FROM bundle")
   read -r store_s diagnose_s <<<"$(python3 -c "import json; r = json.load(open('ingest.json')); print(r['store_ms'] / 1000, r['diagnose_ms'] / 1000)")"
   cli_total=$(python3 -c "print($t1 - $t0)")
   cli_rate=$(python3 -c "print(round($records / $store_s))")
   echo "corpus: $files bundle files, $records records, $corpus_n notifications"
 fi
 if [[ " $parts " == *" ingest "* ]]; then
-  # The floor: the rows pushtrace stored, as CSV, imported by sqlite3 into an empty copy of the schema.
-  for table in bundle record config device notification; do sqlite3 -csv ingest.sqlite "SELECT * FROM $table" > "$table.csv"; done
-  sqlite3 ingest.sqlite .schema | grep -v sqlite_sequence > schema.sql
+  # The floor: a row per record, as the store kept them before record blocks (the previous release's schema, from the
+  # conversion test's fixture), with the bundles, configs, devices and summaries pushtrace stored, as CSV imported by
+  # sqlite3 into an empty copy of that schema.
+  [ -f corpus.ndjson ] || { find "$corpus" -name '*.ndjson.gz' -exec zcat {} + ; find "$corpus" -name '*.ndjson' -exec cat {} + ; } > corpus.ndjson
+  python3 "$root/scripts/bench-record-rows.py" "$corpus" > record.csv
+  sqlite3 -csv ingest.sqlite "SELECT id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
+      received_at, clock_offset_ms, source, accepted, rejected, NULL, NULL, pruned_at, summarized FROM bundle" > bundle.csv
+  for table in config device notification; do sqlite3 -csv ingest.sqlite "SELECT * FROM $table" > "$table.csv"; done
+  sqlite3 "$root/Tests/PushTraceCLITests/Fixtures/blocks-conversion/store.sqlite" .schema | grep -v sqlite_sequence > schema.sql
   rm -f floor.sqlite*
   sqlite3 floor.sqlite "PRAGMA journal_mode=WAL" > /dev/null
   sqlite3 floor.sqlite < schema.sql
@@ -90,7 +96,6 @@ if [[ " $parts " == *" ingest "* ]]; then
   sync
   t2=$(now); sqlite3 floor.sqlite < import.sql; t3=$(now)
   # sqlite-utils (PyPI, installed by `make bench-deps`) of the same lines, decompressed, into one table.
-  [ -f corpus.ndjson ] || { find "$corpus" -name '*.ndjson.gz' -exec zcat {} + ; find "$corpus" -name '*.ndjson' -exec cat {} + ; } > corpus.ndjson
   rm -f sqlite-utils.sqlite*
   sync
   t4=$(now); venv/bin/sqlite-utils insert sqlite-utils.sqlite records corpus.ndjson --nl --alter; t5=$(now)
@@ -130,7 +135,7 @@ if [[ " $parts " == *" http "* ]]; then
     read -r rate p50 p99 <<<"$(python3 -c "
 import json; r = json.load(open('http-$1.json'))
 print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 1))")"
-    local stored; stored=$(sqlite3 "http-$1.sqlite" "SELECT count(*) FROM record")
+    local stored; stored=$(sqlite3 "http-$1.sqlite" "SELECT sum(accepted) FROM bundle")
     [ "$stored" = "$records" ] || { echo "uploaders $1: stored $stored records, expected $records"; exit 1; }
   }
   for c in 1 8; do
@@ -228,7 +233,7 @@ if [[ " $parts " == *" scale "* ]]; then
     build_scale_store "$scale_n" "$scale" "$db"
     touch "$db.done"
   fi
-  records=$(sqlite3 "$db" "SELECT count(*) FROM record")
+  records=$(sqlite3 "$db" "SELECT sum(accepted) FROM bundle")
   notifications=$(sqlite3 "$db" "SELECT count(*) FROM notification")
   bytes=$(( $(stat -c %s "$db") + $( [ -f "$db-wal" ] && stat -c %s "$db-wal" || echo 0) ))
   echo "== scale: $notifications notifications, $records records, $((bytes / 1048576)) MB on disk, $((bytes / records)) bytes per record"

@@ -66,19 +66,18 @@ WHERE b.id IS NULL OR b.accepted != a.accepted;
 SQL
 )
     twice=$(sqlite3 "$db" "SELECT count(*) FROM (SELECT 1 FROM bundle GROUP BY app_id, bundle_id HAVING count(*) > 1)")
-    partial=$(sqlite3 "$db" "
+    # Rejected lines per bundle from SQL; the accepted lines are in compressed blocks, which `pushtrace check` reads
+    # back and recounts: per bundle, per notification summary, and through the index.
+    rejected_short=$(sqlite3 "$db" "
         SELECT count(*) FROM bundle b
-        LEFT JOIN (SELECT bundle_ref, count(*) AS n FROM record GROUP BY bundle_ref) r ON r.bundle_ref = b.id
         LEFT JOIN (SELECT bundle_ref, count(*) AS n FROM rejected_line GROUP BY bundle_ref) j ON j.bundle_ref = b.id
-        WHERE coalesce(r.n, 0) != b.accepted OR coalesce(j.n, 0) != b.rejected")
-    orphans=$(sqlite3 "$db" "SELECT count(*) FROM record WHERE bundle_ref NOT IN (SELECT id FROM bundle)")
+        WHERE coalesce(j.n, 0) != b.rejected")
+    check=$("$pushtrace" check --db "$db" --format json || true)
+    field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$check"; }
+    partial=$(( rejected_short + $(field miscounted_bundles) + $(field unreadable_blocks) + $(field unindexed_lines) ))
+    orphans=$(field orphan_blocks)
+    miscounted=$(field miscounted_notifications)
     stored=$(sqlite3 "$db" "SELECT count(*) FROM bundle")
-    # Every notification's summary counts its stored records, and no summary lacks its records.
-    miscounted=$(sqlite3 "$db" "
-        SELECT count(*) FROM (SELECT app_id, notification_id, count(*) AS n FROM record
-                              WHERE notification_id IS NOT NULL GROUP BY app_id, notification_id) r
-        FULL JOIN notification s USING (app_id, notification_id)
-        WHERE r.n IS NOT s.records")
     unsummarized=$(sqlite3 "$db" "SELECT count(*) FROM bundle WHERE summarized = 0")
 
     # Upload everything again: the acknowledged come back as duplicates, the rest is stored, once.
@@ -90,7 +89,7 @@ SQL
     final=$(sqlite3 "$db" "SELECT count(*) FROM bundle")
 
     echo "round $round: killed after ${delay}s; $acknowledged acknowledged, $stored stored; missing $missing," \
-        "stored twice $twice, partial $partial, orphan records $orphans; $left bundles' summaries" \
+        "stored twice $twice, partial $partial, orphan blocks $orphans; $left bundles' summaries" \
         "left unwritten, after restart miscounted $miscounted, unsummarized $unsummarized; after re-upload $final of $files"
     if [ "$missing" != 0 ] || [ "$twice" != 0 ] || [ "$partial" != 0 ] || [ "$orphans" != 0 ] || [ "$miscounted" != 0 ] \
         || [ "$unsummarized" != 0 ] || [ "$final" != "$files" ]; then

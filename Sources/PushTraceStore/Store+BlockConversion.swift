@@ -25,8 +25,10 @@ extension Store {
     /// bundle by bundle, in bounded transactions; then drops the emptied table. Each transaction converts whole
     /// bundles and deletes their rows, so a process killed midway leaves every bundle either converted or not, and
     /// the next open goes on from there. Every stored line keeps its bytes and order, so every answer read from it
-    /// stays the same.
-    static func convertRecordsToBlocks(_ pool: DatabasePool, progress: ((ConversionProgress) -> Void)?) throws {
+    /// stays the same. `progress` returning false stops after that transaction, as a kill would (then the table
+    /// stays, and the next open goes on).
+    static func convertRecordsToBlocks(_ pool: DatabasePool, recordsPerTransaction: Int = recordsPerConversionTransaction,
+                                       progress: ((ConversionProgress) -> Bool)?) throws {
         let hasRecordTable = try pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')")!
         }
@@ -35,7 +37,7 @@ extension Store {
         done.totalBundles = try pool.read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle INDEXED BY bundle_unconverted WHERE first_record IS NOT NULL")!
         }
-        if done.totalBundles > 0 { progress?(done) }
+        if done.totalBundles > 0, progress?(done) == false { return }
         while true {
             let moved = try pool.writeWithoutTransaction { db in
                 var moved = (bundles: 0, records: 0)
@@ -46,7 +48,7 @@ extension Store {
                         WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
                         """)
                     var dictionary = try RecordDictionaries.current(db)
-                    for bundle in bundles where moved.records < recordsPerConversionTransaction || moved.bundles == 0 {
+                    for bundle in bundles where moved.records < recordsPerTransaction || moved.bundles == 0 {
                         let id: Int64 = bundle[0], appID: String = bundle[1], first: Int64 = bundle[2], last: Int64 = bundle[3]
                         var blocks = BlockBuilder(dictionary: dictionary)
                         blocks.bundleRef = id
@@ -73,7 +75,7 @@ extension Store {
             guard moved.bundles > 0 else { break }
             done.bundles += moved.bundles
             done.records += moved.records
-            progress?(done)
+            if progress?(done) == false { return }
         }
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {

@@ -80,7 +80,7 @@ public final class Store: Sendable {
             throw StoreError.opening(path, error)
         }
         do {
-            try Self.convertRecordsToBlocks(pool, progress: converting)
+            try Self.convertRecordsToBlocks(pool, progress: converting.map { tell in { tell($0); return true } })
         } catch {
             throw StoreError.explaining(error, path: path)
         }

@@ -17,7 +17,16 @@ struct DatabaseOptions: ParsableArguments {
         guard FileManager.default.fileExists(atPath: db) else {
             throw UsageError("no database at \(db): ingest bundles first (pushtrace ingest --db \(db) FILE…)")
         }
-        return try Store(path: db)
+        return try openStore()
+    }
+
+    /// Opens (creating when needed) the store. A store an older pushtrace wrote, with a row per record, is converted
+    /// to record blocks first, its progress told on stderr.
+    func openStore() throws -> Store {
+        try Store(path: db) { progress in
+            printError("pushtrace: converting \(db) to record blocks: \(progress.bundles) of \(progress.totalBundles) "
+                       + "bundles, \(progress.records) records moved")
+        }
     }
 
     /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those

@@ -64,7 +64,7 @@ struct Ingest: ParsableCommand {
         case "now": .now
         default: .fixed(try Instant.parse(receivedAt, option: "--received-at"))
         }
-        let store = try Store(path: database.db)
+        let store = try database.openStore()
         let limits = BundleLimits(maxDecompressedBytes: maxDecompressedMib << 20, maxLineBytes: maxLineKib << 10)
         let ingestor = FileIngestor(store: store, limits: limits, receivedAt: received)
         var totals = IngestTotals()

@@ -105,7 +105,7 @@ struct SendEvent: AsyncParsableCommand {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-event-\(UUID().uuidString).ndjson")
         try body.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let store = try Store(path: database.db)
+        let store = try database.openStore()
         var failure: String?
         try FileIngestor(store: store).ingest(paths: [file.path]) { _, outcome in
             switch outcome {

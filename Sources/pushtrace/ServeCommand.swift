@@ -186,7 +186,11 @@ struct Serve: AsyncParsableCommand {
         // in the log, so it is checkpointed every 16,000 pages (64 MiB) instead of SQLite's 1,000, which takes less
         // server CPU under many uploaders (both measured in docs/PERFORMANCE.md).
         let store = try Store(path: path, durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2,
-                              checkpointPages: 16_000)
+                              checkpointPages: 16_000) { progress in
+            logger.notice("converting the store to record blocks", metadata: [
+                "bundles": "\(progress.bundles)", "of": "\(progress.totalBundles)", "records": "\(progress.records)",
+            ])
+        }
         if !settings.requiresTokens {
             let warning = "NO AUTHENTICATION (--no-auth): anyone who can reach this port can upload and read every app. "
                 + "Use it for local development only."

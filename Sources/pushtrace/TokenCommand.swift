@@ -54,7 +54,7 @@ struct TokenCommand: ParsableCommand {
         }
 
         func run() throws {
-            let store = try Store(path: database.db)
+            let store = try database.openStore()
             let (info, text) = try store.createToken(appID: app, scope: TokenScope(rawValue: scope)!, label: label,
                                                      now: Int64(Date().timeIntervalSince1970 * 1000))
             print(text.text)

@@ -248,10 +248,13 @@ struct AgentEndToEndTests {
         let recorded = batches.withLockedValue { $0 }
 
         // Every recorded step is stored exactly once, except the refused bundle's, which are kept aside whole.
-        let counts = try await work.runDetached(["sql", "--format", "json",
-            "SELECT notification_id, count(*) AS n FROM record WHERE event = 'service.received' GROUP BY 1"])
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(counts.stdout.utf8)) as? [[String: Any]], "\(counts.stderr)")
-        let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0["notification_id"] as! String, ($0["n"] as! NSNumber).intValue) })
+        let exported = try await work.runDetached(["export"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        var stored: [String: Int] = [:]
+        for line in exported.stdout.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if object["event"] as? String == "service.received", let id = object["notification_id"] as? String { stored[id, default: 0] += 1 }
+        }
         for batch in ["lost", "busy", "killed"] {
             for id in recorded[batch]! { #expect(stored[id] == 1, "\(id) stored \(stored[id] ?? 0) times") }
         }

@@ -90,10 +90,13 @@ struct AgentUploadResilienceTests {
 
     /// How many times each event of `id` is stored.
     static func stored(_ id: String, in work: WorkFolder) async throws -> [String: Int] {
-        let output = try await work.runDetached(["sql", "--format", "json",
-            "SELECT event, count(*) AS n FROM record WHERE notification_id = '\(id)' GROUP BY event"])
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]], "\(output.stderr)")
-        return Dictionary(uniqueKeysWithValues: rows.map { ($0["event"] as! String, ($0["n"] as! NSNumber).intValue) })
+        let output = try await work.runDetached(["export", "--notification", id])
+        var counts: [String: Int] = [:]
+        for line in output.stdout.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(output.stderr)")
+            if let event = object["event"] as? String { counts[event, default: 0] += 1 }
+        }
+        return counts
     }
 
     static func serviceRun(_ recorder: Recorder, _ id: String) {

@@ -25,7 +25,7 @@ struct HostileInputCLITests {
         #expect((first["ts"] as? NSNumber)?.int64Value == Int64.max)
         #expect(first["out_of_range"] as? [String] == ["ts"])
         for arguments in [["logs", Self.overflowed], ["search"], ["report", "--app", "net.example.overflow", "--week", "2025-W47"],
-                          ["alerts", "--now", "2025-11-20"], ["sql", "SELECT count(*) FROM record"]] {
+                          ["alerts", "--now", "2025-11-20"], ["sql", "SELECT count(*) FROM record_block"]] {
             let result = try work.run(arguments, environment: [:])
             #expect(result.status == 0, "\(arguments): \(result.status) \(result.stderr)")
         }
@@ -78,7 +78,7 @@ struct HostileInputCLITests {
         #expect(try work.run("token", "create", "--scope", "metrics", "--label", "prometheus").status == 0)
         let outputs = [
             try work.run("logs", "n-1"), try work.run("why", "n-1"), try work.run("search"),
-            try work.run("sql", "SELECT body FROM record"), try work.run("token", "list"),
+            try work.run("sql", "SELECT source FROM bundle"), try work.run("token", "list"),
         ]
         for output in outputs {
             #expect(output.status == 0, "\(output.stderr)")
@@ -89,8 +89,11 @@ struct HostileInputCLITests {
         let exact = try work.run("logs", "n-1", "--format", "json")
         let lines = try #require(try JSONSerialization.jsonObject(with: Data(exact.stdout.utf8)) as? [[String: Any]])
         #expect(lines.first?["message"] as? String == message)
-        let csv = try work.run("sql", "--format", "csv", "SELECT json_extract(body, '$.message') AS m FROM record WHERE type = 'log'")
-        #expect(csv.stdout == "m\n\"\(message)\"\n", "\(csv.stdout)")
+        // The line is stored exactly as received, escapes and all.
+        let export = try work.run("export", "--notification", "n-1")
+        #expect(export.stdout.contains(escapedJSON), "\(export.stdout)")
+        let csv = try work.run("sql", "--format", "csv", "SELECT 'a' || char(27) || '[31m' || char(10) || 'b' AS m")
+        #expect(csv.stdout == "m\n\"a\u{1B}[31m\nb\"\n", "\(csv.stdout)")
     }
 
     @Test("token create refuses an app that is no bundle identifier, and a label with control characters")
@@ -128,7 +131,7 @@ struct HostileInputCLITests {
         #expect(mode.intValue & 0o777 == 0o600, "\(String(mode.intValue, radix: 8))")
         let before = try FileManager.default.contentsOfDirectory(atPath: work.url.path).sorted()
         #expect(!before.contains("pushtrace.sqlite-wal"), "\(before)")
-        #expect(try work.run("sql", "SELECT count(*) FROM record").status == 0)
+        #expect(try work.run("sql", "SELECT count(*) FROM record_block").status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.url.path).sorted() == before)
     }
 }
