@@ -14,6 +14,8 @@ enum RecordBlock {
     static let maxLines = 256
     /// The most bytes of lines one block holds (a line is at most `WireBounds.maxLineBytes`).
     static let maxBytes = 256 * 1024
+    /// zlib's compression level for blocks: a block is written once and read many times.
+    static let level: Int32 = 6
 
     /// `lines` joined by `\n`.
     static func joined(_ lines: [String]) -> [UInt8] {
@@ -129,7 +131,7 @@ struct BlockBuilder {
     mutating func flush(_ db: Database) throws {
         guard !lines.isEmpty else { return }
         let raw = RecordBlock.joined(lines)
-        let data = raw.withUnsafeBytes { DictionaryDeflate.compress($0, dictionary: dictionary.bytes) }
+        let data = raw.withUnsafeBytes { DictionaryDeflate.compress($0, dictionary: dictionary.bytes, level: RecordBlock.level) }
         try db.cachedStatement(sql: """
             INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
             """).execute(arguments: [bundleRef, lines.count, raw.count, dictionary.id, Data(data)])

@@ -49,7 +49,7 @@ enum RecordDictionaries {
     }
 
     /// A dictionary of typical lines: the latest few of each record shape (type, process, event), the most common
-    /// shapes last, where deflate refers back to them most cheaply.
+    /// shapes last, where deflate refers back to them most cheaply; more of each shape while there is room.
     static func train(_ lines: [String]) -> [UInt8] {
         var byShape: [String: [String]] = [:]
         var counts: [String: Int] = [:]
@@ -60,19 +60,25 @@ enum RecordDictionaries {
             counts[shape, default: 0] += 1
             var latest = byShape[shape, default: []]
             latest.append(line)
-            if latest.count > 4 { latest.removeFirst() }
+            if latest.count > 64 { latest.removeFirst() }
             byShape[shape] = latest
         }
         let shapes = counts.keys.sorted { (counts[$0]!, $0) < (counts[$1]!, $1) }
         // Least common first: when the shapes do not all fit, the common ones (at the end) are kept.
-        var bytes: [UInt8] = []
-        for shape in shapes {
-            for line in byShape[shape]! {
-                bytes.append(contentsOf: line.utf8)
-                bytes.append(UInt8(ascii: "\n"))
+        // As many of each shape's latest lines as fit, the same number of each (fewer where a shape has fewer).
+        var perShape = 1
+        func assemble(_ count: Int) -> [UInt8] {
+            var bytes: [UInt8] = []
+            for shape in shapes {
+                for line in byShape[shape]!.suffix(count) {
+                    bytes.append(contentsOf: line.utf8)
+                    bytes.append(UInt8(ascii: "\n"))
+                }
             }
+            return bytes
         }
-        return Array(bytes.suffix(dictionaryBytes))
+        while perShape < 64, assemble(perShape * 2).count <= dictionaryBytes { perShape *= 2 }
+        return Array(assemble(perShape).suffix(dictionaryBytes))
     }
 }
 

@@ -31,9 +31,8 @@ extension Store {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
-                                        dictionary: try RecordDictionaries.current(db))
+                                        dictionary: DictionaryInUse(try RecordDictionaries.current(db)))
                 let result = try body(group)
-                _ = try RecordDictionaries.trainIfDue(db, current: group.dictionary)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
                 return .commit
@@ -55,8 +54,9 @@ public struct GroupCommit {
     let summaries = PendingSummaries()
     /// The row ids of the bundles stored so far (duplicates and refused bundles left out).
     let storedBundles = BundleIDs()
-    /// What the group's record blocks are compressed against.
-    let dictionary: RecordDictionaries.Current
+    /// What the group's record blocks are compressed against: trained between two bundles of the group once the
+    /// store holds enough lines compressed without one (a bulk ingest's first group holds thousands of bundles).
+    let dictionary: DictionaryInUse
 
     /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
     /// error is rethrown; the rest of the group is unaffected.
@@ -67,13 +67,14 @@ public struct GroupCommit {
         var bundleRef: Int64 = 0
         try db.inSavepoint {
             var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
-                                          summarized: !defersSummaries, dictionary: dictionary)
+                                          summarized: !defersSummaries, dictionary: dictionary.current)
             try produce { item in try writer.add(item) }
             result = try writer.finish()
             facts = writer.facts
             bundleRef = writer.bundleRef
             return writer.isDuplicate ? .rollback : .commit
         }
+        if dictionary.current.id == 0 { dictionary.current = try RecordDictionaries.trainIfDue(db, current: dictionary.current) }
         // Only a stored bundle's facts count: a refused one threw above, a duplicate has none.
         if !result!.duplicate {
             summaries.merge(appID: result!.appID, facts)
@@ -81,6 +82,12 @@ public struct GroupCommit {
         }
         return result!
     }
+}
+
+/// The dictionary a group compresses its blocks against, replaced once one is trained.
+final class DictionaryInUse {
+    var current: RecordDictionaries.Current
+    init(_ current: RecordDictionaries.Current) { self.current = current }
 }
 
 /// Row ids of bundles, collected by a group as it stores them.
