@@ -53,7 +53,7 @@ SELECT app_id, notification_id, first_ts + 5000, CASE records % 2 WHEN 0 THEN 'S
 FROM notification WHERE actions > 0;
 COMMIT;
 BEGIN;
--- Settling: the triggers add every notification to the rollups.
+-- Settling; the rollups are then recomputed from the settled summaries (pushtrace vacuum --rebuild-rollups).
 UPDATE notification SET cause = CASE
     WHEN records < 330 THEN 'not_expanded' WHEN records < 360 THEN 'service_timeout'
     WHEN records < 370 THEN 'service_crashed' WHEN records < 380 THEN 'attachment_failed'
@@ -62,6 +62,7 @@ COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);  -- prints 0|0|0
 ANALYZE;
 SQL
+  "$bin" vacuum --db "$db" --rebuild-rollups
   echo "generated in $(( $(date +%s) - start )) s"
 fi
 "$bin" sql --db "$db" "SELECT (SELECT count(*) FROM notification) AS notifications, (SELECT count(*) FROM daily) AS daily_rows, (SELECT count(*) FROM hourly) AS hourly_rows, (SELECT count(*) FROM minutely) AS minutely_rows, (SELECT count(*) FROM daily_duration) AS duration_rows"

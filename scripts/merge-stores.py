@@ -5,14 +5,16 @@
 
 TARGET must already hold pushtrace's schema (any pushtrace command that opens it migrates it). Chunk i is
 CHUNK_FOLDER/chunk-i.sqlite, merged once CHUNK_FOLDER/chunk-i.sqlite.ready exists, and deleted after; the chunks
-are merged in order, as they come. Every row is copied as pushtrace stored it: bundle, record, config and
-rejected-line ids are shifted past the target's, devices keep their earliest first and latest last sighting, and
-the rollups are summed (a chunk's notifications are all settled, as `pushtrace ingest` leaves them).
+are merged in order, as they come. Every row is copied as pushtrace stored it: bundle, record-block, config and
+rejected-line ids are shifted past the target's (and the index of a notification's blocks with them), each
+chunk's trained dictionary is copied once (blocks name theirs by its Adler-32), devices keep their earliest first
+and latest last sighting, and the rollups are summed (a chunk's notifications are all settled, as `pushtrace
+ingest` leaves them).
 
 Why not ingest every chunk into the one store: past a few GB, each insert into the random-keyed indexes is a page
 read and a page write of its own on this machine, and ten chunks of 1,000,000 notifications would take over four
-hours. Here the record index is built once at the end, by one sort, and everything else stays in a large page
-cache, eight chunks to a transaction (no journal: an interrupted merge is started again from nothing).
+hours. Here everything stays in a large page cache, eight chunks to a transaction (no journal: an interrupted
+merge is started again from nothing).
 """
 import os
 import sqlite3
@@ -20,14 +22,13 @@ import sys
 import time
 
 ID_SHIFTS = {  # table: {column holding an id: the table whose largest id shifts it}
-    "bundle": {"id": "bundle", "first_record": "record", "last_record": "record"},
-    "record": {"id": "record", "bundle_ref": "bundle"},
+    "bundle": {"id": "bundle", "first_block": "record_block", "last_block": "record_block"},
+    "record_block": {"id": "record_block", "bundle_ref": "bundle"},
     "config": {"id": "config"},
     "rejected_line": {"id": "rejected_line", "bundle_ref": "bundle"},
 }
 ROLLUPS = ["daily", "hourly", "daily_duration", "daily_action", "minutely"]
 PLAIN = ["notification", "notification_action"]
-DEFERRED_INDEX = "record_by_notification"
 GROUP = 8
 
 
@@ -38,14 +39,22 @@ def columns(db, table):
 def merge_chunk(db, c):
     """Copies every row of the attached chunk store `c` into the main store (inside the caller's transaction)."""
     shift = {t: db.execute(f"SELECT coalesce(max(id), 0) FROM main.{t}").fetchone()[0] for t in ID_SHIFTS}
+    db.execute(f"INSERT OR IGNORE INTO main.dictionary (adler32, trained_at, bytes) "
+               f"SELECT adler32, trained_at, bytes FROM {c}.dictionary ORDER BY id")
+    # A block's dictionary, by the target's row id of the same dictionary (0: none).
+    remap = {"dictionary": f"coalesce((SELECT m.id FROM main.dictionary m JOIN {c}.dictionary d USING (adler32) "
+                           f"WHERE d.id = dictionary), 0)"}
     for table, shifted in ID_SHIFTS.items():
         names = [name for name, _ in columns(db, table)]
-        select = ", ".join(f"{n} + {shift[shifted[n]]}" if n in shifted else n for n in names)
+        select = ", ".join(f"{n} + {shift[shifted[n]]}" if n in shifted else remap.get(n, n) if table == "record_block" else n
+                           for n in names)
         # Configs are unique by (app, device, process, ts): a device ID drawn by two chunks keeps the first's.
         verb = "INSERT OR IGNORE" if table == "config" else "INSERT"
         db.execute(f"{verb} INTO main.{table} ({', '.join(names)}) SELECT {select} FROM {c}.{table}")
     for table in PLAIN:
         db.execute(f"INSERT INTO main.{table} SELECT * FROM {c}.{table}")
+    db.execute(f"INSERT INTO main.notification_block (key, block) "
+               f"SELECT key, block + {shift['record_block']} FROM {c}.notification_block")
     db.execute(f"""
         INSERT INTO main.device SELECT * FROM {c}.device WHERE true
         ON CONFLICT (app_id, device_id) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen),
@@ -67,8 +76,6 @@ def main():
     db.execute("PRAGMA journal_mode = OFF")
     db.execute("PRAGMA synchronous = OFF")
     db.execute("PRAGMA cache_size = -10000000")  # 10 GB: every random-keyed table and index stays in memory
-    index_sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (DEFERRED_INDEX,)).fetchone()[0]
-    db.execute(f"DROP INDEX {DEFERRED_INDEX}")
     started = time.time()
     # A commit writes every page the transaction dirtied, most of the random-keyed tables: so a transaction takes
     # as many chunks as can be attached at once (SQLite's limit is 10).
@@ -92,12 +99,8 @@ def main():
                     os.remove(path + suffix)
         print(f"  merged chunks {group.start + 1}-{group.stop} of {chunks} in {time.time() - t0:.0f} s; "
               f"{time.time() - started:.0f} s so far", flush=True)
-    t0 = time.time()
-    db.execute("PRAGMA threads = 2")
-    db.execute(index_sql)
     db.execute("PRAGMA journal_mode = WAL")
     db.close()
-    print(f"  index {DEFERRED_INDEX} built in {time.time() - t0:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -119,11 +119,25 @@ struct BundleWriter {
                     os = coalesce(excluded.os, device.os),
                     device_model = coalesce(excluded.device_model, device.device_model)
                 """).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
-            // Silence from this device now means something for the pushes it has not mentioned: settle them again.
-            try db.cachedStatement(sql: """
-                UPDATE OR FAIL notification INDEXED BY notification_awaiting SET cause = NULL
+            // Silence from this device now means something for the pushes it has not mentioned: settle them again,
+            // their counts taken out of the rollups until then.
+            let awaiting = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT notification_id, \(NotificationFacts.columns) FROM notification INDEXED BY notification_awaiting
                 WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
-                """).execute(arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
+                """), arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
+            if !awaiting.isEmpty {
+                let rollups = RollupDeltas()
+                let unsettle = try db.cachedStatement(sql: "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = ? AND notification_id = ?")
+                for row in awaiting {
+                    let id: String = row[0]
+                    let facts = NotificationFacts(stored: row, at: 1)
+                    rollups.add(appID: appID, notificationID: id, facts: facts, cause: row[25],
+                                actions: try NotificationFacts.storedActions(db, appID: appID, notificationID: id, count: facts.actions),
+                                sign: -1)
+                    try unsettle.execute(arguments: [appID, id])
+                }
+                try rollups.write(db)
+            }
         }
         try blocks.flush(db)
         try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ? WHERE id = ?")

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import PushTraceCore
 import PushTraceRecords
@@ -80,8 +81,8 @@ struct NotificationFacts {
         }
     }
 
-    /// Folds in the facts of a later bundle, exactly as ``upsertSQL`` folds them into the stored row: a group commit
-    /// merges its bundles' facts in memory and upserts each notification once.
+    /// Folds in the facts of a later bundle: a group commit merges its bundles' facts in memory, and then into the
+    /// stored summary, the same way.
     mutating func merge(_ later: NotificationFacts) {
         deviceID = later.deviceIDFromDevice ? later.deviceID : (deviceID ?? later.deviceID)
         deviceIDFromDevice = deviceIDFromDevice || later.deviceIDFromDevice
@@ -111,8 +112,7 @@ struct NotificationFacts {
         actionRows += later.actionRows
     }
 
-    /// Why a download or an attachment failed, in the words the report groups failures by (the same rules as the
-    /// migration that derives it for older data, `Schema.attachmentFailureSQL`, which knows only the image limit).
+    /// Why a download or an attachment failed, in the words the report groups failures by.
     static func failureReason(_ record: PushTraceRecords.Record) -> String? {
         if let error = record.error { return error }
         if record.eventName == .serviceDownload, let status = record.httpStatus, status >= 400 { return "HTTP \(status)" }
@@ -123,18 +123,99 @@ struct NotificationFacts {
         return nil
     }
 
-    /// Merges these facts into the stored summary and marks its cause for settling.
-    func upsert(_ db: Database, appID: String, notificationID: String) throws {
-        let statement = try db.cachedStatement(sql: Self.upsertSQL)
+    /// The `notification` columns a summary is read from and written to, in ``init(stored:)`` order, `cause` last.
+    static let columns = """
+        device_id, category, app_version, os, first_ts, last_ts, sent_ts, apns_status, has_alert, mutable_content, \
+        service_received, service_delivered, service_expired, service_ms, service_crashed, content_received, \
+        content_crashed, actions, app_responses, records, device_reached, downloads, download_bytes, attachment_failure, cause
+        """
+
+    init() {}
+
+    /// A stored summary, read from ``columns`` starting at `offset`.
+    init(stored row: Row, at offset: Int = 0) {
+        deviceID = row[offset]
+        category = row[offset + 1]
+        appVersion = row[offset + 2]
+        os = row[offset + 3]
+        firstTs = row[offset + 4]
+        lastTs = row[offset + 5]
+        sentTs = row[offset + 6]
+        apnsStatus = row[offset + 7]
+        hasAlert = row[offset + 8]
+        mutableContent = row[offset + 9]
+        serviceReceived = row[offset + 10]
+        serviceDelivered = row[offset + 11]
+        serviceExpired = row[offset + 12]
+        serviceMs = row[offset + 13]
+        serviceCrashed = row[offset + 14]
+        contentReceived = row[offset + 15]
+        contentCrashed = row[offset + 16]
+        actions = row[offset + 17]
+        appResponses = row[offset + 18]
+        records = row[offset + 19]
+        deviceIDFromDevice = row[offset + 20]
+        downloads = row[offset + 21]
+        downloadBytes = row[offset + 22]
+        attachmentFailure = row[offset + 23]
+    }
+
+    /// Writes these facts as the notification's summary, with `cause` (nil: to be settled). Every column is written
+    /// as it is: what a summary holds is decided by ``add(_:ts:manifest:)`` and ``merge(_:)`` alone.
+    func write(_ db: Database, appID: String, notificationID: String, cause: String?) throws {
+        let statement = try db.cachedStatement(sql: Self.writeSQL)
         statement.setUncheckedArguments([
             appID, notificationID, deviceID, category, appVersion, os, firstTs, lastTs, sentTs, apnsStatus,
             hasAlert, mutableContent, serviceReceived, serviceDelivered, serviceExpired, serviceMs, serviceCrashed,
-            contentReceived, contentCrashed, actions, appResponses, records, deviceIDFromDevice, categoryFromPush,
-            downloads, downloadBytes, attachmentFailure,
+            contentReceived, contentCrashed, actions, appResponses, records, deviceIDFromDevice, downloads, downloadBytes,
+            attachmentFailure, cause,
         ])
         try statement.execute()
+    }
+
+    /// `OR FAIL`: a constraint error ends the bundle (whose savepoint is then rolled back) rather than this statement
+    /// alone, so SQLite keeps no statement journal for it.
+    private static let writeSQL: String = {
+        let names = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        return """
+            INSERT OR FAIL INTO notification (app_id, notification_id, \(names.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: names.count + 2).joined(separator: ", ")))
+            ON CONFLICT (app_id, notification_id) DO UPDATE SET \(names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+            """
+    }()
+
+    /// The stored summary of a notification and its cause, or nil when there is none.
+    static func read(_ db: Database, appID: String, notificationID: String) throws -> (facts: NotificationFacts, cause: String?)? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT \(columns) FROM notification WHERE app_id = ? AND notification_id = ?
+            """), arguments: [appID, notificationID]) else { return nil }
+        return (NotificationFacts(stored: row), row[24])
+    }
+
+    /// A notification's stored actions, for the rollup of actions (only a summary that counts some has any).
+    static func storedActions(_ db: Database, appID: String, notificationID: String, count: Int) throws -> [(action: String?, response: String?)] {
+        guard count > 0 else { return [] }
+        return try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT action, response FROM notification_action WHERE app_id = ? AND notification_id = ? ORDER BY rowid
+            """), arguments: [appID, notificationID]).map { ($0[0], $0[1]) }
+    }
+
+    /// Merges these facts (a group's, for one notification) into the stored summary, which is then to be settled
+    /// again: a summary that was settled takes its counts out of the rollups first.
+    func upsert(_ db: Database, appID: String, notificationID: String, rollups: RollupDeltas) throws {
+        var merged = self
+        if let stored = try Self.read(db, appID: appID, notificationID: notificationID) {
+            if let cause = stored.cause {
+                rollups.add(appID: appID, notificationID: notificationID, facts: stored.facts, cause: cause,
+                            actions: try Self.storedActions(db, appID: appID, notificationID: notificationID,
+                                                            count: stored.facts.actions),
+                            sign: -1)
+            }
+            merged = stored.facts
+            merged.merge(self)
+        }
+        try merged.write(db, appID: appID, notificationID: notificationID, cause: nil)
         guard !actionRows.isEmpty else { return }
-        // After the summary: its settling (the rollups) counts these rows.
         let insertAction = try db.cachedStatement(sql: """
             INSERT INTO notification_action (app_id, notification_id, ts, action, response) VALUES (?, ?, ?, ?, ?)
             """)
@@ -143,49 +224,6 @@ struct NotificationFacts {
             try insertAction.execute()
         }
     }
-
-    /// Keep in step with ``merge(_:)``.
-    ///
-    /// `OR FAIL`: a constraint error ends the bundle (whose savepoint is then rolled back) rather than this statement
-    /// alone, so SQLite keeps no statement journal for it — with the rollup triggers, that journal was a third of the
-    /// upsert's cost.
-    private static let upsertSQL = """
-        INSERT OR FAIL INTO notification (app_id, notification_id, device_id, category, app_version, os, first_ts, last_ts,
-            sent_ts, apns_status, has_alert, mutable_content, service_received, service_delivered, service_expired,
-            service_ms, service_crashed, content_received, content_crashed, actions, app_responses, records,
-            device_reached, downloads, download_bytes, attachment_failure, cause)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            ?23, ?25, ?26, ?27, NULL)
-        ON CONFLICT (app_id, notification_id) DO UPDATE SET
-            device_id = CASE WHEN ?23 THEN excluded.device_id ELSE coalesce(notification.device_id, excluded.device_id) END,
-            category = CASE WHEN ?24 THEN excluded.category ELSE coalesce(notification.category, excluded.category) END,
-            app_version = coalesce(excluded.app_version, notification.app_version),
-            os = coalesce(excluded.os, notification.os),
-            first_ts = min(coalesce(notification.first_ts, excluded.first_ts), coalesce(excluded.first_ts, notification.first_ts)),
-            last_ts = max(coalesce(notification.last_ts, excluded.last_ts), coalesce(excluded.last_ts, notification.last_ts)),
-            sent_ts = coalesce(notification.sent_ts, excluded.sent_ts),
-            apns_status = coalesce(excluded.apns_status, notification.apns_status),
-            has_alert = coalesce(excluded.has_alert, notification.has_alert),
-            mutable_content = coalesce(excluded.mutable_content, notification.mutable_content),
-            service_received = max(notification.service_received, excluded.service_received),
-            service_delivered = max(notification.service_delivered, excluded.service_delivered),
-            service_expired = max(notification.service_expired, excluded.service_expired),
-            service_ms = CASE WHEN excluded.service_expired THEN excluded.service_ms
-                              WHEN notification.service_expired THEN notification.service_ms
-                              ELSE coalesce(excluded.service_ms, notification.service_ms) END,
-            service_crashed = max(notification.service_crashed, excluded.service_crashed),
-            content_received = max(notification.content_received, excluded.content_received),
-            content_crashed = max(notification.content_crashed, excluded.content_crashed),
-            actions = notification.actions + excluded.actions,
-            app_responses = notification.app_responses + excluded.app_responses,
-            records = notification.records + excluded.records,
-            device_reached = max(notification.device_reached, excluded.device_reached),
-            downloads = notification.downloads + excluded.downloads,
-            download_bytes = CASE WHEN excluded.download_bytes IS NULL THEN notification.download_bytes
-                                  ELSE coalesce(notification.download_bytes, 0) + excluded.download_bytes END,
-            attachment_failure = coalesce(notification.attachment_failure, excluded.attachment_failure),
-            cause = NULL
-        """
 }
 
 /// The facts of a group commit's bundles per notification, in the order notifications were first mentioned.
@@ -220,11 +258,14 @@ final class PendingSummaries {
         }
     }
 
-    /// Upserts every notification once, inside the caller's transaction; ``removeAll()`` once it has committed.
+    /// Upserts every notification once, and the rollup deltas that unsettling them makes, inside the caller's
+    /// transaction; ``removeAll()`` once it has committed.
     func write(_ db: Database) throws {
+        let rollups = RollupDeltas()
         for (key, facts) in entries {
-            try facts.upsert(db, appID: key.appID, notificationID: key.notificationID)
+            try facts.upsert(db, appID: key.appID, notificationID: key.notificationID, rollups: rollups)
         }
+        try rollups.write(db)
     }
 
     func removeAll() {

@@ -1,145 +1,188 @@
 import GRDB
+import PushTraceRecords
 
-/// A table of counts over the per-notification summary, kept current by triggers, so that reports and alerts read
-/// a few thousand rows however many notifications are stored.
+/// A table of counts over the settled notification summaries, so that reports and alerts read a few thousand rows
+/// however many notifications are stored.
 ///
 /// A notification counts in the rollups once its cause is settled, with the facts it was settled on: settling adds
-/// it, and new records (which mark it unsettled again) take it out until it is settled anew. Retention may delete
-/// notifications; the rollups keep their counts.
-struct Rollup {
+/// its ``contributions(of:)``, and new records (which mark it unsettled again) take them out until it is settled
+/// anew. What a notification contributes is computed here, in Swift, and only here; the writers collect the deltas
+/// in ``RollupDeltas`` and write them as upserts. Retention may delete notifications; the rollups keep their counts.
+struct Rollup: Sendable {
     /// The table's name.
     let table: String
-    /// Grouping columns and their SQL over a notification row `X` (a trigger's `NEW`/`OLD`, or `n`).
-    let keys: [(column: String, sql: String)]
-    /// Counted columns and the SQL of one notification's contribution.
-    let measures: [(column: String, sql: String)]
-    /// A column that keeps the latest notification added (an example to run `why` on), not a count.
-    var latest: (column: String, sql: String)? = nil
-    /// A further table joined to the notification (for `daily_action`), with the condition that joins it.
-    var join: (table: String, on: String)? = nil
-    /// Only notifications matching this condition contribute.
-    var condition = "X.first_ts IS NOT NULL"
+    /// The grouping columns, in primary-key order.
+    let keys: [String]
+    /// The counted columns.
+    let measures: [String]
+    /// Whether the table keeps the latest notification added to a row (`example_id`, a notification to run `why` on).
+    var keepsExample = false
 
-    /// Every rollup, in the order their tables are created.
+    /// Every rollup.
     static let all = [daily, hourly, dailyDuration, dailyAction, minutely]
-
-    private static let day = "X.first_ts / 86400000"
 
     /// The report's counts per app, UTC day, category, app version, OS, cause and attachment failure reason.
     static let daily = Rollup(
-        table: "daily",
-        keys: [("app_id", "X.app_id"), ("day", day), ("category", "coalesce(X.category, '')"),
-               ("app_version", "coalesce(X.app_version, '')"), ("os", "coalesce(X.os, '')"), ("cause", "X.cause"),
-               ("attachment_failure", "coalesce(X.attachment_failure, '')")],
-        measures: [
-            ("notifications", "1"), ("sent", "X.sent_ts IS NOT NULL"), ("apns_accepted", "coalesce(X.apns_status = 200, 0)"),
-            ("device_reached", "X.device_reached"), ("service_ran", "X.service_received"),
-            ("service_delivered", "X.service_delivered"), ("service_timeouts", "X.service_expired"),
-            ("service_crashed", "X.service_crashed"), ("content_crashed", "X.content_crashed"),
-            ("expanded", "X.content_received"), ("acted", "X.actions > 0 OR X.app_responses > 0"),
-            ("downloads", "X.downloads"), ("download_bytes", "coalesce(X.download_bytes, 0)"),
-            ("attachment_failed", "X.attachment_failure IS NOT NULL"),
-            ("size_under_100k", "coalesce(X.download_bytes < 100000, 0)"),
-            ("size_under_1m", "coalesce(X.download_bytes >= 100000 AND X.download_bytes < 1000000, 0)"),
-            ("size_under_10m", "coalesce(X.download_bytes >= 1000000 AND X.download_bytes < 10000000, 0)"),
-            ("size_over_10m", "coalesce(X.download_bytes >= 10000000, 0)"),
-        ],
-        latest: ("example_id", "X.notification_id"))
+        table: "daily", keys: ["app_id", "day", "category", "app_version", "os", "cause", "attachment_failure"],
+        measures: ["notifications", "sent", "apns_accepted", "device_reached", "service_ran", "service_delivered",
+                   "service_timeouts", "service_crashed", "content_crashed", "expanded", "acted", "downloads",
+                   "download_bytes", "attachment_failed", "size_under_100k", "size_under_1m", "size_under_10m",
+                   "size_over_10m"],
+        keepsExample: true)
 
     /// The alerts' counts (and the server's notifications-by-cause gauge) per app, UTC hour, category and cause.
-    static let hourly = Rollup(
-        table: "hourly",
-        keys: [("app_id", "X.app_id"), ("hour", "X.first_ts / 3600000"), ("category", "coalesce(X.category, '')"),
-               ("cause", "X.cause")],
-        measures: [
-            ("notifications", "1"), ("service_ran", "X.service_received"), ("service_timeouts", "X.service_expired"),
-            ("extension_runs", "X.service_received OR X.content_received OR X.service_crashed OR X.content_crashed"),
-            ("extension_crashes", "X.service_crashed OR X.content_crashed"),
-            ("attachment_tries", "X.downloads > 0 OR X.attachment_failure IS NOT NULL"),
-            ("attachment_failures", "X.attachment_failure IS NOT NULL"),
-        ])
+    static let hourly = Rollup(table: "hourly", keys: ["app_id", "hour", "category", "cause"], measures: rateMeasures)
 
     /// The alerts' window counts per UTC minute, app and category (minute first: the window is a range of minutes
     /// across every app).
-    static let minutely = Rollup(
-        table: "minutely",
-        keys: [("minute", "X.first_ts / 60000"), ("app_id", "X.app_id"), ("category", "coalesce(X.category, '')")],
-        measures: hourly.measures)
+    static let minutely = Rollup(table: "minutely", keys: ["minute", "app_id", "category"], measures: rateMeasures)
 
     /// Service-extension durations per app and day, one row per distinct millisecond value: exact nearest-rank
     /// percentiles without reading the notifications.
-    static let dailyDuration = Rollup(
-        table: "daily_duration",
-        keys: [("app_id", "X.app_id"), ("day", day), ("ms", "X.service_ms")],
-        measures: [("n", "1")],
-        condition: "X.first_ts IS NOT NULL AND X.service_ms IS NOT NULL")
+    static let dailyDuration = Rollup(table: "daily_duration", keys: ["app_id", "day", "ms"], measures: ["n"])
 
     /// Content-extension actions per app, day (of their notification), action and response option.
-    static let dailyAction = Rollup(
-        table: "daily_action",
-        keys: [("app_id", "X.app_id"), ("day", day), ("action", "a.action"), ("response", "coalesce(a.response, '')")],
-        measures: [("n", "1")],
-        join: ("notification_action", "a.app_id = X.app_id AND a.notification_id = X.notification_id"),
-        condition: "X.first_ts IS NOT NULL AND X.actions > 0")
+    static let dailyAction = Rollup(table: "daily_action", keys: ["app_id", "day", "action", "response"], measures: ["n"])
 
-    var createTableSQL: String {
-        let integerKeys: Set = ["day", "hour", "minute", "ms"]
-        let keyColumns = keys.map { "\($0.column) \(integerKeys.contains($0.column) ? "INTEGER" : "TEXT") NOT NULL" }
-        let measureColumns = measures.map { "\($0.column) INTEGER NOT NULL" } + (latest.map { ["\($0.column) TEXT"] } ?? [])
+    /// The measures of `hourly` and `minutely`, in ``RateMeasures`` order.
+    static let rateMeasures = ["notifications", "service_ran", "service_timeouts", "extension_runs", "extension_crashes",
+                               "attachment_tries", "attachment_failures"]
+
+    /// The upsert that adds one row's delta.
+    var upsertSQL: String {
+        let columns = keys + measures + (keepsExample ? ["example_id"] : [])
+        var updates = measures.map { "\($0) = \($0) + excluded.\($0)" }
+        if keepsExample { updates.append("example_id = coalesce(excluded.example_id, example_id)") }
         return """
-            CREATE TABLE \(table) (\((keyColumns + measureColumns).joined(separator: ", ")),
-                PRIMARY KEY (\(keys.map(\.column).joined(separator: ", ")))) WITHOUT ROWID
+            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
+            ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
             """
     }
+}
 
-    /// The upsert that adds (`sign` 1) or removes (`sign` -1) the contribution of notification `row` (`NEW`, `OLD`).
-    ///
-    /// One notification is one row of contributions, so no aggregate is needed, except for a joined table (several
-    /// actions of one notification may share a key): a `GROUP BY` makes SQLite build a sorter at every execution,
-    /// which dominated the cost of settling a cause.
-    func upsertSQL(row: String, sign: Int) -> String {
-        let key = keys.map(\.column).joined(separator: ", ")
-        let minus = sign < 0 ? "-" : ""
-        var columns = measures.map(\.column)
-        var values = keys.map(\.sql) + measures.map { join == nil ? "\(minus)(\($0.sql))" : "\(minus)sum(\($0.sql))" }
-        var updates = measures.map { "\($0.column) = \($0.column) + excluded.\($0.column)" }
-        if let latest, sign > 0 {
-            columns.append(latest.column)
-            values.append(join == nil ? latest.sql : "max(\(latest.sql))")
-            updates.append("\(latest.column) = excluded.\(latest.column)")
+/// A rollup key value: an integer (a day, an hour, a millisecond count) or a text.
+enum RollupValue: Hashable, Sendable, DatabaseValueConvertible {
+    case integer(Int64)
+    case text(String)
+
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .integer(let value): return value.databaseValue
+        case .text(let value): return value.databaseValue
         }
-        let from = join.map { " FROM \($0.table) AS a WHERE \($0.on) AND " } ?? " WHERE "
-        let groupBy = join == nil ? "" : " GROUP BY \(keys.map(\.sql).joined(separator: ", "))"
-        return """
-            INSERT INTO \(table) (\(key), \(columns.joined(separator: ", ")))
-            SELECT \(values.joined(separator: ", "))\(from)\(condition)\(groupBy)
-            ON CONFLICT (\(key)) DO UPDATE SET \(updates.joined(separator: ", "))
-            """.replacingOccurrences(of: "X.", with: "\(row).")
     }
 
-    /// Recomputes the table from every settled notification.
-    var rebuildSQL: String {
-        let key = keys.map(\.column).joined(separator: ", ")
-        let from = join.map { "notification AS X JOIN \($0.table) AS a ON \($0.on)" } ?? "notification AS X"
-        let columns = measures.map(\.column) + (latest.map { [$0.column] } ?? [])
-        let values = keys.map(\.sql) + measures.map { "sum(\($0.sql))" } + (latest.map { ["max(\($0.sql))"] } ?? [])
-        return """
-            DELETE FROM \(table);
-            INSERT INTO \(table) (\(key), \(columns.joined(separator: ", ")))
-            SELECT \(values.joined(separator: ", "))
-            FROM \(from) WHERE X.cause IS NOT NULL AND \(condition) GROUP BY \(keys.map(\.sql).joined(separator: ", "))
-            """
+    static func fromDatabaseValue(_ dbValue: DatabaseValue) -> RollupValue? {
+        if let value = Int64.fromDatabaseValue(dbValue) { return .integer(value) }
+        return String.fromDatabaseValue(dbValue).map(RollupValue.text)
+    }
+}
+
+/// One row of one rollup that a settled notification counts in, and what it adds there.
+struct RollupContribution {
+    var rollup: Rollup
+    var key: [RollupValue]
+    var measures: [Int64]
+}
+
+/// The rates the alerts judge, as one notification contributes them to `hourly` and `minutely`.
+struct RateMeasures {
+    var values: [Int64]
+
+    init(_ facts: NotificationFacts) {
+        let attachmentFailed = facts.attachmentFailure != nil
+        values = [1, Self.flag(facts.serviceReceived), Self.flag(facts.serviceExpired),
+                  Self.flag(facts.serviceReceived || facts.contentReceived || facts.serviceCrashed || facts.contentCrashed),
+                  Self.flag(facts.serviceCrashed || facts.contentCrashed),
+                  Self.flag(facts.downloads > 0 || attachmentFailed), Self.flag(attachmentFailed)]
     }
 
-    /// The triggers that keep `rollups` current as causes are settled and unsettled.
-    static func triggersSQL(_ rollups: [Rollup]) -> String {
-        """
-        CREATE TRIGGER rollup_add AFTER UPDATE OF cause ON notification WHEN NEW.cause IS NOT NULL BEGIN
-            \(rollups.map { $0.upsertSQL(row: "NEW", sign: 1) + ";" }.joined(separator: "\n    "))
-        END;
-        CREATE TRIGGER rollup_remove AFTER UPDATE OF cause ON notification WHEN OLD.cause IS NOT NULL BEGIN
-            \(rollups.map { $0.upsertSQL(row: "OLD", sign: -1) + ";" }.joined(separator: "\n    "))
-        END;
-        """
+    static func flag(_ value: Bool) -> Int64 { value ? 1 : 0 }
+}
+
+extension Rollup {
+    /// Every rollup row a notification settled as `cause` counts in, with what it adds to each: the one definition
+    /// of the rollups. `actions` are its `notification_action` rows (action, response).
+    static func contributions(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
+                              actions: [(action: String?, response: String?)]) -> [RollupContribution] {
+        guard let first = facts.firstTs else { return [] }
+        let flag = RateMeasures.flag
+        let day = RollupValue.integer(first / 86_400_000), category = RollupValue.text(facts.category ?? "")
+        let app = RollupValue.text(appID)
+        let bytes = facts.downloadBytes
+        // Download sizes in the report's bands; the top band starts at Apple's image attachment limit.
+        let top = AttachmentKind.image.maxBytes
+        var result = [
+            RollupContribution(rollup: .daily, key: [app, day, category, .text(facts.appVersion ?? ""), .text(facts.os ?? ""),
+                                                    .text(cause), .text(facts.attachmentFailure ?? "")], measures: [
+                1, flag(facts.sentTs != nil), flag(facts.apnsStatus == 200), flag(facts.deviceIDFromDevice),
+                flag(facts.serviceReceived), flag(facts.serviceDelivered), flag(facts.serviceExpired),
+                flag(facts.serviceCrashed), flag(facts.contentCrashed), flag(facts.contentReceived),
+                flag(facts.actions > 0 || facts.appResponses > 0), Int64(facts.downloads), bytes ?? 0,
+                flag(facts.attachmentFailure != nil), flag(bytes.map { $0 < 100_000 } ?? false),
+                flag(bytes.map { $0 >= 100_000 && $0 < 1_000_000 } ?? false),
+                flag(bytes.map { $0 >= 1_000_000 && $0 < top } ?? false), flag(bytes.map { $0 >= top } ?? false),
+            ]),
+            RollupContribution(rollup: .hourly, key: [app, .integer(first / 3_600_000), category, .text(cause)],
+                               measures: RateMeasures(facts).values),
+            RollupContribution(rollup: .minutely, key: [.integer(first / 60_000), app, category],
+                               measures: RateMeasures(facts).values),
+        ]
+        if let ms = facts.serviceMs {
+            result.append(RollupContribution(rollup: .dailyDuration, key: [app, day, .integer(ms)], measures: [1]))
+        }
+        if facts.actions > 0 {
+            for action in actions {
+                result.append(RollupContribution(rollup: .dailyAction, key: [app, day, .text(action.action ?? ""),
+                                                                             .text(action.response ?? "")], measures: [1]))
+            }
+        }
+        return result
+    }
+}
+
+/// Rollup deltas collected over a transaction (settling adds, unsettling takes away), summed per row and written
+/// once per row at its end, in the order rows were first touched.
+final class RollupDeltas {
+    private struct RowKey: Hashable {
+        var table: String
+        var key: [RollupValue]
+    }
+
+    private var index: [RowKey: Int] = [:]
+    private var rows: [(rollup: Rollup, key: [RollupValue], measures: [Int64], example: String?)] = []
+
+    var isEmpty: Bool { rows.isEmpty }
+
+    /// Adds (`sign` 1) or takes away (`sign` -1) the contributions of a notification settled as `cause`.
+    func add(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
+             actions: [(action: String?, response: String?)], sign: Int64) {
+        for contribution in Rollup.contributions(appID: appID, notificationID: notificationID, facts: facts, cause: cause,
+                                                 actions: actions) {
+            let rowKey = RowKey(table: contribution.rollup.table, key: contribution.key)
+            let at: Int
+            if let existing = index[rowKey] {
+                at = existing
+            } else {
+                at = rows.count
+                index[rowKey] = at
+                rows.append((contribution.rollup, contribution.key, Array(repeating: 0, count: contribution.measures.count), nil))
+            }
+            for (offset, value) in contribution.measures.enumerated() {
+                rows[at].measures[offset] = NotificationFacts.sum(rows[at].measures[offset], sign * value)
+            }
+            if sign > 0, contribution.rollup.keepsExample { rows[at].example = notificationID }
+        }
+    }
+
+    /// Writes every row's delta, inside the caller's transaction, and forgets them.
+    func write(_ db: Database) throws {
+        for row in rows {
+            var arguments: [(any DatabaseValueConvertible)?] = row.key + row.measures
+            if row.rollup.keepsExample { arguments.append(row.example) }
+            try db.cachedStatement(sql: row.rollup.upsertSQL).execute(arguments: StatementArguments(arguments))
+        }
+        rows.removeAll()
+        index.removeAll()
     }
 }

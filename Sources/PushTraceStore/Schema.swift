@@ -144,19 +144,14 @@ enum Schema {
                     SELECT app_id, notification_id, ts, json_extract(body, '$.action'), json_extract(body, '$.response')
                     FROM record WHERE event = 'content.action' AND notification_id IS NOT NULL ORDER BY id;
                 """)
-            let rollups = [Rollup.daily, .hourly, .dailyDuration, .dailyAction]
-            for rollup in rollups {
-                try db.execute(sql: rollup.createTableSQL)
-                try db.execute(sql: rollup.rebuildSQL)
-            }
-            try db.execute(sql: Rollup.triggersSQL(rollups))
+            try db.execute(sql: FrozenRollupSQL.v3Tables)
+            try db.execute(sql: FrozenRollupSQL.v3Triggers)
         }
         migrator.registerMigration("v4-minutely") { db in
             // The alerts' last hour from ~60 rollup rows per category instead of every notification in it.
-            try db.execute(sql: Rollup.minutely.createTableSQL)
-            try db.execute(sql: Rollup.minutely.rebuildSQL)
+            try db.execute(sql: FrozenRollupSQL.v4Minutely)
             try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
-            try db.execute(sql: Rollup.triggersSQL(Rollup.all))
+            try db.execute(sql: FrozenRollupSQL.allTriggers)
         }
         migrator.registerMigration("v5-retention") { db in
             // Each bundle's records are one contiguous id range (one writer inserts them in a row): retention deletes
@@ -173,9 +168,9 @@ enum Schema {
                 """)
         }
         migrator.registerMigration("v6-rollup-triggers-without-sorter") { db in
-            // The same counts, without an aggregate over the one row a trigger sees (see `Rollup.upsertSQL`).
+            // The same counts, without an aggregate over the one row a trigger sees.
             try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
-            try db.execute(sql: Rollup.triggersSQL(Rollup.all))
+            try db.execute(sql: FrozenRollupSQL.allTriggers)
         }
         migrator.registerMigration("v7-deferred-summaries") { db in
             // A server writes the summaries of its bundles a second or two after committing them (`SummaryBacklog`);
@@ -233,6 +228,11 @@ enum Schema {
                 ALTER TABLE bundle ADD COLUMN last_block INTEGER;
                 CREATE INDEX bundle_unconverted ON bundle(id) WHERE first_record IS NOT NULL;
                 """)
+        }
+        migrator.registerMigration("v10-rollups-in-swift") { db in
+            // Settling and unsettling now add and take away each notification's rollup counts in Swift
+            // (`Rollup.contributions`, written by `RollupDeltas`), the one definition of them.
+            try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
         }
         return migrator
     }

@@ -51,14 +51,19 @@ extension Store {
                 """, arguments: [minutes.lowerBound, minutes.upperBound]) {
                 add(row, window: true)
             }
+            // The part-minutes: each settled notification's rates, as it adds them to the minute rollup.
             for app in try appIDs(db) {
                 for edge in edges {
-                    for row in try Row.fetchAll(db, sql: """
-                        SELECT app_id, coalesce(category, ''), \(Self.alertSumsOverNotifications)
-                        FROM notification AS X INDEXED BY notification_by_time
-                        WHERE app_id = ? AND first_ts >= ? AND first_ts < ? AND cause IS NOT NULL GROUP BY 2
-                        """, arguments: [app, edge.start, edge.end]) {
-                        add(row, window: true)
+                    let rows = try Row.fetchCursor(db, sql: """
+                        SELECT \(NotificationFacts.columns) FROM notification INDEXED BY notification_by_time
+                        WHERE app_id = ? AND first_ts >= ? AND first_ts < ? AND cause IS NOT NULL
+                        """, arguments: [app, edge.start, edge.end])
+                    while let row = try rows.next() {
+                        let facts = NotificationFacts(stored: row)
+                        let category = facts.category ?? ""
+                        var sample = samples[app + "\u{0}" + category] ?? AlertSample(appID: app, category: category)
+                        sample.window += Self.rateCounts(RateMeasures(facts))
+                        samples[app + "\u{0}" + category] = sample
                     }
                 }
             }
@@ -70,10 +75,19 @@ extension Store {
     private static let alertColumns = ["service_ran", "service_timeouts", "attachment_tries", "attachment_failures",
                                        "extension_runs", "extension_crashes"]
     private static let alertSums = alertColumns.map { "sum(\($0))" }.joined(separator: ", ")
-    /// The same sums over notification rows `X`, by the minute rollup's own definitions.
-    private static let alertSumsOverNotifications = alertColumns.map { column in
-        "sum(\(Rollup.minutely.measures.first { $0.column == column }!.sql))"
-    }.joined(separator: ", ")
+
+    /// One notification's rates (``RateMeasures``, in `Rollup.rateMeasures` order) as `RateCounts`.
+    private static func rateCounts(_ measures: RateMeasures) -> RateCounts {
+        let value = Dictionary(uniqueKeysWithValues: zip(Rollup.rateMeasures, measures.values.map { Int($0) }))
+        var counts = RateCounts()
+        counts.serviceRan = value["service_ran"]!
+        counts.serviceTimeouts = value["service_timeouts"]!
+        counts.attachmentTries = value["attachment_tries"]!
+        counts.attachmentFailures = value["attachment_failures"]!
+        counts.extensionRuns = value["extension_runs"]!
+        counts.extensionCrashes = value["extension_crashes"]!
+        return counts
+    }
 
     private static func rateCounts(_ row: Row, from start: Int) -> RateCounts {
         var counts = RateCounts()

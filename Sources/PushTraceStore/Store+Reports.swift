@@ -40,11 +40,24 @@ extension Store {
             """)
     }
 
-    /// Recomputes every rollup from the settled notifications (the triggers keep them current; this is for a
-    /// store whose rollups are in doubt, and for the tests that prove the triggers right).
+    /// Recomputes every rollup from the settled notifications, by the same `Rollup.contributions` that settling
+    /// adds (for a store whose rollups are in doubt, and for the tests that prove the incremental counts right).
+    /// Holds one delta per rollup row in memory.
     public func rebuildRollups() throws {
         try pool.write { db in
-            for rollup in Rollup.all { try db.execute(sql: rollup.rebuildSQL) }
+            let deltas = RollupDeltas()
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT app_id, notification_id, \(NotificationFacts.columns) FROM notification WHERE cause IS NOT NULL
+                """)
+            while let row = try rows.next() {
+                let app: String = row[0], id: String = row[1]
+                let facts = NotificationFacts(stored: row, at: 2)
+                deltas.add(appID: app, notificationID: id, facts: facts, cause: row[26],
+                           actions: try NotificationFacts.storedActions(db, appID: app, notificationID: id, count: facts.actions),
+                           sign: 1)
+            }
+            for rollup in Rollup.all { try db.execute(sql: "DELETE FROM \(rollup.table)") }
+            try deltas.write(db)
         }
     }
 

@@ -58,9 +58,8 @@ extension Store {
         // rewrites the notification pages its batch touched (random keys: most of them), so fewer commits write far
         // fewer log frames. Readers see each group once it commits.
         try pool.writeWithoutTransaction { db in
-            let update = try db.cachedStatement(sql: """
-                UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ? AND records = ?
-                """)
+            let update = try db.cachedStatement(sql: "UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ?")
+            let rollups = RollupDeltas()
             var groupStart: Date?
             do {
                 for _ in batches {
@@ -70,17 +69,31 @@ extension Store {
                         groupStart = Date()
                     }
                     for (key, cause) in causes {
-                        try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID, key.records])
-                        // A row that changed under us stays pending, for the next pass.
-                        done += db.changesCount
+                        // A row that changed under us (new records) stays pending, for the next pass.
+                        guard let stored = try NotificationFacts.read(db, appID: key.appID, notificationID: key.notificationID),
+                              stored.facts.records == key.records else { continue }
+                        let actions = try NotificationFacts.storedActions(db, appID: key.appID, notificationID: key.notificationID,
+                                                                          count: stored.facts.actions)
+                        if let old = stored.cause {
+                            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts, cause: old,
+                                        actions: actions, sign: -1)
+                        }
+                        try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID])
+                        rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts,
+                                    cause: cause.rawValue, actions: actions, sign: 1)
+                        done += 1
                     }
                     if let started = groupStart, Date().timeIntervalSince(started) >= 2 {
+                        try rollups.write(db)
                         try db.commit()
                         groupStart = nil
                     }
                     progress?(done, pending.count)
                 }
-                if groupStart != nil { try db.commit() }
+                if groupStart != nil {
+                    try rollups.write(db)
+                    try db.commit()
+                }
             } catch {
                 if db.isInsideTransaction { try? db.rollback() }
                 throw error

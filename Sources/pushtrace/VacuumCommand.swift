@@ -33,11 +33,16 @@ struct Vacuum: ParsableCommand {
     var rebuild = false
     @Flag(help: "Only delete (with --retention); give no space back. SQLite reuses the free pages for new data.")
     var deleteOnly = false
+    @Flag(help: "Only recompute the rollups that reports and alerts read, from the settled notification summaries (for rollups in doubt, or summaries another tool wrote).")
+    var rebuildRollups = false
 
     func validate() throws {
         if let retention, !(1...36_500).contains(retention) { throw ValidationError("--retention must be 1 to 36500 days") }
         if rebuild, deleteOnly { throw ValidationError("--rebuild and --delete-only contradict each other: choose one") }
         if deleteOnly, retention == nil { throw ValidationError("--delete-only deletes what --retention DAYS names: give both") }
+        if rebuildRollups, retention != nil || rebuild || deleteOnly {
+            throw ValidationError("--rebuild-rollups runs alone: give it without --retention, --rebuild or --delete-only")
+        }
     }
 
     func run() throws {
@@ -47,6 +52,12 @@ struct Vacuum: ParsableCommand {
     }
 
     private func run(on store: Store) throws {
+        if rebuildRollups {
+            let start = Date()
+            try store.rebuildRollups()
+            print("rollups recomputed from the settled summaries in \(seconds(since: start)) s")
+            return
+        }
         let before = fileSize(database.db)
         if let retention {
             let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - Int64(retention) * 86_400_000
