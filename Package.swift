@@ -47,10 +47,11 @@ let package = Package(
         .executableTarget(name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
                           path: "Tests/PushTraceAgentProbe"),
         // The bundle decoder as the fuzzers drive it, with invariants; the regression tests replay crashers through it.
-        .target(name: "PushTraceFuzzing", dependencies: ["PushTraceCore", "PushTraceRecords"]),
+        .target(name: "PushTraceFuzzing", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // libFuzzer targets (make fuzz builds them with -sanitize=fuzzer); built normally, they replay inputs.
         .executableTarget(name: "bundle-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/BundleDecoderFuzzer"),
         .executableTarget(name: "record-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/RecordDecoderFuzzer"),
+        .executableTarget(name: "block-decoder-fuzzer", dependencies: ["PushTraceFuzzing"], path: "Fuzz/BlockDecoderFuzzer"),
         // Realistic simulated bundles for the demo, the tests and the benchmarks.
         .target(name: "PushTraceSimulator", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // sqlite3_config, which Swift cannot call (a variadic C function), for the store's process-wide settings.

@@ -1,6 +1,7 @@
 import Foundation
 import PushTraceCore
 import PushTraceRecords
+import PushTraceGzip
 
 /// What the fuzzers run on each input, and what the regression tests replay their crashers through: the bundle
 /// decoder as the server drives it (body in arbitrary pieces, then `finish`), with invariants checked.
@@ -99,5 +100,45 @@ public enum FuzzHarness {
         }
         precondition(decoder.decompressedBytes <= limits.maxDecompressedBytes + piece + 65_536,
                      "decompressed \(decoder.decompressedBytes) bytes past the limit")
+    }
+}
+
+extension FuzzHarness {
+    /// A stored record block, as the store reads one back (`LineBlock`).
+    ///
+    /// Byte 0 picks the mode. Even: the rest is lines, which are compressed against a dictionary made of their own
+    /// first 256 bytes and must decode back exactly. Odd: the rest is a block as stored: a 2-byte dictionary length
+    /// and the dictionary, the declared line count (2 bytes) and byte count (3 bytes), then the data, which must be
+    /// refused or decoded to exactly what was declared, without a crash or an allocation beyond it.
+    public static func block(_ input: UnsafeRawBufferPointer) {
+        guard let mode = input.first else { return }
+        let rest = Array(input.dropFirst())
+        if mode % 2 == 0 {
+            let lines = rest.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
+            let dictionary = Array(rest.prefix(256))
+            let block = LineBlock.compress(lines, dictionary: dictionary, level: Int32(mode % 10))
+            let known = DictionaryDeflate.identifier(of: dictionary)
+            let decoded = try? LineBlock.decode(block.data, lines: lines.count, rawBytes: block.rawBytes) {
+                $0 == known ? dictionary : nil
+            }
+            precondition(decoded == lines, "a block did not decode to the lines it was made of")
+            return
+        }
+        var at = 0
+        func take(_ count: Int) -> Int? {
+            guard at + count <= rest.count else { return nil }
+            defer { at += count }
+            return rest[at..<at + count].reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let dictionaryCount = take(2), at + dictionaryCount <= rest.count else { return }
+        let dictionary = Array(rest[at..<at + dictionaryCount])
+        at += dictionaryCount
+        guard let lines = take(2), let rawBytes = take(3) else { return }
+        let data = Array(rest[at...])
+        let known = DictionaryDeflate.identifier(of: dictionary)
+        if let decoded = try? LineBlock.decode(data, lines: lines, rawBytes: rawBytes, dictionaries: { $0 == known ? dictionary : nil }) {
+            precondition(decoded.count == lines, "a decoded block holds other than its declared lines")
+        }
     }
 }

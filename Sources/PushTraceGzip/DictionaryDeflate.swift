@@ -55,6 +55,7 @@ public enum DictionaryDeflate {
 
     /// The bytes of the zlib stream `input`, which must decode to at most `limit` bytes, reading the dictionary
     /// its header names through `dictionary` (called with that Adler-32; nil when no such dictionary is known).
+    /// Output grows as it is decoded, so a damaged `limit` cannot make it allocate more than the stream holds.
     public static func decompress(_ input: UnsafeRawBufferPointer, limit: Int,
                                   dictionary: (UInt32) -> [UInt8]?) throws(Failure) -> [UInt8] {
         var stream = z_stream()
@@ -62,46 +63,39 @@ public enum DictionaryDeflate {
             throw .corrupt("zlib could not start")
         }
         defer { inflateEnd(&stream) }
-        // One byte beyond the limit tells "exactly the limit" from "more than it".
-        let capacity = max(0, limit) + 1
-        var failure: Failure?
-        let output = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
-            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
-            stream.avail_in = UInt32(clamping: input.count)
-            stream.next_out = output.baseAddress
-            stream.avail_out = UInt32(capacity)
-            count = 0
-            while true {
-                let status = inflate(&stream, Z_FINISH)
-                count = capacity - Int(stream.avail_out)
-                switch status {
-                case Z_STREAM_END:
-                    if count > limit { failure = .tooLarge(limit: limit) }
-                    return
-                case Z_NEED_DICT:
-                    guard let bytes = dictionary(UInt32(stream.adler)) else {
-                        failure = .corrupt("compressed against an unknown dictionary \(UInt32(stream.adler))")
-                        return
-                    }
-                    let set = bytes.withUnsafeBufferPointer { inflateSetDictionary(&stream, $0.baseAddress, UInt32($0.count)) }
-                    guard set == Z_OK else {
-                        failure = .corrupt("the dictionary does not match")
-                        return
-                    }
-                case Z_BUF_ERROR where stream.avail_out == 0, Z_OK where stream.avail_out == 0:
-                    failure = .tooLarge(limit: limit)
-                    return
-                case Z_BUF_ERROR, Z_OK:
-                    failure = .truncated
-                    return
-                default:
-                    failure = .corrupt(stream.msg.map { String(cString: $0) } ?? "zlib status \(status)")
-                    return
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        stream.avail_in = UInt32(clamping: input.count)
+        var output: [UInt8] = []
+        output.reserveCapacity(min(max(0, limit), 1 << 20))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            var status: Int32 = Z_OK
+            let produced = chunk.withUnsafeMutableBufferPointer { buffer -> Int in
+                stream.next_out = buffer.baseAddress
+                stream.avail_out = UInt32(buffer.count)
+                status = inflate(&stream, Z_NO_FLUSH)
+                return buffer.count - Int(stream.avail_out)
+            }
+            output.append(contentsOf: chunk[0..<produced])
+            if output.count > limit { throw .tooLarge(limit: limit) }
+            switch status {
+            case Z_STREAM_END:
+                if stream.avail_in != 0 { throw .corrupt("\(stream.avail_in) bytes after the end of the stream") }
+                return output
+            case Z_NEED_DICT:
+                guard let bytes = dictionary(UInt32(stream.adler)) else {
+                    throw .corrupt("compressed against an unknown dictionary \(UInt32(stream.adler))")
                 }
+                let set = bytes.withUnsafeBufferPointer { inflateSetDictionary(&stream, $0.baseAddress, UInt32($0.count)) }
+                guard set == Z_OK else { throw .corrupt("the dictionary does not match") }
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR:
+                // No progress possible: the input ended before the stream did.
+                if produced == 0 { throw .truncated }
+            default:
+                throw .corrupt(stream.msg.map { String(cString: $0) } ?? "zlib status \(status)")
             }
         }
-        if let failure { throw failure }
-        if stream.avail_in != 0 { throw .corrupt("\(stream.avail_in) bytes after the end of the stream") }
-        return output
     }
 }

@@ -17,64 +17,10 @@ enum RecordBlock {
     /// zlib's compression level for blocks: a block is written once and read many times.
     static let level: Int32 = 6
 
-    /// `lines` joined by `\n`.
-    static func joined(_ lines: [String]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(lines.reduce(lines.count) { $0 + $1.utf8.count })
-        for (index, line) in lines.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: "\n")) }
-            bytes.append(contentsOf: line.utf8)
-        }
-        return bytes
-    }
-
-    /// The lines of a block's decompressed bytes, checked against the count it was stored with.
-    static func lines(_ bytes: [UInt8], expected: Int) throws(BlockError) -> [String] {
-        guard expected > 0 else {
-            if bytes.isEmpty { return [] }
-            throw BlockError.lineCount(expected: expected)
-        }
-        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        guard lines.count == expected else { throw BlockError.lineCount(expected: expected) }
-        return lines.map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The stored lines of a `record_block` row's `data`, decompressed against the dictionary it names.
-    static func decode(_ data: [UInt8], lines: Int, rawBytes: Int, dictionaries: (UInt32) -> [UInt8]?) throws(BlockError) -> [String] {
-        guard rawBytes >= 0, rawBytes <= maxBytes + maxLines, lines >= 0, lines <= maxLines else {
-            throw BlockError.declared(lines: lines, bytes: rawBytes)
-        }
-        let decoded = data.withUnsafeBytes { input in
-            Result { () throws(DictionaryDeflate.Failure) in
-                try DictionaryDeflate.decompress(input, limit: rawBytes, dictionary: dictionaries)
-            }
-        }
-        let bytes: [UInt8]
-        switch decoded {
-        case .success(let output): bytes = output
-        case .failure(let failure): throw BlockError.compression(failure)
-        }
-        guard bytes.count == rawBytes else { throw BlockError.size(expected: rawBytes, actual: bytes.count) }
-        return try Self.lines(bytes, expected: lines)
-    }
-}
-
-/// A stored block that cannot be read back: the file was damaged, or written by something other than pushtrace.
-public enum BlockError: Error, Equatable, Sendable, CustomStringConvertible {
-    case compression(DictionaryDeflate.Failure)
-    case declared(lines: Int, bytes: Int)
-    case size(expected: Int, actual: Int)
-    case lineCount(expected: Int)
-
-    public var description: String {
-        switch self {
-        case .compression(let failure): return "a stored record block cannot be read: \(failure)"
-        case .declared(let lines, let bytes):
-            return "a stored record block declares \(lines) lines of \(bytes) bytes, beyond what pushtrace writes"
-        case .size(let expected, let actual):
-            return "a stored record block decodes to \(actual) bytes, not the \(expected) it was stored with"
-        case .lineCount(let expected): return "a stored record block does not hold the \(expected) lines it was stored with"
-        }
+    /// The lines of a stored block (`LineBlock` in PushTraceGzip decodes them).
+    static func decode(_ data: [UInt8], lines: Int, rawBytes: Int, dictionaries: (UInt32) -> [UInt8]?) throws(LineBlockError) -> [String] {
+        guard lines <= maxLines else { throw LineBlockError.declared(lines: lines, bytes: rawBytes) }
+        return try LineBlock.decode(data, lines: lines, rawBytes: rawBytes, dictionaries: dictionaries)
     }
 }
 
@@ -130,16 +76,15 @@ struct BlockBuilder {
     /// Stores the block being filled, compressed, with an index entry per notification it mentions.
     mutating func flush(_ db: Database) throws {
         guard !lines.isEmpty else { return }
-        let raw = RecordBlock.joined(lines)
-        let data = raw.withUnsafeBytes { DictionaryDeflate.compress($0, dictionary: dictionary.bytes, level: RecordBlock.level) }
+        let block = LineBlock.compress(lines, dictionary: dictionary.bytes, level: RecordBlock.level)
         try db.cachedStatement(sql: """
             INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
-            """).execute(arguments: [bundleRef, lines.count, raw.count, dictionary.id, Data(data)])
-        let block = db.lastInsertedRowID
+            """).execute(arguments: [bundleRef, lines.count, block.rawBytes, dictionary.id, Data(block.data)])
+        let id = db.lastInsertedRowID
         let index = try db.cachedStatement(sql: "INSERT OR IGNORE INTO notification_block (key, block) VALUES (?, ?)")
-        for key in keys.sorted() { try index.execute(arguments: [key, block]) }
-        if first == nil { first = block }
-        last = block
+        for key in keys.sorted() { try index.execute(arguments: [key, id]) }
+        if first == nil { first = id }
+        last = id
         lines.removeAll(keepingCapacity: true)
         bytes = 0
         keys.removeAll(keepingCapacity: true)

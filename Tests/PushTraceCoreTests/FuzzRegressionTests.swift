@@ -11,13 +11,17 @@ struct FuzzRegressionTests {
         return try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
     }
 
-    @Test("each fuzzer's kept inputs run through its harness without a trap", arguments: ["bundle", "records"])
+    @Test("each fuzzer's kept inputs run through its harness without a trap", arguments: ["bundle", "records", "block"])
     func replay(target: String) throws {
         let inputs = try Self.inputs(target)
         #expect(!inputs.isEmpty)
         for input in inputs {
             try Data(contentsOf: input).withUnsafeBytes { bytes in
-                target == "bundle" ? FuzzHarness.bundle(bytes) : FuzzHarness.records(bytes)
+                switch target {
+                case "bundle": FuzzHarness.bundle(bytes)
+                case "records": FuzzHarness.records(bytes)
+                default: FuzzHarness.block(bytes)
+                }
             }
         }
     }
