@@ -22,6 +22,8 @@ struct BundleWriter {
     private var rejected = 0
     /// The bundle's accepted lines, into blocks.
     private var blocks: BlockBuilder
+    /// What blocks and config bodies are compressed against.
+    private let dictionary: RecordDictionaries.Current
     private var rejections: [IngestResult.Rejection] = []
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
     private(set) var facts: [String: NotificationFacts] = [:]
@@ -37,6 +39,7 @@ struct BundleWriter {
         self.summarized = summarized
         self.settings = settings
         blocks = BlockBuilder(dictionary: dictionary)
+        self.dictionary = dictionary
         insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
     }
 
@@ -96,7 +99,8 @@ struct BundleWriter {
             try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, app_group, body)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, record.appGroup, decoded.json])
+                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, record.appGroup,
+                                         ConfigBody.compressed(decoded.json, dictionary: dictionary)])
         }
         if let id = decoded.notificationID {
             facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)

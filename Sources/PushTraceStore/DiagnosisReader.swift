@@ -59,7 +59,7 @@ struct DiagnosisReader {
     }
 
     private func entry(_ row: Row) throws -> TimelineEntry {
-        var body: String = row[3]
+        var body = try ConfigBody.text(row[3] as DatabaseValue, dictionaries: blocks.dictionaries, db: db)
         let record = try Self.record(storedBody: &body)
         return TimelineEntry(ts: row[0] ?? 0, deviceTs: row[1], deviceID: row[2], record: record, json: body)
     }

@@ -90,3 +90,26 @@ struct BlockBuilder {
         keys.removeAll(keepingCapacity: true)
     }
 }
+
+/// A config record's line as `config.body` keeps it: deflated against the store's dictionary (config lines are
+/// long and every bundle of a device repeats them), as a blob. Stores written before kept the text itself, which
+/// reads back as it is.
+enum ConfigBody {
+    static func compressed(_ line: String, dictionary: RecordDictionaries.Current) -> Data {
+        Data(LineBlock.compress([line], dictionary: dictionary.bytes, level: RecordBlock.level).data)
+    }
+
+    static func text(_ value: DatabaseValue, dictionaries: DictionaryCache, db: Database) throws -> String {
+        switch value.storage {
+        case .string(let text): return text
+        case .blob(let data):
+            // Output grows as it is decoded; the bound only stops a damaged blob.
+            let bytes = try [UInt8](data).withUnsafeBytes { input in
+                try DictionaryDeflate.decompress(input, limit: Int(Int32.max)) { dictionaries.lookup($0, in: db) }
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        default:
+            throw DatabaseError(message: "a stored config record has no body")
+        }
+    }
+}
