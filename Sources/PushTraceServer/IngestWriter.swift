@@ -13,6 +13,9 @@ import ServiceLifecycle
 /// every ``ServerSettings/summaryDelay``, and before a read that needs them. Idle time settles the causes of
 /// notifications that received records. As a `Service`, it drains what was accepted before a graceful shutdown
 /// completes, writes the summaries, then closes the database.
+///
+/// Its parts: the queue and the readers waiting for summaries (``IngestQueue``), the group commit (here), the
+/// summaries' backlog (``SummaryBacklog``), settling (``CauseSettler``); its timing is ``IngestTiming``.
 public final class IngestWriter: Service, @unchecked Sendable {
     /// A bundle decoded by a request, ready to store.
     struct Bundle: Sendable {
@@ -21,67 +24,37 @@ public final class IngestWriter: Service, @unchecked Sendable {
         var items: [BundleItem]
     }
 
-    private struct Submission {
-        var bundle: Bundle
-        var continuation: CheckedContinuation<IngestResult, any Error>
-        var logger: Logger
-    }
+    private typealias Submission = IngestQueue.Submission
 
     let store: Store
     private let settings: ServerSettings
     private let metrics: ServerMetrics
     private let logger: Logger
-    // Guards `waiting`, `accepting`, `summariesPending` and `summaryReaders`; signalled when a submission or a
-    // reader arrives or the writer must stop.
-    private let condition = NSCondition()
-    private var waiting: [Submission] = []
-    private var accepting = true
-    private var summariesPending = false
-    private var summaryReaders: [CheckedContinuation<Void, Never>] = []
+    private let queue: IngestQueue
     // Touched by the writer thread only.
     /// Nil while another process keeps a backlog for the same database: then each commit writes its summaries.
     private var backlog: SummaryBacklog?
-    private var causeGaugeKeys = Set<CauseCount.Key>()
-    private var causeGaugeRefreshed = Date.distantPast
-    private var lastSettled = Date()
+    private let settler: CauseSettler
 
     init(store: Store, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
         self.store = store
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
+        queue = IngestQueue(settings: settings)
+        settler = CauseSettler(store: store, settings: settings, metrics: metrics, logger: logger)
     }
 
     /// Queues a bundle and returns its result once committed. Throws ``APIError`` 429 when the queue is full and
     /// 503 when the store cannot commit or the server is stopping.
     func submit(_ bundle: Bundle, logger: Logger) async throws -> IngestResult {
-        try await withCheckedThrowingContinuation { continuation in
-            condition.lock()
-            defer { condition.unlock() }
-            guard accepting else {
-                continuation.resume(throwing: APIError.unavailable("the server is shutting down",
-                                                                   retryAfter: settings.retryAfterUnavailable))
-                return
-            }
-            guard waiting.count < settings.queueCapacity else {
-                continuation.resume(throwing: APIError.overloaded(retryAfter: settings.retryAfterOverloaded))
-                return
-            }
-            waiting.append(Submission(bundle: bundle, continuation: continuation, logger: logger))
-            if waiting.count == 1 { condition.signal() }
-        }
+        try await withCheckedThrowingContinuation { continuation in queue.submit(bundle, logger: logger, continuation) }
     }
 
     /// Returns once the summaries of every bundle acknowledged so far are written: search and the lookup of a
     /// notification's app read them, and an uploader expects to find what it was just told is stored.
     func summariesWritten() async {
-        await withCheckedContinuation { continuation in
-            condition.lock()
-            defer { condition.unlock() }
-            guard summariesPending else { return continuation.resume() }
-            summaryReaders.append(continuation)
-            condition.signal()
-        }
+        await withCheckedContinuation { continuation in queue.awaitSummaries(continuation) }
     }
 
     public func run() async throws {
@@ -107,10 +80,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
     }
 
     private func stopAccepting() {
-        condition.lock()
-        accepting = false
-        condition.broadcast()
-        condition.unlock()
+        queue.stopAccepting()
     }
 
     private func writeLoop() {
@@ -124,39 +94,26 @@ public final class IngestWriter: Service, @unchecked Sendable {
                            metadata: ["error": "\(error)"])
         }
         while true {
-            condition.lock()
-            if waiting.isEmpty, summaryReaders.isEmpty, accepting {
-                // Summaries waiting are written once uploads pause; otherwise a second with nothing to store settles.
-                let pause = backlog?.isEmpty == false ? 0.05 : 1
-                _ = condition.wait(until: Date(timeIntervalSinceNow: pause))
-            }
-            if waiting.isEmpty, !accepting {
-                condition.unlock()
+            // Summaries waiting are written once uploads pause; otherwise a second with nothing to store settles.
+            let next = queue.next(pause: backlog?.isEmpty == false ? IngestTiming.summaryPause : IngestTiming.idlePause)
+            if next.finished {
                 writeSummaries()
                 return
             }
-            var batch = Array(waiting.prefix(settings.maxBundlesPerCommit))
-            waiting.removeFirst(batch.count)
-            let depth = waiting.count
-            let readersWaiting = !summaryReaders.isEmpty
-            condition.unlock()
-            metrics.queueDepth(depth)
+            var batch = next.submissions
+            metrics.queueDepth(next.depth)
             if !batch.isEmpty { commit(&batch) }
-            if let backlog, !backlog.isEmpty,
-               readersWaiting || batch.isEmpty || backlog.isDue(after: settings.summaryDelay, notifications: Self.backlogLimit) {
+            if let backlog, !backlog.isEmpty, next.readersWaiting || batch.isEmpty
+                || backlog.isDue(after: settings.summaryDelay, notifications: IngestTiming.backlogLimit) {
                 writeSummaries()
-            } else if readersWaiting {
+            } else if next.readersWaiting {
                 writeSummaries()  // nothing to write: let the readers go
-            } else if batch.isEmpty || Date().timeIntervalSince(lastSettled) >= 10 {
-                // Idle, or under steady load (the queue is never idle for long) every ten seconds all the same.
+            } else if batch.isEmpty || settler.isDue {
                 writeSummaries()
-                settleStep()
+                settler.step()
             }
         }
     }
-
-    /// Facts of at most this many notifications wait in the backlog (a few megabytes).
-    private static let backlogLimit = 20_000
 
     /// Writes the backlog's summaries (kept for the next attempt if that fails) and lets waiting readers go.
     private func writeSummaries() {
@@ -167,12 +124,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 logger.warning("writing notification summaries failed; will retry", metadata: ["error": "\(error)"])
             }
         }
-        condition.lock()
-        summariesPending = backlog?.isEmpty == false
-        let readers = summaryReaders
-        summaryReaders = []
-        condition.unlock()
-        for reader in readers { reader.resume() }
+        queue.summariesWritten(stillPending: backlog?.isEmpty == false)
     }
 
     /// Stores `batch` in one transaction. When the storage cannot commit (locked, full, read-only), every bundle
@@ -192,9 +144,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: false)
             if backlog?.isEmpty == false {
                 // Before the acknowledgements: a reader told to wait for summaries waits for these too.
-                condition.lock()
-                summariesPending = true
-                condition.unlock()
+                queue.summariesWaiting()
             }
             // Each request still holds its bundle's records: let go of them here, so that the request, not this
             // thread (the one every bundle waits on), frees them.
@@ -245,29 +195,6 @@ public final class IngestWriter: Service, @unchecked Sendable {
         case .failure(let error):
             metrics.bundle("rejected")
             submission.continuation.resume(throwing: APIError(bundleError: error))
-        }
-    }
-
-    /// Diagnoses up to `settleStep` notifications whose records changed. Settling is done when the writer is idle
-    /// rather than after every commit: a notification's bundles arrive over minutes, and each is diagnosed once
-    /// its records have settled, not once per bundle.
-    private func settleStep() {
-        lastSettled = Date()
-        do {
-            let settled = try store.settleCauses(limit: settings.settleStep)
-            // The gauge reads the hourly rollup (a few thousand rows): refresh it soon after causes change.
-            let sinceRefresh = Date().timeIntervalSince(causeGaugeRefreshed)
-            if sinceRefresh >= 60 || (settled > 0 && sinceRefresh >= 2) {
-                causeGaugeRefreshed = Date()
-                let since = Int64(Date().timeIntervalSince1970 * 1000) - 23 * 3_600_000
-                causeGaugeKeys = metrics.notificationsByCause(
-                    try store.causeCounts(since: since).map {
-                        CauseCount(appID: $0.appID, category: $0.category, cause: $0.cause, count: $0.count)
-                    },
-                    previous: causeGaugeKeys)
-            }
-        } catch {
-            logger.warning("settling causes failed; will retry", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+import PushTraceStore
+
+/// Settles the causes of notifications whose records changed, a step at a time on the writer thread, and keeps
+/// the notifications-by-cause gauge current. Settling is done when the writer is idle rather than after every
+/// commit: a notification's bundles arrive over minutes, and each is diagnosed once its records have settled, not
+/// once per bundle. Used by the writer thread only.
+final class CauseSettler {
+    private let store: Store
+    private let settings: ServerSettings
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    private var gaugeKeys = Set<CauseCount.Key>()
+    private var gaugeRefreshed = Date.distantPast
+    private(set) var lastSettled = Date()
+
+    init(store: Store, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Whether causes are due under steady load (the writer is never idle for long).
+    var isDue: Bool { Date().timeIntervalSince(lastSettled) >= IngestTiming.settleInterval }
+
+    /// Diagnoses up to `settleStep` notifications whose records changed.
+    func step() {
+        lastSettled = Date()
+        do {
+            let settled = try store.settleCauses(limit: settings.settleStep)
+            // The gauge reads the hourly rollup (a few thousand rows): refresh it soon after causes change.
+            let sinceRefresh = Date().timeIntervalSince(gaugeRefreshed)
+            if sinceRefresh >= IngestTiming.causeGaugeInterval || (settled > 0 && sinceRefresh >= IngestTiming.causeGaugeAfterChange) {
+                gaugeRefreshed = Date()
+                let since = Int64(Date().timeIntervalSince1970 * 1000) - IngestTiming.causeGaugeWindowMs
+                gaugeKeys = metrics.notificationsByCause(
+                    try store.causeCounts(since: since).map {
+                        CauseCount(appID: $0.appID, category: $0.category, cause: $0.cause, count: $0.count)
+                    },
+                    previous: gaugeKeys)
+            }
+        } catch {
+            logger.warning("settling causes failed; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+}
