@@ -144,14 +144,13 @@ enum Schema {
                     SELECT app_id, notification_id, ts, json_extract(body, '$.action'), json_extract(body, '$.response')
                     FROM record WHERE event = 'content.action' AND notification_id IS NOT NULL ORDER BY id;
                 """)
+            // It also created triggers that kept the rollups current, until `v10-rollups-in-swift` dropped them; a
+            // store migrated now goes on to v10 at once, so they are no longer created only to be dropped.
             try db.execute(sql: FrozenRollupSQL.v3Tables)
-            try db.execute(sql: FrozenRollupSQL.v3Triggers)
         }
         migrator.registerMigration("v4-minutely") { db in
             // The alerts' last hour from ~60 rollup rows per category instead of every notification in it.
             try db.execute(sql: FrozenRollupSQL.v4Minutely)
-            try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
-            try db.execute(sql: FrozenRollupSQL.allTriggers)
         }
         migrator.registerMigration("v5-retention") { db in
             // Each bundle's records are one contiguous id range (one writer inserts them in a row): retention deletes
@@ -167,10 +166,8 @@ enum Schema {
                 CREATE INDEX rejected_line_by_bundle ON rejected_line(bundle_ref);
                 """)
         }
-        migrator.registerMigration("v6-rollup-triggers-without-sorter") { db in
-            // The same counts, without an aggregate over the one row a trigger sees.
-            try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
-            try db.execute(sql: FrozenRollupSQL.allTriggers)
+        migrator.registerMigration("v6-rollup-triggers-without-sorter") { _ in
+            // It recreated the rollup triggers without an aggregate; `v10-rollups-in-swift` drops them.
         }
         migrator.registerMigration("v7-deferred-summaries") { db in
             // A server writes the summaries of its bundles a second or two after committing them (`SummaryBacklog`);
@@ -232,7 +229,7 @@ enum Schema {
         migrator.registerMigration("v10-rollups-in-swift") { db in
             // Settling and unsettling now add and take away each notification's rollup counts in Swift
             // (`Rollup.contributions`, written by `RollupDeltas`), the one definition of them.
-            try db.execute(sql: "DROP TRIGGER rollup_add; DROP TRIGGER rollup_remove")
+            try db.execute(sql: "DROP TRIGGER IF EXISTS rollup_add; DROP TRIGGER IF EXISTS rollup_remove")
         }
         return migrator
     }
