@@ -22,7 +22,7 @@ public final class Store: Sendable {
     /// Where the database lives.
     public let path: String
     /// The connections (one writer, concurrent readers).
-    public let pool: DatabasePool
+    let pool: DatabasePool
     /// The thresholds used when causes are settled.
     public let settings: DiagnosisSettings
     /// The record blocks' dictionaries, as read back.
@@ -125,7 +125,7 @@ public final class Store: Sendable {
     /// write removes them, as the last one to close. So when they were not there before, a writable connection
     /// reads nothing and closes after the read-only one: the files go if nobody else has the store open, and stay
     /// (as they must) if a server or another command does.
-    public static func readingOnly<T>(path: String, _ body: (DatabaseQueue) throws -> T) throws -> T {
+    static func readingOnly<T>(path: String, _ body: (DatabaseQueue) throws -> T) throws -> T {
         let sidecars = ["-wal", "-shm"].map { path + $0 }
         let existed = sidecars.allSatisfy { FileManager.default.fileExists(atPath: $0) }
         let queue = try openReadOnly(path: path)
@@ -149,7 +149,7 @@ public final class Store: Sendable {
     }
 
     /// Opens an existing database for reading only; nothing can be written through it.
-    public static func openReadOnly(path: String) throws -> DatabaseQueue {
+    static func openReadOnly(path: String) throws -> DatabaseQueue {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError.missingDatabase(path)
         }

@@ -6,7 +6,7 @@ import Logging
 import PushTraceCore
 import PushTraceRecords
 @testable import PushTraceServer
-import PushTraceStore
+@testable import PushTraceStore
 import PushTraceTestSupport
 import Testing
 

@@ -9,7 +9,7 @@ import NIOCore
 import PushTraceCore
 import PushTraceGzip
 import PushTraceServer
-import PushTraceStore
+@testable import PushTraceStore
 import PushTraceTestSupport
 
 /// A live pushtrace server on 127.0.0.1 over a fresh store, with a token of each kind.

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import PushTraceStore
+@testable import PushTraceStore
 import PushTraceTestSupport
 import Testing
 

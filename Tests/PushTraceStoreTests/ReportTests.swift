@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import PushTraceCore
 import PushTraceSimulator
-import PushTraceStore
+@testable import PushTraceStore
 import PushTraceTestSupport
 import Testing
 

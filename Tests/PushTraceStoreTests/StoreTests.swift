@@ -3,7 +3,7 @@ import GRDB
 import PushTraceCore
 import PushTraceGzip
 import PushTraceSimulator
-import PushTraceStore
+@testable import PushTraceStore
 import PushTraceTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import PushTraceCore
-import PushTraceStore
+@testable import PushTraceStore
 
 /// A store in a fresh temporary folder, removed when the test ends.
 public final class TemporaryStore: Sendable {
