@@ -1,4 +1,3 @@
-import GRDB
 import PushTraceRecords
 
 /// A table of counts over the settled notification summaries, so that reports and alerts read a few thousand rows
@@ -47,35 +46,12 @@ struct Rollup: Sendable {
     /// The measures of `hourly` and `minutely`, in ``RateMeasures`` order.
     static let rateMeasures = ["notifications", "service_ran", "service_timeouts", "extension_runs", "extension_crashes",
                                "attachment_tries", "attachment_failures"]
-
-    /// The upsert that adds one row's delta.
-    var upsertSQL: String {
-        let columns = keys + measures + (keepsExample ? ["example_id"] : [])
-        var updates = measures.map { "\($0) = \($0) + excluded.\($0)" }
-        if keepsExample { updates.append("example_id = coalesce(excluded.example_id, example_id)") }
-        return """
-            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
-            ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
-            """
-    }
 }
 
 /// A rollup key value: an integer (a day, an hour, a millisecond count) or a text.
-enum RollupValue: Hashable, Sendable, DatabaseValueConvertible {
+enum RollupValue: Hashable, Sendable {
     case integer(Int64)
     case text(String)
-
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .integer(let value): return value.databaseValue
-        case .text(let value): return value.databaseValue
-        }
-    }
-
-    static func fromDatabaseValue(_ dbValue: DatabaseValue) -> RollupValue? {
-        if let value = Int64.fromDatabaseValue(dbValue) { return .integer(value) }
-        return String.fromDatabaseValue(dbValue).map(RollupValue.text)
-    }
 }
 
 /// One row of one rollup that a settled notification counts in, and what it adds there.
@@ -175,13 +151,10 @@ final class RollupDeltas {
         }
     }
 
-    /// Writes every row's delta, inside the caller's transaction, and forgets them.
-    func write(_ db: Database) throws {
-        for row in rows {
-            var arguments: [(any DatabaseValueConvertible)?] = row.key + row.measures
-            if row.rollup.keepsExample { arguments.append(row.example) }
-            try db.cachedStatement(sql: row.rollup.upsertSQL).execute(arguments: StatementArguments(arguments))
-        }
+    /// The summed deltas, in the order rows were first touched.
+    var all: [(rollup: Rollup, key: [RollupValue], measures: [Int64], example: String?)] { rows }
+
+    func removeAll() {
         rows.removeAll()
         index.removeAll()
     }
