@@ -4,8 +4,11 @@ import CZlib
 ///
 /// A block holds a few hundred short JSON lines that repeat the same keys and values; a dictionary of typical lines
 /// gives deflate something to refer back to from a block's first byte. The zlib header names the dictionary by its
-/// Adler-32, so a block read with the wrong dictionary fails instead of decoding to garbage, and the trailer's
-/// checksum catches a damaged block.
+/// Adler-32, and the trailer's checksum catches a damaged block, or one read with another dictionary.
+///
+/// The header and trailer are written and checked here, around a raw deflate stream: zlib would hash the whole
+/// dictionary again for every block it compresses, and checksum it for every block it reads. A ``PrimedDeflater``
+/// hashes it once and copies that state for each block.
 public enum DictionaryDeflate {
     /// Why a block could not be decompressed.
     public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -32,25 +35,7 @@ public enum DictionaryDeflate {
 
     /// `input` as one zlib stream at `level`, against `dictionary` (none when empty).
     public static func compress(_ input: UnsafeRawBufferPointer, dictionary: [UInt8], level: Int32 = 6) -> [UInt8] {
-        var stream = z_stream()
-        let status = deflateInit2_(&stream, level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                                   Int32(MemoryLayout<z_stream>.size))
-        precondition(status == Z_OK, "deflateInit2 failed with \(status): zlib is broken")
-        defer { deflateEnd(&stream) }
-        if !dictionary.isEmpty {
-            let set = dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, UInt32($0.count)) }
-            precondition(set == Z_OK, "deflateSetDictionary failed with \(set)")
-        }
-        let bound = Int(deflateBound(&stream, UInt(input.count)))
-        return [UInt8](unsafeUninitializedCapacity: bound) { output, count in
-            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
-            stream.avail_in = UInt32(input.count)
-            stream.next_out = output.baseAddress
-            stream.avail_out = UInt32(bound)
-            let done = deflate(&stream, Z_FINISH)
-            precondition(done == Z_STREAM_END, "deflate into its own bound ended with \(done)")
-            count = bound - Int(stream.avail_out)
-        }
+        PrimedDeflater(dictionary: dictionary, level: level).compress(input)
     }
 
     /// The bytes of the zlib stream `input`, which must decode to at most `limit` bytes, reading the dictionary
@@ -58,13 +43,32 @@ public enum DictionaryDeflate {
     /// Output grows as it is decoded, so a damaged `limit` cannot make it allocate more than the stream holds.
     public static func decompress(_ input: UnsafeRawBufferPointer, limit: Int,
                                   dictionary: (UInt32) -> [UInt8]?) throws(Failure) -> [UInt8] {
+        guard input.count >= 2 else { throw .truncated }
+        let cmf = input[0], flg = input[1]
+        guard cmf & 0x0f == 8, cmf >> 4 <= 7, (UInt32(cmf) << 8 | UInt32(flg)) % 31 == 0 else {
+            throw .corrupt("not a zlib stream")
+        }
+        var start = 2
+        var preset: [UInt8] = []
+        if flg & 0x20 != 0 {
+            guard input.count >= 6 else { throw .truncated }
+            let id = input[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            guard let bytes = dictionary(id) else { throw .corrupt("compressed against an unknown dictionary \(id)") }
+            preset = bytes
+            start = 6
+        }
         var stream = z_stream()
-        guard inflateInit2_(&stream, 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw .corrupt("zlib could not start")
         }
         defer { inflateEnd(&stream) }
-        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
-        stream.avail_in = UInt32(clamping: input.count)
+        if !preset.isEmpty {
+            let set = preset.withUnsafeBufferPointer { inflateSetDictionary(&stream, $0.baseAddress, UInt32($0.count)) }
+            guard set == Z_OK else { throw .corrupt("the dictionary could not be set") }
+        }
+        let body = UnsafeRawBufferPointer(rebasing: input[start...])
+        stream.next_in = UnsafeMutablePointer(mutating: body.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        stream.avail_in = UInt32(clamping: body.count)
         var output: [UInt8] = []
         output.reserveCapacity(min(max(0, limit), 1 << 20))
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -80,14 +84,16 @@ public enum DictionaryDeflate {
             if output.count > limit { throw .tooLarge(limit: limit) }
             switch status {
             case Z_STREAM_END:
-                if stream.avail_in != 0 { throw .corrupt("\(stream.avail_in) bytes after the end of the stream") }
-                return output
-            case Z_NEED_DICT:
-                guard let bytes = dictionary(UInt32(stream.adler)) else {
-                    throw .corrupt("compressed against an unknown dictionary \(UInt32(stream.adler))")
+                // The trailer: the Adler-32 of what was compressed, and nothing after it.
+                let left = Int(stream.avail_in)
+                guard left >= 4 else { throw .truncated }
+                guard left == 4 else { throw .corrupt("\(left - 4) bytes after the end of the stream") }
+                let trailer = body[(body.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                let checksum = output.withUnsafeBufferPointer { UInt32(adler32(1, $0.baseAddress, UInt32($0.count))) }
+                guard trailer == checksum else {
+                    throw .corrupt(preset.isEmpty ? "checksum mismatch" : "checksum mismatch (damaged, or another dictionary)")
                 }
-                let set = bytes.withUnsafeBufferPointer { inflateSetDictionary(&stream, $0.baseAddress, UInt32($0.count)) }
-                guard set == Z_OK else { throw .corrupt("the dictionary does not match") }
+                return output
             case Z_OK:
                 continue
             case Z_BUF_ERROR:
@@ -97,5 +103,68 @@ public enum DictionaryDeflate {
                 throw .corrupt(stream.msg.map { String(cString: $0) } ?? "zlib status \(status)")
             }
         }
+    }
+}
+
+/// A deflate state primed with one dictionary, copied for each block it compresses: the dictionary is hashed once,
+/// not once per block. Not for concurrent use.
+public final class PrimedDeflater {
+    /// On the heap: zlib's state points back at its stream, which must not move.
+    private let primed: UnsafeMutablePointer<z_stream>
+    /// CMF, FLG and, with a dictionary, its Adler-32 (RFC 1950).
+    private let header: [UInt8]
+
+    /// Primes a raw deflate state at `level` (0–9) with `dictionary` (none when empty).
+    public init(dictionary: [UInt8], level: Int32 = 6) {
+        let primed = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        primed.initialize(to: z_stream())
+        let status = deflateInit2_(primed, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                                   Int32(MemoryLayout<z_stream>.size))
+        precondition(status == Z_OK, "deflateInit2 failed with \(status): zlib is broken")
+        let cmf: UInt8 = 0x78  // deflate, 32 KiB window
+        let levelBits: UInt8 = level < 2 ? 0 : level < 6 ? 1 : level == 6 ? 2 : 3
+        var flg = levelBits << 6 | (dictionary.isEmpty ? 0 : 0x20)
+        flg |= UInt8(31 - (UInt32(cmf) << 8 | UInt32(flg)) % 31) % 31
+        var header = [cmf, flg]
+        if !dictionary.isEmpty {
+            let set = dictionary.withUnsafeBufferPointer { deflateSetDictionary(primed, $0.baseAddress, UInt32($0.count)) }
+            precondition(set == Z_OK, "deflateSetDictionary failed with \(set)")
+            let id = DictionaryDeflate.identifier(of: dictionary)
+            header += [UInt8(id >> 24), UInt8(id >> 16 & 0xff), UInt8(id >> 8 & 0xff), UInt8(id & 0xff)]
+        }
+        self.header = header
+        self.primed = primed
+    }
+
+    deinit {
+        deflateEnd(primed)
+        primed.deallocate()
+    }
+
+    /// `input` as one zlib stream against the dictionary.
+    public func compress(_ input: UnsafeRawBufferPointer) -> [UInt8] {
+        let work = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        work.initialize(to: z_stream())
+        let copied = deflateCopy(work, primed)
+        precondition(copied == Z_OK, "deflateCopy failed with \(copied)")
+        defer {
+            deflateEnd(work)
+            work.deallocate()
+        }
+        let bound = Int(deflateBound(work, UInt(input.count)))
+        var output = header
+        let body = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            work.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            work.pointee.avail_in = UInt32(input.count)
+            work.pointee.next_out = buffer.baseAddress
+            work.pointee.avail_out = UInt32(bound)
+            let done = deflate(work, Z_FINISH)
+            precondition(done == Z_STREAM_END, "deflate into its own bound ended with \(done)")
+            count = bound - Int(work.pointee.avail_out)
+        }
+        output += body
+        let checksum = UInt32(adler32(1, input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt32(input.count)))
+        output += [UInt8(checksum >> 24), UInt8(checksum >> 16 & 0xff), UInt8(checksum >> 8 & 0xff), UInt8(checksum & 0xff)]
+        return output
     }
 }

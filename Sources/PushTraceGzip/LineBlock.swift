@@ -14,8 +14,13 @@ public enum LineBlock {
 
     /// `lines`, joined and compressed at `level` against `dictionary` (none when empty).
     public static func compress(_ lines: [String], dictionary: [UInt8], level: Int32) -> (data: [UInt8], rawBytes: Int) {
+        compress(lines, with: PrimedDeflater(dictionary: dictionary, level: level))
+    }
+
+    /// `lines`, joined and compressed by `deflater` (primed with the dictionary once for many blocks).
+    public static func compress(_ lines: [String], with deflater: PrimedDeflater) -> (data: [UInt8], rawBytes: Int) {
         let raw = joined(lines)
-        return (raw.withUnsafeBytes { DictionaryDeflate.compress($0, dictionary: dictionary, level: level) }, raw.count)
+        return (raw.withUnsafeBytes { deflater.compress($0) }, raw.count)
     }
 
     /// The lines of a block stored as `data`, declared to hold `lines` lines of `rawBytes` bytes, decompressed

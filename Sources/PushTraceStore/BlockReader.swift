@@ -76,24 +76,43 @@ struct BlockReader {
         return found
     }
 
-    /// Whether `line` holds `needle` (ASCII letters compared without case, as a UUID is), or an escape.
+    /// Whether `line` may be a record of the notification `needle`: its `"notification_id":"` is followed by
+    /// `needle` (ASCII letters compared without case, as a UUID is). A line that spells the key otherwise (spaces,
+    /// an escape) is kept for the parser to judge.
     static func mayMention(_ line: String, _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return true }
         var line = line
         return line.withUTF8 { bytes in
-            if bytes.contains(UInt8(ascii: "\\")) { return true }
-            let count = needle.count
-            guard bytes.count >= count else { return false }
-            let folded = first | 0x20
-            for start in 0...(bytes.count - count) where bytes[start] | 0x20 == folded {
-                var matches = true
-                for offset in 1..<max(1, count) where bytes[start + offset] | 0x20 != needle[offset] | 0x20 {
-                    matches = false
-                    break
+            guard let base = bytes.baseAddress, !needle.isEmpty else { return true }
+            if memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil { return true }
+            var from = 0
+            var sawKey = false
+            while let found = find(key, in: bytes, from: from) {
+                sawKey = true
+                let value = found + key.count
+                if value + needle.count < bytes.count, bytes[value + needle.count] == UInt8(ascii: "\""),
+                   (0..<needle.count).allSatisfy({ bytes[value + $0] | 0x20 == needle[$0] | 0x20 }) {
+                    return true
                 }
-                if matches { return true }
+                from = value
             }
-            return false
+            // No key as pushtrace's agent and backends write it: only the parser can tell.
+            return !sawKey && find(bareKey, in: bytes, from: 0) != nil
         }
     }
+
+    /// The offset of the first `pattern` in `bytes` at or after `from`, found by `memchr` on its first byte.
+    private static func find(_ pattern: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        guard let base = bytes.baseAddress, let first = pattern.first else { return nil }
+        var at = from
+        while at + pattern.count <= bytes.count,
+              let hit = memchr(base + at, Int32(first), bytes.count - at - pattern.count + 1) {
+            let offset = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            if memcmp(base + offset, pattern, pattern.count) == 0 { return offset }
+            at = offset + 1
+        }
+        return nil
+    }
+
+    private static let key: [UInt8] = Array(#""notification_id":""#.utf8)
+    private static let bareKey: [UInt8] = Array("notification_id".utf8)
 }

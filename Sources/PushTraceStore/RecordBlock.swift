@@ -76,7 +76,7 @@ struct BlockBuilder {
     /// Stores the block being filled, compressed, with an index entry per notification it mentions.
     mutating func flush(_ db: Database) throws {
         guard !lines.isEmpty else { return }
-        let block = LineBlock.compress(lines, dictionary: dictionary.bytes, level: RecordBlock.level)
+        let block = LineBlock.compress(lines, with: dictionary.deflater)
         try db.cachedStatement(sql: """
             INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
             """).execute(arguments: [bundleRef, lines.count, block.rawBytes, dictionary.id, Data(block.data)])
@@ -96,7 +96,7 @@ struct BlockBuilder {
 /// reads back as it is.
 enum ConfigBody {
     static func compressed(_ line: String, dictionary: RecordDictionaries.Current) -> Data {
-        Data(LineBlock.compress([line], dictionary: dictionary.bytes, level: RecordBlock.level).data)
+        Data(LineBlock.compress([line], with: dictionary.deflater).data)
     }
 
     static func text(_ value: DatabaseValue, dictionaries: DictionaryCache, db: Database) throws -> String {

@@ -10,11 +10,20 @@ import PushTraceRecords
 /// seen) and every later block uses it. A dictionary is never changed or deleted once stored, since blocks name it
 /// (by its Adler-32, in their zlib header); a later version may train a newer one, and old blocks still read.
 enum RecordDictionaries {
-    /// The dictionary new blocks are compressed against: its row id (0 for none) and bytes.
+    /// The dictionary new blocks are compressed against: its row id (0 for none) and bytes, and a deflater primed
+    /// with it.
     struct Current {
-        var id: Int64
-        var bytes: [UInt8]
-        static let none = Current(id: 0, bytes: [])
+        let id: Int64
+        let bytes: [UInt8]
+        let deflater: PrimedDeflater
+
+        init(id: Int64, bytes: [UInt8]) {
+            self.id = id
+            self.bytes = bytes
+            deflater = PrimedDeflater(dictionary: bytes, level: RecordBlock.level)
+        }
+
+        static var none: Current { Current(id: 0, bytes: []) }
     }
 
     /// Lines compressed without a dictionary after which one is trained.
