@@ -26,6 +26,14 @@ struct StoredLine {
 struct BlockReader {
     let db: Database
     let dictionaries: DictionaryCache
+    /// The last blocks this reader decoded: a device's notifications share its bundles' blocks, and causes are
+    /// settled device by device.
+    private let recent = RecentBlocks()
+
+    init(db: Database, dictionaries: DictionaryCache) {
+        self.db = db
+        self.dictionaries = dictionaries
+    }
 
     /// The columns ``lines(of:only:)`` reads, for a query over `record_block b JOIN bundle u`.
     static let columns = "b.id, b.lines, b.raw_bytes, b.data, u.app_id, u.device_id, u.clock_offset_ms"
@@ -43,9 +51,15 @@ struct BlockReader {
     /// The lines of one block row (``columns``).
     func lines(of row: Row, prefilter: ((String) -> Bool)? = nil, _ body: (StoredLine) throws -> Void) throws {
         let block: Int64 = row[0]
-        let data: Data = row[3]
-        let texts = try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
-            dictionaries.lookup(identifier, in: db)
+        let texts: [String]
+        if let known = recent.lines(of: block) {
+            texts = known
+        } else {
+            let data: Data = row[3]
+            texts = try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
+                dictionaries.lookup(identifier, in: db)
+            }
+            recent.keep(block, texts)
         }
         let appID: String = row[4], deviceID: String? = row[5], offset: Int64 = row[6]
         for (index, text) in texts.enumerated() {
@@ -107,7 +121,9 @@ struct BlockReader {
         while at + pattern.count <= bytes.count,
               let hit = memchr(base + at, Int32(first), bytes.count - at - pattern.count + 1) {
             let offset = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-            if memcmp(base + offset, pattern, pattern.count) == 0 { return offset }
+            if pattern.count == 1 || (base[offset + 1] == pattern[1] && memcmp(base + offset, pattern, pattern.count) == 0) {
+                return offset
+            }
             at = offset + 1
         }
         return nil
@@ -115,4 +131,20 @@ struct BlockReader {
 
     private static let key: [UInt8] = Array(#""notification_id":""#.utf8)
     private static let bareKey: [UInt8] = Array("notification_id".utf8)
+}
+
+/// The lines of the last blocks one reader decoded, the oldest dropped first (used by one thread at a time). A
+/// backend's block of `push.sent` lines holds many devices' notifications, which settling reads device by device.
+private final class RecentBlocks {
+    private static let capacity = 128
+    private var lines: [Int64: [String]] = [:]
+    private var order: [Int64] = []
+
+    func lines(of id: Int64) -> [String]? { lines[id] }
+
+    func keep(_ id: Int64, _ texts: [String]) {
+        if order.count == Self.capacity { lines[order.removeFirst()] = nil }
+        order.append(id)
+        lines[id] = texts
+    }
 }
