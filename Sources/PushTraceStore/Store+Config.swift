@@ -11,10 +11,11 @@ extension Store {
         try pool.read { db in
             var latest: [ProcessKind: PushTraceRecords.Record] = [:]
             for process in [ProcessKind.app, .service, .content] {
-                guard let body = try String.fetchOne(db, sql: """
+                guard let stored = try DatabaseValue.fetchOne(db, sql: """
                     SELECT body FROM config WHERE app_id = ? AND process = ? ORDER BY ts DESC, id DESC LIMIT 1
-                    """, arguments: [appID, process.rawValue]),
-                      let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                    """, arguments: [appID, process.rawValue]), !stored.isNull else { continue }
+                let body = try ConfigBody.text(stored, dictionaries: dictionaries, db: db)
+                guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
                 else { continue }
                 latest[process] = PushTraceRecords.Record(jsonObject: object)
             }
