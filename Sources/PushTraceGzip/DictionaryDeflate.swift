@@ -70,7 +70,7 @@ public enum DictionaryDeflate {
         stream.next_in = UnsafeMutablePointer(mutating: body.baseAddress?.assumingMemoryBound(to: UInt8.self))
         stream.avail_in = UInt32(clamping: body.count)
         var output: [UInt8] = []
-        output.reserveCapacity(min(max(0, limit), 1 << 20))
+        output.reserveCapacity(min(max(0, limit), 64 * 1024))
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             var status: Int32 = Z_OK

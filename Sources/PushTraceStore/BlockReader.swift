@@ -85,7 +85,8 @@ struct BlockReader {
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
             WHERE n.key = ? AND u.app_id = ? ORDER BY b.id
             """), arguments: [key, appID], prefilter: { Self.mayMention($0, needle) }) { line in
-            if line.notificationID == notificationID { found.append(line) }
+            // Byte for byte, as the index key and the old SQL compared (not Unicode-equivalence).
+            if line.notificationID?.utf8.elementsEqual(notificationID.utf8) == true { found.append(line) }
         }
         return found
     }
@@ -99,9 +100,9 @@ struct BlockReader {
             guard let base = bytes.baseAddress, !needle.isEmpty else { return true }
             if memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil { return true }
             var from = 0
-            var sawKey = false
+            var strictKeys = 0
             while let found = find(key, in: bytes, from: from) {
-                sawKey = true
+                strictKeys += 1
                 let value = found + key.count
                 if value + needle.count < bytes.count, bytes[value + needle.count] == UInt8(ascii: "\""),
                    (0..<needle.count).allSatisfy({ bytes[value + $0] | 0x20 == needle[$0] | 0x20 }) {
@@ -109,8 +110,14 @@ struct BlockReader {
                 }
                 from = value
             }
-            // No key as pushtrace's agent and backends write it: only the parser can tell.
-            return !sawKey && find(bareKey, in: bytes, from: 0) != nil
+            // The key spelled otherwise too (spaces, or a repeated key): only the parser can tell.
+            var bareKeys = 0
+            from = 0
+            while let found = find(bareKey, in: bytes, from: from) {
+                bareKeys += 1
+                from = found + bareKey.count
+            }
+            return bareKeys > strictKeys
         }
     }
 

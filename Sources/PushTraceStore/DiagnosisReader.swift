@@ -66,10 +66,13 @@ struct DiagnosisReader {
 }
 
 extension DiagnosisReader {
-    /// A stored record body, read in one pass, or when the one-pass reader leaves it aside (a config record's
-    /// nested fields), through `JSONSerialization`: it was validated when stored.
+    /// A stored record body, read as ingest read it when it was accepted (in one pass, or when the one-pass reader
+    /// leaves it aside, by `JSONDecoder`), so that a line is attributed to the notification it was indexed under;
+    /// a body an earlier release stored without those checks falls back to `JSONSerialization`.
     static func record(storedBody body: inout String) throws -> PushTraceRecords.Record {
-        try body.withUTF8 { PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) } ?? record(body)
+        if let scanned = body.withUTF8({ PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) }) { return scanned }
+        if let decoded = try? JSONDecoder().decode(PushTraceRecords.Record.self, from: Data(body.utf8)) { return decoded }
+        return try record(body)
     }
 
     private static func record(_ body: String) throws -> PushTraceRecords.Record {

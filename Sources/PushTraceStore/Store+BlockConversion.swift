@@ -42,7 +42,11 @@ extension Store {
             let moved = try pool.writeWithoutTransaction { db in
                 var moved = (bundles: 0, records: 0)
                 try db.inTransaction(.immediate) {
-                    // Read again inside the write lock: another process may be converting the same store.
+                    // Read again inside the write lock: another process may be converting the same store, and may
+                    // have finished (and dropped the table).
+                    guard try Bool.fetchOne(db, sql: """
+                        SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')
+                        """)! else { return .commit }
                     let bundles = try Row.fetchAll(db, sql: """
                         SELECT id, app_id, first_record, last_record FROM bundle INDEXED BY bundle_unconverted
                         WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
@@ -80,8 +84,12 @@ extension Store {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 // Rows no bundle range covers are not dropped with the table: none are written, but if any are
-                // there, the table stays for `pushtrace sql` to find them.
-                if try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM record)")! {
+                // there, the table stays for `pushtrace sql` to find them. Another process converting the same
+                // store may have dropped it already.
+                let stillThere = try Bool.fetchOne(db, sql: """
+                    SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')
+                    """)!
+                if stillThere, try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM record)")! {
                     try db.execute(sql: "DROP TABLE record")
                 }
                 return .commit

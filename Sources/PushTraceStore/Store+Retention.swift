@@ -58,13 +58,20 @@ extension Store {
                         // A block holds one bundle's lines: it goes with its bundle, and so do the index entries of
                         // the notifications its lines mention.
                         var keys: [Int64: Set<Int64>] = [:]
-                        try reader.forEachLine(db.cachedStatement(sql: """
-                            SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                            WHERE b.id BETWEEN ? AND ?
-                            """), arguments: [first, last]) { line in
-                            report.records += 1
-                            guard let notification = line.notificationID else { return }
-                            keys[line.block, default: []].insert(NotificationBlockKey.of(appID: line.appID, notificationID: notification))
+                        do {
+                            try reader.forEachLine(db.cachedStatement(sql: """
+                                SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                                WHERE b.id BETWEEN ? AND ?
+                                """), arguments: [first, last]) { line in
+                                report.records += 1
+                                guard let notification = line.notificationID else { return }
+                                keys[line.block, default: []].insert(NotificationBlockKey.of(appID: line.appID, notificationID: notification))
+                            }
+                        } catch {
+                            // A block that cannot be read back (a damaged file) still goes with its bundle: the index
+                            // entries only it could name stay behind, pointing at nothing, and retention goes on.
+                            report.records += try Int.fetchOne(db, sql: "SELECT accepted FROM bundle WHERE id = ?", arguments: [id])
+                                ?? 0
                         }
                         let unindex = try db.cachedStatement(sql: "DELETE FROM notification_block WHERE key = ? AND block = ?")
                         for (block, blockKeys) in keys {
