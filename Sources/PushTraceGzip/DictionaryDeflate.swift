@@ -57,35 +57,38 @@ public enum DictionaryDeflate {
             preset = bytes
             start = 6
         }
-        var stream = z_stream()
-        guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        // On the heap: zlib's state points back at its stream, which must not move between calls.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer { stream.deallocate() }
+        guard inflateInit2_(stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw .corrupt("zlib could not start")
         }
-        defer { inflateEnd(&stream) }
+        defer { inflateEnd(stream) }
         if !preset.isEmpty {
-            let set = preset.withUnsafeBufferPointer { inflateSetDictionary(&stream, $0.baseAddress, UInt32($0.count)) }
+            let set = preset.withUnsafeBufferPointer { inflateSetDictionary(stream, $0.baseAddress, UInt32($0.count)) }
             guard set == Z_OK else { throw .corrupt("the dictionary could not be set") }
         }
         let body = UnsafeRawBufferPointer(rebasing: input[start...])
-        stream.next_in = UnsafeMutablePointer(mutating: body.baseAddress?.assumingMemoryBound(to: UInt8.self))
-        stream.avail_in = UInt32(clamping: body.count)
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: body.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        stream.pointee.avail_in = UInt32(clamping: body.count)
         var output: [UInt8] = []
         output.reserveCapacity(min(max(0, limit), 64 * 1024))
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             var status: Int32 = Z_OK
             let produced = chunk.withUnsafeMutableBufferPointer { buffer -> Int in
-                stream.next_out = buffer.baseAddress
-                stream.avail_out = UInt32(buffer.count)
-                status = inflate(&stream, Z_NO_FLUSH)
-                return buffer.count - Int(stream.avail_out)
+                stream.pointee.next_out = buffer.baseAddress
+                stream.pointee.avail_out = UInt32(buffer.count)
+                status = inflate(stream, Z_NO_FLUSH)
+                return buffer.count - Int(stream.pointee.avail_out)
             }
             output.append(contentsOf: chunk[0..<produced])
             if output.count > limit { throw .tooLarge(limit: limit) }
             switch status {
             case Z_STREAM_END:
                 // The trailer: the Adler-32 of what was compressed, and nothing after it.
-                let left = Int(stream.avail_in)
+                let left = Int(stream.pointee.avail_in)
                 guard left >= 4 else { throw .truncated }
                 guard left == 4 else { throw .corrupt("\(left - 4) bytes after the end of the stream") }
                 let trailer = body[(body.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -100,7 +103,7 @@ public enum DictionaryDeflate {
                 // No progress possible: the input ended before the stream did.
                 if produced == 0 { throw .truncated }
             default:
-                throw .corrupt(stream.msg.map { String(cString: $0) } ?? "zlib status \(status)")
+                throw .corrupt(stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)")
             }
         }
     }
