@@ -31,11 +31,20 @@ enum RecordDictionaries {
     /// zlib's window: a longer dictionary's start could never be referred to.
     static let dictionaryBytes = 32 * 1024
 
-    static func current(_ db: Database) throws -> Current {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, bytes FROM dictionary ORDER BY id DESC LIMIT 1")) else {
-            return .none
+    /// The newest dictionary, from `cache` when it is the one `cache` holds: a server commits every few
+    /// milliseconds, and reading the dictionary and priming a deflater with it each time would be work done again.
+    static func current(_ db: Database, cache: CurrentDictionary) throws -> Current {
+        let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM dictionary")) ?? 0
+        if let cached = cache.get(), cached.id == newest { return cached }
+        let current: Current
+        if newest == 0 {
+            current = .none
+        } else {
+            let bytes = try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM dictionary WHERE id = ?"), arguments: [newest])
+            current = Current(id: newest, bytes: [UInt8](bytes ?? Data()))
         }
-        return Current(id: row[0], bytes: [UInt8](row[1] as Data))
+        cache.set(current)
+        return current
     }
 
     /// Trains and stores the store's first dictionary once enough lines were compressed without one, and returns
@@ -89,6 +98,15 @@ enum RecordDictionaries {
         while perShape < 64, assemble(perShape * 2).count <= dictionaryBytes { perShape *= 2 }
         return Array(assemble(perShape).suffix(dictionaryBytes))
     }
+}
+
+/// The store's newest dictionary with its primed deflater, kept between group commits (one writes at a time).
+final class CurrentDictionary: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: RecordDictionaries.Current?
+
+    func get() -> RecordDictionaries.Current? { lock.withLock { current } }
+    func set(_ value: RecordDictionaries.Current) { lock.withLock { current = value } }
 }
 
 /// Dictionaries read back by their Adler-32, shared by the store's connections: they never change once stored.

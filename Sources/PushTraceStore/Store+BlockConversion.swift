@@ -38,6 +38,7 @@ extension Store {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle INDEXED BY bundle_unconverted WHERE first_record IS NOT NULL")!
         }
         if done.totalBundles > 0, progress?(done) == false { return }
+        let newest = CurrentDictionary()
         while true {
             let moved = try pool.writeWithoutTransaction { db in
                 var moved = (bundles: 0, records: 0)
@@ -51,7 +52,7 @@ extension Store {
                         SELECT id, app_id, first_record, last_record FROM bundle INDEXED BY bundle_unconverted
                         WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
                         """)
-                    var dictionary = try RecordDictionaries.current(db)
+                    var dictionary = try RecordDictionaries.current(db, cache: newest)
                     for bundle in bundles where moved.records < recordsPerTransaction || moved.bundles == 0 {
                         let id: Int64 = bundle[0], appID: String = bundle[1], first: Int64 = bundle[2], last: Int64 = bundle[3]
                         var blocks = BlockBuilder(dictionary: dictionary)

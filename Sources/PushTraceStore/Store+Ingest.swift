@@ -31,7 +31,7 @@ extension Store {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
-                                        dictionary: DictionaryInUse(try RecordDictionaries.current(db)))
+                                        dictionary: DictionaryInUse(try RecordDictionaries.current(db, cache: newestDictionary)))
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)

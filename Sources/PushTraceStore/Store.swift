@@ -27,6 +27,8 @@ public final class Store: Sendable {
     public let settings: DiagnosisSettings
     /// The record blocks' dictionaries, as read back.
     let dictionaries = DictionaryCache()
+    /// The dictionary new blocks are compressed against, primed once.
+    let newestDictionary = CurrentDictionary()
     private let checkpointer: Checkpointer
 
     /// Opens (creating and migrating when needed) the database at `path`.
