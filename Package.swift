@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PushTraceRecords", targets: ["PushTraceRecords"]),
         .library(name: "PushTraceCore", targets: ["PushTraceCore"]),
         .library(name: "PushTraceStore", targets: ["PushTraceStore"]),
+        .library(name: "PushTraceSQLite", targets: ["PushTraceSQLite"]),
         .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),
     ],
     dependencies: [
@@ -58,15 +59,21 @@ let package = Package(
         .systemLibrary(name: "CSQLiteSettings", providers: [.apt(["libsqlite3-dev"])]),
         // glibc's malloc_trim, for the server's upload memory (Linux only).
         .systemLibrary(name: "CGlibcMalloc"),
-        // SQLite storage (GRDB over the system libsqlite3).
+        // The store's interface (protocols and plain values, no database type) and what every engine shares: the
+        // per-notification summaries and rollup deltas, computed once here, tokens, and the file ingest pipeline.
         .target(name: "PushTraceStore", dependencies: [
-            "PushTraceCore", "PushTraceRecords", "CSQLiteSettings",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            // SQLite's C API, for the one statement per record (RecordInsert.swift).
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            "PushTraceCore", "PushTraceRecords",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics.
+        // The SQLite engine behind that interface (GRDB over the system libsqlite3): the default, embedded store.
+        .target(name: "PushTraceSQLite", dependencies: [
+            "PushTraceCore", "PushTraceRecords", "PushTraceStore", "CSQLiteSettings",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            // SQLite's C API, for the checkpointer's WAL hook (Checkpointer.swift).
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
+        // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
+        // store's interface only; the command that serves picks the engine.
         .target(name: "PushTraceServer", dependencies: [
             "PushTraceCore", "PushTraceStore", "PushTraceRecords",
             .target(name: "CGlibcMalloc", condition: .when(platforms: [.linux])),
@@ -82,7 +89,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .executableTarget(name: "pushtrace", dependencies: [
-            "PushTraceCore", "PushTraceStore", "PushTraceSimulator", "PushTraceRecords", "PushTraceServer",
+            "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTraceSimulator", "PushTraceRecords", "PushTraceServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -97,7 +104,8 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
-        .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceCore"],
+        .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceSQLite", "PushTraceCore",
+                                                             "PushTraceSimulator"],
                 path: "Tests/PushTraceTestSupport"),
         .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip", "PushTraceSimulator",
                                                                 "PushTraceFuzzing"],
@@ -105,13 +113,19 @@ let package = Package(
         .testTarget(name: "PushTraceAgentTests", dependencies: [
             "PushTraceAgent", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
         ]),
+        // The store-interface suite: every test runs against each engine (TestEngine.all).
         .testTarget(name: "PushTraceStoreTests", dependencies: [
-            .product(name: "GRDB", package: "GRDB.swift"),
             "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
             "PushTraceGzip",
-        ], exclude: ["Golden"]),  // read by path (ReportTests), not bundled as resources
+        ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources
+        // What only the SQLite engine has: its schema and migrations, blocks, conversion, checkpoints, the backlog.
+        .testTarget(name: "PushTraceSQLiteTests", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+            "PushTraceSQLite", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
+            "PushTraceTestSupport", "PushTraceGzip",
+        ]),
         .testTarget(name: "PushTraceServerTests", dependencies: [
-            "PushTraceServer", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
+            "PushTraceServer", "PushTraceStore", "PushTraceSQLite", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
             "PushTraceTestSupport", "PushTraceGzip",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -10,13 +10,13 @@ import PushTraceStore
 /// A verified token is remembered for `cacheSeconds` (a store read per upload cost as much as storing it); only
 /// tokens that verified are remembered, and at most `cacheLimit` of them.
 struct Authenticator: Sendable {
-    let store: Store
+    let store: any TraceStore
     let requiresTokens: Bool
     let cacheSeconds: Double
     private let verified = NIOLockedValueBox([String: (token: TokenInfo, until: Date)]())
     private let cacheLimit = 10_000
 
-    init(store: Store, requiresTokens: Bool, cacheSeconds: Double) {
+    init(store: any TraceStore, requiresTokens: Bool, cacheSeconds: Double) {
         self.store = store
         self.requiresTokens = requiresTokens
         self.cacheSeconds = cacheSeconds

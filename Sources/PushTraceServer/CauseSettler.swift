@@ -7,15 +7,15 @@ import PushTraceStore
 /// commit: a notification's bundles arrive over minutes, and each is diagnosed once its records have settled, not
 /// once per bundle. Used by the writer thread only.
 final class CauseSettler {
-    private let store: Store
+    private let store: any TraceStore
     private let settings: ServerSettings
     private let metrics: ServerMetrics
     private let logger: Logger
-    private var gaugeKeys = Set<CauseCount.Key>()
+    private var gaugeKeys = Set<CauseSeriesKey>()
     private var gaugeRefreshed = Date.distantPast
     private(set) var lastSettled = Date()
 
-    init(store: Store, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
+    init(store: any TraceStore, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
         self.store = store
         self.settings = settings
         self.metrics = metrics
@@ -36,9 +36,7 @@ final class CauseSettler {
                 gaugeRefreshed = Date()
                 let since = Int64(Date().timeIntervalSince1970 * 1000) - IngestTiming.causeGaugeWindowMs
                 gaugeKeys = metrics.notificationsByCause(
-                    try store.causeCounts(since: since).map {
-                        CauseCount(appID: $0.appID, category: $0.category, cause: $0.cause, count: $0.count)
-                    },
+                    try store.causeCounts(since: since),
                     previous: gaugeKeys)
             }
         } catch {

@@ -9,13 +9,14 @@ import ServiceLifecycle
 ///
 /// A full queue refuses at once (429); a commit that fails (a lock held elsewhere beyond the busy timeout, a full
 /// disk, a read-only file) fails every bundle it held (503) and leaves nothing behind. The notification summaries
-/// of committed bundles are written together a little later (a ``SummaryBacklog``): when uploads pause, at least
+/// of committed bundles are written together a little later (deferred by the store's ``IngestSession``): when uploads pause, at least
 /// every ``ServerSettings/summaryDelay``, and before a read that needs them. Idle time settles the causes of
 /// notifications that received records. As a `Service`, it drains what was accepted before a graceful shutdown
 /// completes, writes the summaries, then closes the database.
 ///
-/// Its parts: the queue and the readers waiting for summaries (``IngestQueue``), the group commit (here), the
-/// summaries' backlog (``SummaryBacklog``), settling (``CauseSettler``); its timing is ``IngestTiming``.
+/// Its parts: the queue and the readers waiting for summaries (``IngestQueue``), the group commit (here, through
+/// the store's ``IngestSession``, which keeps the deferred summaries), settling (``CauseSettler``); its timing is
+/// ``IngestTiming``. It knows the store's interface only, whichever engine is behind it.
 public final class IngestWriter: Service, @unchecked Sendable {
     /// A bundle decoded by a request, ready to store.
     struct Bundle: Sendable {
@@ -26,17 +27,17 @@ public final class IngestWriter: Service, @unchecked Sendable {
 
     private typealias Submission = IngestQueue.Submission
 
-    let store: Store
+    let store: any TraceStore
     private let settings: ServerSettings
     private let metrics: ServerMetrics
     private let logger: Logger
     private let queue: IngestQueue
     // Touched by the writer thread only.
-    /// Nil while another process keeps a backlog for the same database: then each commit writes its summaries.
-    private var backlog: SummaryBacklog?
+    /// Nil until the store could be opened for writing (retried at each commit).
+    private var session: (any IngestSession)?
     private let settler: CauseSettler
 
-    init(store: Store, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
+    init(store: any TraceStore, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
         self.store = store
         self.settings = settings
         self.metrics = metrics
@@ -76,7 +77,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
             self.stopAccepting()
         }
         try store.close()
-        logger.info("store closed", metadata: ["db": "\(store.path)"])
+        logger.info("store closed", metadata: ["db": "\(store.location)"])
     }
 
     private func stopAccepting() {
@@ -85,8 +86,8 @@ public final class IngestWriter: Service, @unchecked Sendable {
 
     private func writeLoop() {
         do {
-            backlog = try store.makeSummaryBacklog()
-            if backlog == nil {
+            session = try store.makeIngestSession(deferringSummaries: true)
+            if session?.defersSummaries == false {
                 logger.warning("another process keeps a summary backlog for this database; writing summaries with each commit")
             }
         } catch {
@@ -94,8 +95,9 @@ public final class IngestWriter: Service, @unchecked Sendable {
                            metadata: ["error": "\(error)"])
         }
         while true {
+            let pending = session?.hasPendingSummaries == true
             // Summaries waiting are written once uploads pause; otherwise a second with nothing to store settles.
-            let next = queue.next(pause: backlog?.isEmpty == false ? IngestTiming.summaryPause : IngestTiming.idlePause)
+            let next = queue.next(pause: pending ? IngestTiming.summaryPause : IngestTiming.idlePause)
             if next.finished {
                 writeSummaries()
                 return
@@ -103,8 +105,8 @@ public final class IngestWriter: Service, @unchecked Sendable {
             var batch = next.submissions
             metrics.queueDepth(next.depth)
             if !batch.isEmpty { commit(&batch) }
-            if let backlog, !backlog.isEmpty, next.readersWaiting || batch.isEmpty
-                || backlog.isDue(after: settings.summaryDelay, notifications: IngestTiming.backlogLimit) {
+            if let session, session.hasPendingSummaries, next.readersWaiting || batch.isEmpty
+                || session.summariesDue(after: settings.summaryDelay, notifications: IngestTiming.backlogLimit) {
                 writeSummaries()
             } else if next.readersWaiting {
                 writeSummaries()  // nothing to write: let the readers go
@@ -115,16 +117,24 @@ public final class IngestWriter: Service, @unchecked Sendable {
         }
     }
 
-    /// Writes the backlog's summaries (kept for the next attempt if that fails) and lets waiting readers go.
+    /// Writes the deferred summaries (kept for the next attempt if that fails) and lets waiting readers go.
     private func writeSummaries() {
-        if let backlog, !backlog.isEmpty {
+        if let session, session.hasPendingSummaries {
             do {
-                try store.writeSummaries(backlog)
+                try session.writeSummaries()
             } catch {
                 logger.warning("writing notification summaries failed; will retry", metadata: ["error": "\(error)"])
             }
         }
-        queue.summariesWritten(stillPending: backlog?.isEmpty == false)
+        queue.summariesWritten(stillPending: session?.hasPendingSummaries == true)
+    }
+
+    /// The writer's session, opened now if it could not be before (summaries then written with each commit).
+    private func openSession() throws -> any IngestSession {
+        if let session { return session }
+        let opened = try store.makeIngestSession(deferringSummaries: false)
+        session = opened
+        return opened
     }
 
     /// Stores `batch` in one transaction. When the storage cannot commit (locked, full, read-only), every bundle
@@ -134,7 +144,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
         let start = ContinuousClock.now
         do {
             // A bundle the decoder would refuse fails alone; any other error (SQLite's) aborts the whole group.
-            let results = try store.inGroupCommit(deferringSummariesTo: backlog) { group in
+            let results = try openSession().inGroupCommit { group in
                 try batch.map { submission -> Result<IngestResult, BundleError> in
                     do { return .success(try self.ingest(submission.bundle, into: group)) } catch let error as BundleError {
                         return .failure(error)
@@ -142,7 +152,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 }
             }
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: false)
-            if backlog?.isEmpty == false {
+            if session?.hasPendingSummaries == true {
                 // Before the acknowledgements: a reader told to wait for summaries waits for these too.
                 queue.summariesWaiting()
             }
@@ -152,12 +162,12 @@ public final class IngestWriter: Service, @unchecked Sendable {
             for (submission, result) in zip(batch, results) { acknowledge(submission, result) }
         } catch {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
-            guard batch.count > 1, !Store.isStorageUnavailable(error) else {
-                let explained = StoreError.explaining(error, path: store.path)
+            guard batch.count > 1, !store.isUnavailable(error) else {
+                let explained = store.explaining(error)
                 for submission in batch {
                     submission.logger.error("commit failed", metadata: ["error": "\(explained)"])
                     submission.continuation.resume(throwing: APIError.unavailable(
-                        "the store could not commit: \(Store.unavailableReason(error))",
+                        "the store could not commit: \(store.unavailableReason(error))",
                         retryAfter: settings.retryAfterUnavailable))
                 }
                 return
@@ -172,7 +182,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
         }
     }
 
-    private func ingest(_ bundle: Bundle, into group: GroupCommit) throws -> IngestResult {
+    private func ingest(_ bundle: Bundle, into group: any IngestGroup) throws -> IngestResult {
         try group.ingest(source: bundle.source, receivedAt: bundle.receivedAt) { sink in
             for item in bundle.items { try sink(item) }
         }

@@ -5,15 +5,15 @@ import PushTraceStore
 import ServiceLifecycle
 
 /// Deletes data older than the retention period at start and then every `interval`, on a thread of its own, in
-/// the small transactions `Store.deleteExpired` makes: ingest commits between them. A graceful shutdown stops a
+/// the small transactions `TraceStore.deleteExpired` makes: ingest commits between them. A graceful shutdown stops a
 /// pass after its current transaction.
 final class RetentionService: Service, Sendable {
-    private let store: Store
+    private let store: any TraceStore
     private let days: Int
     private let interval: Duration
     private let logger: Logger
 
-    init(store: Store, days: Int, interval: Duration = .seconds(3_600), logger: Logger) {
+    init(store: any TraceStore, days: Int, interval: Duration = .seconds(3_600), logger: Logger) {
         self.store = store
         self.days = days
         self.interval = interval

@@ -14,7 +14,7 @@ import PushTraceStore
 public enum ServerApplication {
     /// The application; run it as a service (it stops accepting on SIGTERM/SIGINT, finishes the bundles in
     /// flight and closes the database).
-    public static func make(store: Store, settings: ServerSettings, metrics: ServerMetrics = ServerMetrics(),
+    public static func make(store: any TraceStore, settings: ServerSettings, metrics: ServerMetrics = ServerMetrics(),
                             logger: Logger) -> some ApplicationProtocol {
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
         let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens,

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import Prometheus
 import PushTraceCore
 import PushTraceRecords
+import PushTraceStore
 
 /// The metrics a server exports at `GET /metrics`: ingest health and product metrics by app and category.
 ///
@@ -109,10 +110,10 @@ public final class ServerMetrics: Sendable {
 
     /// Sets `pushtrace_notifications{app,category,cause}`: settled notifications first seen in the current UTC hour
     /// and the 23 before, by primary cause. Combinations no longer present drop to zero.
-    func notificationsByCause(_ counts: [CauseCount], previous: Set<CauseCount.Key>) -> Set<CauseCount.Key> {
-        var seen = Set<CauseCount.Key>()
+    func notificationsByCause(_ counts: [CauseCount], previous: Set<CauseSeriesKey>) -> Set<CauseSeriesKey> {
+        var seen = Set<CauseSeriesKey>()
         for count in counts {
-            let key = CauseCount.Key(app: labels.app(count.appID), category: labels.category(count.category, app: labels.app(count.appID)),
+            let key = CauseSeriesKey(app: labels.app(count.appID), category: labels.category(count.category, app: labels.app(count.appID)),
                                      cause: count.cause)
             seen.insert(key)
             gauge(key).record(count.count)
@@ -188,7 +189,7 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    private func gauge(_ key: CauseCount.Key) -> CoreMetrics.Gauge {
+    private func gauge(_ key: CauseSeriesKey) -> CoreMetrics.Gauge {
         gauge("pushtrace_notifications", [("app", key.app), ("category", key.category), ("cause", key.cause)], apps: true)
     }
 }
@@ -216,25 +217,11 @@ private struct ProductSeries: Sendable {
     }
 }
 
-/// One row of the notifications-by-cause gauge.
-public struct CauseCount: Sendable {
-    public var appID: String
-    public var category: String?
-    public var cause: String
-    public var count: Int
-
-    struct Key: Hashable, Sendable {
-        var app: String
-        var category: String
-        var cause: String
-    }
-
-    public init(appID: String, category: String?, cause: String, count: Int) {
-        self.appID = appID
-        self.category = category
-        self.cause = cause
-        self.count = count
-    }
+/// The labels of one series of the notifications-by-cause gauge.
+struct CauseSeriesKey: Hashable, Sendable {
+    var app: String
+    var category: String
+    var cause: String
 }
 
 /// Bounds label cardinality: category names come from devices, and a buggy or hostile one must not create a series

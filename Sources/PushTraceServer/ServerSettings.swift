@@ -48,7 +48,7 @@ public struct ServerSettings: Sendable {
     public var alertRules = AlertRule.builtIn
     /// How often the rules are evaluated for `pushtrace_alert_firing`.
     public var alertInterval: Duration = .seconds(60)
-    /// Delete data older than this many days (`Store.deleteExpired`), hourly in small batches; nil keeps everything.
+    /// Delete data older than this many days (`TraceStore.deleteExpired`), hourly in small batches; nil keeps everything.
     public var retentionDays: Int?
     /// How long a connection may send nothing (a client stalled mid-request, an idle keep-alive) before it is closed.
     public var idleTimeout: Duration = .seconds(60)

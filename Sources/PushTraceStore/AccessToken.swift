@@ -30,6 +30,15 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     }
 
     /// Whether this token may act on `appID` at all (an admin token may act on any app).
+    package init(id: String, appID: String?, scope: TokenScope, label: String?, createdAt: Int64, revokedAt: Int64?) {
+        self.id = id
+        self.appID = appID
+        self.scope = scope
+        self.label = label
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
     public func covers(appID: String) -> Bool {
         scope == .admin || self.appID == appID
     }
@@ -70,10 +79,10 @@ public struct TokenText: Sendable, Hashable {
     public var text: String { "pt_\(id)_\(secret)" }
 
     /// The SHA-256 of the secret: all that is stored.
-    var secretHash: Data { Data(SHA256.hash(data: Data(secret.utf8))) }
+    package var secretHash: Data { Data(SHA256.hash(data: Data(secret.utf8))) }
 
     /// Compares two hashes in time independent of where they differ.
-    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+    package static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for (x, y) in zip(a, b) { difference |= x ^ y }

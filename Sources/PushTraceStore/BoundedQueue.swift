@@ -3,7 +3,7 @@ import Foundation
 /// A blocking first-in first-out queue of bounded length between two threads: `push` waits while it is full,
 /// `pop` waits while it is empty. It lets decoding (one core) run ahead of storing (the other) by a bounded amount.
 /// Once the consumer closes it, `push` drops elements instead of waiting, so the producer can always finish.
-final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+package final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     // A ring: `count` elements from `head`. A popped slot is emptied at once, so the queue never holds more
     // than `capacity` elements alive.
@@ -15,12 +15,12 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private var producerWaits = false
     private var consumerWaits = false
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         slots = Array(repeating: nil, count: capacity)
     }
 
-    func push(_ element: Element) {
+    package func push(_ element: Element) {
         condition.lock()
         defer { condition.unlock() }
         while count == capacity, !closed {
@@ -36,7 +36,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         }
     }
 
-    func pop() -> Element {
+    package func pop() -> Element {
         condition.lock()
         defer { condition.unlock() }
         while count == 0 {
@@ -56,14 +56,14 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Whether the consumer has gone: a producer should stop.
-    var isClosed: Bool {
+    package var isClosed: Bool {
         condition.lock()
         defer { condition.unlock() }
         return closed
     }
 
     /// Called by the consumer when it will pop no more: releases a waiting producer and drops what is queued.
-    func close() {
+    package func close() {
         condition.lock()
         defer { condition.unlock() }
         closed = true

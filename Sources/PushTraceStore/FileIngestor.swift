@@ -23,11 +23,11 @@ public struct FileIngestor: Sendable {
         case unreadable(String)
     }
 
-    public let store: Store
+    public let store: any TraceStore
     public var limits: BundleLimits
     public var receivedAt: ReceivedAt
 
-    public init(store: Store, limits: BundleLimits = .default, receivedAt: ReceivedAt = .fileModificationTime) {
+    public init(store: any TraceStore, limits: BundleLimits = .default, receivedAt: ReceivedAt = .fileModificationTime) {
         self.store = store
         self.limits = limits
         self.receivedAt = receivedAt
@@ -60,12 +60,13 @@ public struct FileIngestor: Sendable {
         defer { for queue in queues { queue.close() } }
         let readers = zip(queues, spent).map(MessageReader.init)
         var next = 0
+        let session = try store.makeIngestSession(deferringSummaries: false)
         while next < paths.count {
             // Many small files share one commit; each file is still stored all-or-nothing (a savepoint each), and
             // its outcome is reported only after the commit.
             var outcomes: [(String, Outcome)] = []
             let groupStart = Date()
-            try store.inGroupCommit { group in
+            try session.inGroupCommit { group in
                 while next < paths.count, outcomes.count < 10_000, Date().timeIntervalSince(groupStart) < 2 {
                     let path = paths[next]
                     next += 1
@@ -76,7 +77,7 @@ public struct FileIngestor: Sendable {
         }
     }
 
-    private func ingestOne(path: String, from messages: MessageReader, into group: GroupCommit) throws -> Outcome {
+    private func ingestOne(path: String, from messages: MessageReader, into group: any IngestGroup) throws -> Outcome {
         switch messages.next() {
         case .unreadable(let why): return .unreadable(why)
         case .refused(let error): return .refused(error)

@@ -11,10 +11,26 @@ public struct IngestResult: Sendable, Hashable, Codable {
     /// The device clock offset applied to every `ts` of the bundle (SPEC §5), in milliseconds.
     public var clockOffsetMs: Int64
 
+    package init(appID: String, bundleID: String, accepted: Int, rejected: Int, duplicate: Bool,
+                 rejections: [Rejection], clockOffsetMs: Int64) {
+        self.appID = appID
+        self.bundleID = bundleID
+        self.accepted = accepted
+        self.rejected = rejected
+        self.duplicate = duplicate
+        self.rejections = rejections
+        self.clockOffsetMs = clockOffsetMs
+    }
+
     /// A rejected line as shown to the uploader.
     public struct Rejection: Sendable, Hashable, Codable {
         public var line: Int
         public var reason: String
+
+        package init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
     }
 
     /// How many rejections are listed in a result.

@@ -5,36 +5,38 @@ import PushTraceRecords
 /// that searches and reports read one row per notification and never rescan records. What a summary holds is
 /// decided here alone (``add(_:ts:manifest:)``, ``merge(_:)``); `NotificationFacts+Storage.swift` reads and writes
 /// it.
-struct NotificationFacts {
-    var deviceID: String?
-    var deviceIDFromDevice = false
-    var category: String?
-    var categoryFromPush = false
-    var appVersion: String?
-    var os: String?
-    var firstTs: Int64?
-    var lastTs: Int64?
-    var sentTs: Int64?
-    var apnsStatus: Int64?
-    var hasAlert: Bool?
-    var mutableContent: Bool?
-    var serviceReceived = false
-    var serviceDelivered = false
-    var serviceExpired = false
-    var serviceMs: Int64?
-    var serviceCrashed = false
-    var contentReceived = false
-    var contentCrashed = false
-    var actions = 0
-    var appResponses = 0
-    var records = 0
-    var downloads = 0
-    var downloadBytes: Int64?
-    var attachmentFailure: String?
+package struct NotificationFacts {
+    package var deviceID: String?
+    package var deviceIDFromDevice = false
+    package var category: String?
+    package var categoryFromPush = false
+    package var appVersion: String?
+    package var os: String?
+    package var firstTs: Int64?
+    package var lastTs: Int64?
+    package var sentTs: Int64?
+    package var apnsStatus: Int64?
+    package var hasAlert: Bool?
+    package var mutableContent: Bool?
+    package var serviceReceived = false
+    package var serviceDelivered = false
+    package var serviceExpired = false
+    package var serviceMs: Int64?
+    package var serviceCrashed = false
+    package var contentReceived = false
+    package var contentCrashed = false
+    package var actions = 0
+    package var appResponses = 0
+    package var records = 0
+    package var downloads = 0
+    package var downloadBytes: Int64?
+    package var attachmentFailure: String?
     /// The content extension's actions, stored in `notification_action` for the reports.
-    var actionRows: [(ts: Int64?, action: String?, response: String?)] = []
+    package var actionRows: [(ts: Int64?, action: String?, response: String?)] = []
 
-    mutating func add(_ record: PushTraceRecords.Record, ts: Int64?, manifest: Manifest) {
+    package init() {}
+
+    package mutating func add(_ record: PushTraceRecords.Record, ts: Int64?, manifest: Manifest) {
         records += 1
         if let ts {
             firstTs = min(firstTs ?? ts, ts)
@@ -83,7 +85,7 @@ struct NotificationFacts {
 
     /// Folds in the facts of a later bundle: a group commit merges its bundles' facts in memory, and then into the
     /// stored summary, the same way.
-    mutating func merge(_ later: NotificationFacts) {
+    package mutating func merge(_ later: NotificationFacts) {
         deviceID = later.deviceIDFromDevice ? later.deviceID : (deviceID ?? later.deviceID)
         deviceIDFromDevice = deviceIDFromDevice || later.deviceIDFromDevice
         category = later.categoryFromPush ? later.category : (category ?? later.category)
@@ -113,7 +115,7 @@ struct NotificationFacts {
     }
 
     /// Why a download or an attachment failed, in the words the report groups failures by.
-    static func failureReason(_ record: PushTraceRecords.Record) -> String? {
+    package static func failureReason(_ record: PushTraceRecords.Record) -> String? {
         if let error = record.error { return error }
         if record.eventName == .serviceDownload, let status = record.httpStatus, status >= 400 { return "HTTP \(status)" }
         if record.eventName == .serviceAttachment, record.ok == false { return "attachment refused" }
@@ -125,9 +127,11 @@ struct NotificationFacts {
 }
 
 /// The facts of a group commit's bundles per notification, in the order notifications were first mentioned.
-final class PendingSummaries {
+package final class PendingSummaries {
     /// How many notifications have facts waiting.
-    var count: Int { entries.count }
+    package var count: Int { entries.count }
+
+    package init() {}
 
     private struct Key: Hashable {
         var appID: String
@@ -137,7 +141,7 @@ final class PendingSummaries {
     private var index: [Key: Int] = [:]
     private var entries: [(key: Key, facts: NotificationFacts)] = []
 
-    func merge(appID: String, _ facts: [String: NotificationFacts]) {
+    package func merge(appID: String, _ facts: [String: NotificationFacts]) {
         for (id, facts) in facts {
             let key = Key(appID: appID, notificationID: id)
             if let at = index[key] {
@@ -150,18 +154,18 @@ final class PendingSummaries {
     }
 
     /// Folds in the facts of later bundles (`later`'s notifications in its order).
-    func absorb(_ later: PendingSummaries) {
+    package func absorb(_ later: PendingSummaries) {
         for (key, facts) in later.entries {
             merge(appID: key.appID, [key.notificationID: facts])
         }
     }
 
     /// Every notification's facts, in the order first mentioned.
-    var all: [(appID: String, notificationID: String, facts: NotificationFacts)] {
+    package var all: [(appID: String, notificationID: String, facts: NotificationFacts)] {
         entries.map { ($0.key.appID, $0.key.notificationID, $0.facts) }
     }
 
-    func removeAll() {
+    package func removeAll() {
         index.removeAll()
         entries.removeAll()
     }
@@ -170,7 +174,7 @@ final class PendingSummaries {
 extension NotificationFacts {
     /// Bytes added saturating at `Int64.max`: each record's size is bounded (WireBounds), but not how many records
     /// a notification may have.
-    static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func sum(_ a: Int64, _ b: Int64) -> Int64 {
         let (total, overflow) = a.addingReportingOverflow(b)
         return overflow ? .max : total
     }

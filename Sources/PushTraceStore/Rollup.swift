@@ -7,21 +7,21 @@ import PushTraceRecords
 /// its ``contributions(of:)``, and new records (which mark it unsettled again) take them out until it is settled
 /// anew. What a notification contributes is computed here, in Swift, and only here; the writers collect the deltas
 /// in ``RollupDeltas`` and write them as upserts. Retention may delete notifications; the rollups keep their counts.
-struct Rollup: Sendable {
+package struct Rollup: Sendable {
     /// The table's name.
-    let table: String
+    package let table: String
     /// The grouping columns, in primary-key order.
-    let keys: [String]
+    package let keys: [String]
     /// The counted columns.
-    let measures: [String]
+    package let measures: [String]
     /// Whether the table keeps the latest notification added to a row (`example_id`, a notification to run `why` on).
-    var keepsExample = false
+    package var keepsExample = false
 
     /// Every rollup.
-    static let all = [daily, hourly, dailyDuration, dailyAction, minutely]
+    package static let all = [daily, hourly, dailyDuration, dailyAction, minutely]
 
     /// The report's counts per app, UTC day, category, app version, OS, cause and attachment failure reason.
-    static let daily = Rollup(
+    package static let daily = Rollup(
         table: "daily", keys: ["app_id", "day", "category", "app_version", "os", "cause", "attachment_failure"],
         measures: ["notifications", "sent", "apns_accepted", "device_reached", "service_ran", "service_delivered",
                    "service_timeouts", "service_crashed", "content_crashed", "expanded", "acted", "downloads",
@@ -30,42 +30,42 @@ struct Rollup: Sendable {
         keepsExample: true)
 
     /// The alerts' counts (and the server's notifications-by-cause gauge) per app, UTC hour, category and cause.
-    static let hourly = Rollup(table: "hourly", keys: ["app_id", "hour", "category", "cause"], measures: rateMeasures)
+    package static let hourly = Rollup(table: "hourly", keys: ["app_id", "hour", "category", "cause"], measures: rateMeasures)
 
     /// The alerts' window counts per UTC minute, app and category (minute first: the window is a range of minutes
     /// across every app).
-    static let minutely = Rollup(table: "minutely", keys: ["minute", "app_id", "category"], measures: rateMeasures)
+    package static let minutely = Rollup(table: "minutely", keys: ["minute", "app_id", "category"], measures: rateMeasures)
 
     /// Service-extension durations per app and day, one row per distinct millisecond value: exact nearest-rank
     /// percentiles without reading the notifications.
-    static let dailyDuration = Rollup(table: "daily_duration", keys: ["app_id", "day", "ms"], measures: ["n"])
+    package static let dailyDuration = Rollup(table: "daily_duration", keys: ["app_id", "day", "ms"], measures: ["n"])
 
     /// Content-extension actions per app, day (of their notification), action and response option.
-    static let dailyAction = Rollup(table: "daily_action", keys: ["app_id", "day", "action", "response"], measures: ["n"])
+    package static let dailyAction = Rollup(table: "daily_action", keys: ["app_id", "day", "action", "response"], measures: ["n"])
 
     /// The measures of `hourly` and `minutely`, in ``RateMeasures`` order.
-    static let rateMeasures = ["notifications", "service_ran", "service_timeouts", "extension_runs", "extension_crashes",
+    package static let rateMeasures = ["notifications", "service_ran", "service_timeouts", "extension_runs", "extension_crashes",
                                "attachment_tries", "attachment_failures"]
 }
 
 /// A rollup key value: an integer (a day, an hour, a millisecond count) or a text.
-enum RollupValue: Hashable, Sendable {
+package enum RollupValue: Hashable, Sendable {
     case integer(Int64)
     case text(String)
 }
 
 /// One row of one rollup that a settled notification counts in, and what it adds there.
-struct RollupContribution {
-    var rollup: Rollup
-    var key: [RollupValue]
-    var measures: [Int64]
+package struct RollupContribution {
+    package var rollup: Rollup
+    package var key: [RollupValue]
+    package var measures: [Int64]
 }
 
 /// The rates the alerts judge, as one notification contributes them to `hourly` and `minutely`.
-struct RateMeasures {
-    var values: [Int64]
+package struct RateMeasures {
+    package var values: [Int64]
 
-    init(_ facts: NotificationFacts) {
+    package init(_ facts: NotificationFacts) {
         let attachmentFailed = facts.attachmentFailure != nil
         values = [1, Self.flag(facts.serviceReceived), Self.flag(facts.serviceExpired),
                   Self.flag(facts.serviceReceived || facts.contentReceived || facts.serviceCrashed || facts.contentCrashed),
@@ -73,13 +73,13 @@ struct RateMeasures {
                   Self.flag(facts.downloads > 0 || attachmentFailed), Self.flag(attachmentFailed)]
     }
 
-    static func flag(_ value: Bool) -> Int64 { value ? 1 : 0 }
+    package static func flag(_ value: Bool) -> Int64 { value ? 1 : 0 }
 }
 
 extension Rollup {
     /// Every rollup row a notification settled as `cause` counts in, with what it adds to each: the one definition
     /// of the rollups. `actions` are its `notification_action` rows (action, response).
-    static func contributions(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
+    package static func contributions(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
                               actions: [(action: String?, response: String?)]) -> [RollupContribution] {
         guard let first = facts.firstTs else { return [] }
         let flag = RateMeasures.flag
@@ -119,7 +119,7 @@ extension Rollup {
 
 /// Rollup deltas collected over a transaction (settling adds, unsettling takes away), summed per row and written
 /// once per row at its end, in the order rows were first touched.
-final class RollupDeltas {
+package final class RollupDeltas {
     private struct RowKey: Hashable {
         var table: String
         var key: [RollupValue]
@@ -128,10 +128,12 @@ final class RollupDeltas {
     private var index: [RowKey: Int] = [:]
     private var rows: [(rollup: Rollup, key: [RollupValue], measures: [Int64], example: String?)] = []
 
-    var isEmpty: Bool { rows.isEmpty }
+    package init() {}
+
+    package var isEmpty: Bool { rows.isEmpty }
 
     /// Adds (`sign` 1) or takes away (`sign` -1) the contributions of a notification settled as `cause`.
-    func add(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
+    package func add(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
              actions: [(action: String?, response: String?)], sign: Int64) {
         for contribution in Rollup.contributions(appID: appID, notificationID: notificationID, facts: facts, cause: cause,
                                                  actions: actions) {
@@ -152,9 +154,9 @@ final class RollupDeltas {
     }
 
     /// The summed deltas, in the order rows were first touched.
-    var all: [(rollup: Rollup, key: [RollupValue], measures: [Int64], example: String?)] { rows }
+    package var all: [(rollup: Rollup, key: [RollupValue], measures: [Int64], example: String?)] { rows }
 
-    func removeAll() {
+    package func removeAll() {
         rows.removeAll()
         index.removeAll()
     }

@@ -9,12 +9,15 @@ struct DatabaseOptions: ParsableArguments {
     /// The store a command uses when neither `--db` nor `PUSHTRACE_DB` names one.
     static let defaultPath = "pushtrace.sqlite"
 
-    @Option(name: .long, help: ArgumentHelp("The SQLite database file (env PUSHTRACE_DB).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The store: an SQLite database file (env PUSHTRACE_DB).", valueName: "path"))
     var db = ProcessInfo.processInfo.environment["PUSHTRACE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? DatabaseOptions.defaultPath
 
-    /// Opens the store for a command that only reads: the file must exist.
-    func existingStore() throws -> Store {
-        guard FileManager.default.fileExists(atPath: db) else {
+    /// The engine `--db` names.
+    var engine: StoreEngine { StoreEngine(db: db) }
+
+    /// Opens the store for a command that only reads: it must exist.
+    func existingStore() throws -> any TraceStore {
+        guard engine.exists else {
             throw UsageError("no database at \(db): ingest bundles first (pushtrace ingest --db \(db) FILE…)")
         }
         return try openStore()
@@ -22,8 +25,8 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens (creating when needed) the store. A store an older pushtrace wrote, with a row per record, is converted
     /// to record blocks first, its progress told on stderr.
-    func openStore() throws -> Store {
-        try Store(path: db) { progress in
+    func openStore() throws -> any TraceStore {
+        try engine.open { progress in
             printError("pushtrace: converting \(db) to record blocks: \(progress.bundles) of \(progress.totalBundles) "
                        + "bundles, \(progress.records) records moved")
         }
@@ -31,7 +34,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those
     /// there are. Asked only when an answer came back empty, so a known app costs nothing.
-    func requireKnownApp(_ app: String, in store: Store) throws {
+    func requireKnownApp(_ app: String, in store: any TraceStore) throws {
         do {
             try store.requireKnownApp(app)
         } catch let error as AppLookupError {
@@ -73,7 +76,7 @@ func printError(_ text: String) {
 enum AppChoice {
     /// `app` when given, else the one app notification `id` is stored for (nil when none); a usage error naming
     /// the apps when there are several.
-    static func app(_ app: String?, ofNotification id: String, in store: Store) throws -> String? {
+    static func app(_ app: String?, ofNotification id: String, in store: any TraceStore) throws -> String? {
         do {
             return try store.app(app, ofNotification: id)
         } catch let error as AppLookupError {

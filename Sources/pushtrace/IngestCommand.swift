@@ -93,7 +93,7 @@ struct Ingest: ParsableCommand {
             }
             totals.diagnoseMs = Int64(Date().timeIntervalSince(diagnosing) * 1000)
         } catch {
-            let stopped = StoreError.explaining(error, path: database.db)
+            let stopped = store.explaining(error)
             // The document stays whole: what was committed, and why the run stopped.
             if totals.storeMs == 0 { totals.storeMs = Int64(Date().timeIntervalSince(started) * 1000) }
             totals.error = "\(stopped)"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceSQLite
 import PushTraceRecords
 import PushTraceStore
 
@@ -24,7 +25,7 @@ struct PushTrace: AsyncParsableCommand {
 
     /// What `--version` prints: the release, the bundle format it reads (SPEC §2) and the store schema it writes.
     static let versionText = "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "
-        + "store schema \(Store.schemaVersion))"
+        + "store schema \(SQLiteStore.schemaVersion))"
 }
 
 /// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).
@@ -39,7 +40,7 @@ struct NegativeAnswer: Error {}
 @main
 enum Main {
     static func main() async {
-        Store.applyProcessSettings()
+        SQLiteStore.applyProcessSettings()
         do {
             var command = try PushTrace.parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -8,9 +8,10 @@ struct SQL: ParsableCommand {
         commandName: "sql",
         abstract: "Run a read-only SQL query on the store.",
         discussion: """
-            The escape hatch: any SELECT over the tables described in docs/schema.md (bundle, record, \
-            rejected_line, config, device, notification). The database is opened read-only; a statement that \
-            would write is refused.
+            The escape hatch: any SELECT over the tables described in docs/schema.md (bundle, notification, \
+            device, config, rejected_line, the rollups). The statement runs on a read-only connection; one that \
+            would write is refused. Stored lines are kept compressed in record blocks: read them with \
+            pushtrace export.
 
             Examples:
               pushtrace sql "SELECT cause, count(*) FROM notification GROUP BY cause"
@@ -30,7 +31,7 @@ struct SQL: ParsableCommand {
     func run() throws {
         var output = RowOutput(format: format)
         do {
-            try Store.query(path: database.db, sql: query, columns: { output.start($0) }, row: { output.add($0) })
+            try database.engine.query(query, columns: { output.start($0) }, row: { output.add($0) })
         } catch ReadOnlyQueryError.wouldWrite {
             throw UsageError("pushtrace sql is read-only: the statement would change the database")
         } catch ReadOnlyQueryError.invalid(let message) {

@@ -5,6 +5,7 @@ import NIOCore
 import PushTraceCore
 import PushTraceRecords
 import PushTraceServer
+import PushTraceSQLite
 import PushTraceStore
 
 struct Serve: AsyncParsableCommand {
@@ -117,7 +118,7 @@ struct Serve: AsyncParsableCommand {
     /// The defaults every option above falls back to, and says in its help: each has one definition, in
     /// ``ServerSettings`` and ``BundleLimits`` or here.
     static let defaults = ServerSettings()
-    static let defaultDurability = Store.Durability.normal
+    static let defaultDurability = SQLiteStore.Durability.normal
     static let defaultBusyTimeout: Double = 10
     static let defaultLogLevel = Logger.Level.info
 
@@ -135,7 +136,7 @@ struct Serve: AsyncParsableCommand {
         guard (0...65535).contains(settings.port) else { throw UsageError("port \(settings.port) is not 0…65535") }
         let path = try setting(db, "PUSHTRACE_DB", { $0 }) ?? DatabaseOptions.defaultPath
         let durabilityText = try setting(durability, "PUSHTRACE_DURABILITY", { $0 }) ?? Self.defaultDurability.rawValue
-        guard let mode = Store.Durability(rawValue: durabilityText) else {
+        guard let mode = SQLiteStore.Durability(rawValue: durabilityText) else {
             throw UsageError("durability \(durabilityText) is not normal or full")
         }
         settings.maxBodyBytes = try megabytes(setting(maxBodyMib, "PUSHTRACE_MAX_BODY_MIB", Int.init), "max body",
@@ -185,8 +186,9 @@ struct Serve: AsyncParsableCommand {
         // bulk ingest: they keep the server's memory small. Those many small commits rewrite the same index pages
         // in the log, so it is checkpointed every 16,000 pages (64 MiB) instead of SQLite's 1,000, which takes less
         // server CPU under many uploaders (both measured in docs/PERFORMANCE.md).
-        let store = try Store(path: path, durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2,
-                              checkpointPages: 16_000) { progress in
+        let tuning = StoreEngine.SQLiteTuning(durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2,
+                                              checkpointPages: 16_000)
+        let store = try StoreEngine(db: path).open(tuning: tuning) { progress in
             logger.notice("converting the store to record blocks", metadata: [
                 "bundles": "\(progress.bundles)", "of": "\(progress.totalBundles)", "records": "\(progress.records)",
             ])

@@ -48,10 +48,10 @@ struct Vacuum: ParsableCommand {
     func run() throws {
         let store = try database.existingStore()
         // A lock held past the busy timeout, or a full disk, said in plain words; what was deleted stays deleted.
-        do { try run(on: store) } catch { throw StoreError.explaining(error, path: database.db) }
+        do { try run(on: store) } catch { throw store.explaining(error) }
     }
 
-    private func run(on store: Store) throws {
+    private func run(on store: any TraceStore) throws {
         if rebuildRollups {
             let start = Date()
             try store.rebuildRollups()

@@ -1,5 +1,6 @@
 @testable import PushTraceServer
-@testable import PushTraceStore
+@testable import PushTraceSQLite
+import PushTraceStore
 import Testing
 
 /// The acknowledgement written directly is the text the JSON encoder gives, escapes or not.

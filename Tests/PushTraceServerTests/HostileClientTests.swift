@@ -6,7 +6,8 @@ import Logging
 import PushTraceCore
 import PushTraceRecords
 @testable import PushTraceServer
-@testable import PushTraceStore
+@testable import PushTraceSQLite
+import PushTraceStore
 import PushTraceTestSupport
 import Testing
 
@@ -61,11 +62,11 @@ struct HostileClientTests {
         let server = try TestServer()
         try await server.run { client in
             // What the server cannot foresee: a table gone from under it.
-            try await server.folder.store.pool.writeWithoutTransaction {
+            try await server.folder.sqlite.pool.writeWithoutTransaction {
                 try $0.execute(sql: "ALTER TABLE notification RENAME TO notification_hidden")
             }
             let response = try await client.get("/v1/notifications?app=\(TestServer.app)", token: server.adminToken)
-            try await server.folder.store.pool.writeWithoutTransaction {
+            try await server.folder.sqlite.pool.writeWithoutTransaction {
                 try $0.execute(sql: "ALTER TABLE notification_hidden RENAME TO notification")
             }
             #expect(response.status == .internalServerError)

@@ -9,7 +9,8 @@ import NIOCore
 import PushTraceCore
 import PushTraceGzip
 import PushTraceServer
-@testable import PushTraceStore
+@testable import PushTraceSQLite
+import PushTraceStore
 import PushTraceTestSupport
 
 /// A live pushtrace server on 127.0.0.1 over a fresh store, with a token of each kind.
@@ -52,7 +53,7 @@ struct TestServer: Sendable {
         var logger = Logger(label: "pushtrace-test")
         logger.logLevel = .warning
         // The writer closes the store at shutdown: the server gets its own, the test keeps `folder.store`.
-        let store = try Store(path: folder.path, busyTimeout: busyTimeout)
+        let store = try SQLiteStore(path: folder.path, busyTimeout: busyTimeout)
         if diskFull {
             try await store.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA max_page_count = \(try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0)")

@@ -1,21 +1,40 @@
 import Foundation
 import GRDB
 import PushTraceCore
+import PushTraceSimulator
+import PushTraceSQLite
 import PushTraceStore
 
-/// A store in a fresh temporary folder, removed when the test ends.
+/// An engine the store-interface suite runs against: `@Test(arguments: TestEngine.all)`.
+public enum TestEngine: String, Sendable, CaseIterable, CustomStringConvertible {
+    case sqlite
+
+    /// The engines every interface test runs on.
+    public static let all = allCases
+
+    public var description: String { rawValue }
+}
+
+/// A fresh store of an engine, in a temporary folder removed when the test ends.
 public final class TemporaryStore: Sendable {
     public let directory: URL
-    public let store: Store
+    public let store: any TraceStore
+    public let engine: TestEngine
 
-    public init() throws {
+    public init(engine: TestEngine = .sqlite) throws {
+        self.engine = engine
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try Store(path: directory.appendingPathComponent("test.sqlite").path)
+        switch engine {
+        case .sqlite: store = try SQLiteStore(path: directory.appendingPathComponent("test.sqlite").path)
+        }
     }
 
-    /// The database file.
-    public var path: String { store.path }
+    /// The SQLite store, for the SQLite engine's own tests.
+    public var sqlite: SQLiteStore { store as! SQLiteStore }
+
+    /// The database file (SQLite) or URL.
+    public var path: String { store.location }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
@@ -38,11 +57,11 @@ public final class TemporaryStore: Sendable {
     public func counts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
         let tables = ["bundle", "rejected_line", "config", "device", "notification", "record_block", "notification_block"]
-        // Stored records: the lines of every block. Through the read-only query `pushtrace sql` uses: this target
-        // is built with the release products, where the store's internals are not visible.
+        // Stored records: the lines of every block. Through the read-only query `pushtrace sql` uses, which every
+        // engine answers.
         let sql = "SELECT " + tables.map { "(SELECT count(*) FROM \($0))" }.joined(separator: ", ")
             + ", (SELECT coalesce(sum(lines), 0) FROM record_block)"
-        try Store.query(path: path, sql: sql, columns: { _ in }) { row in
+        try store.readOnlyQuery(sql, columns: { _ in }) { row in
             for (name, value) in zip(tables + ["record"], row) {
                 if case .integer(let count) = value { counts[name] = Int(count) }
             }
@@ -99,5 +118,14 @@ extension TemporaryStore {
             if case .unreadable(let reason) = outcome { preconditionFailure("\(path) unreadable: \(reason)") }
         }
         try store.settleCauses()
+    }
+
+    /// A seeded simulation, ingested and settled.
+    public static func simulated(engine: TestEngine = .sqlite, seed: UInt64 = 11, notifications: Int = 3_000) throws -> TemporaryStore {
+        let temporary = try TemporaryStore(engine: engine)
+        let bundles = temporary.directory.appendingPathComponent("bundles")
+        _ = try Simulator.run(SimulationOptions(seed: seed, notifications: notifications), into: bundles)
+        try temporary.ingestFiles(in: bundles)
+        return temporary
     }
 }

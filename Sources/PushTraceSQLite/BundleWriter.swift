@@ -1,0 +1,153 @@
+import Foundation
+import PushTraceStore
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+/// Stores one bundle's items inside the caller's transaction: the bundle row, its accepted lines in compressed
+/// blocks with the index of the notifications in each, rejected lines with their reasons, config snapshots, the
+/// device, and the per-notification summaries.
+struct BundleWriter {
+    private let db: Database
+    private let source: String?
+    private let receivedAt: Int64
+    /// False when the bundle's facts go to a ``SummaryBacklog`` instead of `notification` before this commit.
+    private let summarized: Bool
+    private let settings: DiagnosisSettings
+    private var manifest: Manifest?
+    /// The stored bundle's row id (0 until its manifest is stored).
+    private(set) var bundleRef: Int64 = 0
+    private var offset: Int64 = 0
+    private var duplicateOf: IngestResult?
+    private var accepted = 0
+    private var rejected = 0
+    /// The bundle's accepted lines, into blocks.
+    private var blocks: BlockBuilder
+    /// What blocks and config bodies are compressed against.
+    private let dictionary: RecordDictionaries.Current
+    private var rejections: [IngestResult.Rejection] = []
+    /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
+    private(set) var facts: [String: NotificationFacts] = [:]
+    private var deviceLastSeen: Int64?
+    private var deviceFirstSeen: Int64?
+    private let insertRejected: Statement
+
+    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, summarized: Bool,
+         dictionary: RecordDictionaries.Current) throws {
+        self.db = db
+        self.source = source
+        self.receivedAt = receivedAt
+        self.summarized = summarized
+        self.settings = settings
+        blocks = BlockBuilder(dictionary: dictionary)
+        self.dictionary = dictionary
+        insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
+    }
+
+    /// Whether the bundle was stored before (then the rest of its items are ignored).
+    var isDuplicate: Bool { duplicateOf != nil }
+
+    mutating func add(_ item: BundleItem) throws {
+        guard duplicateOf == nil else { return }
+        switch item {
+        case .manifest(let manifest): try begin(manifest)
+        case .record(let decoded): try store(decoded)
+        case .rejected(let line):
+            rejected += 1
+            if rejections.count < IngestResult.listedRejections {
+                rejections.append(.init(line: line.line, reason: line.reason))
+            }
+            insertRejected.setUncheckedArguments([bundleRef, line.line, line.reason, Data(line.raw)])
+            try insertRejected.execute()
+        }
+    }
+
+    private mutating func begin(_ manifest: Manifest) throws {
+        let appID = manifest.appID!, bundleID = manifest.bundleID!
+        self.manifest = manifest
+        if let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = ? AND bundle_id = ?
+            """), arguments: [appID, bundleID]) {
+            duplicateOf = IngestResult(appID: appID, bundleID: bundleID, accepted: row[0], rejected: row[1],
+                                       duplicate: true, rejections: [], clockOffsetMs: row[2])
+            return
+        }
+        offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
+        try db.cachedStatement(sql: """
+            INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
+                                received_at, clock_offset_ms, source, summarized)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, manifest.appVersion,
+                             manifest.build, manifest.os, manifest.deviceModel, manifest.sdk, manifest.uploadedAt,
+                             receivedAt, offset, source, summarized])
+        bundleRef = db.lastInsertedRowID
+        blocks.bundleRef = bundleRef
+    }
+
+    private mutating func store(_ decoded: DecodedRecord) throws {
+        guard let manifest else { return }
+        let record = decoded.record
+        let ts = record.ts.map { ClockCorrection.corrected($0, by: offset) }
+        let deviceTs = offset != 0 ? record.ts : nil
+        let deviceID = manifest.isFromServer ? nil : manifest.deviceID
+        try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
+        accepted += 1
+        if let ts, deviceID != nil {
+            deviceLastSeen = max(deviceLastSeen ?? ts, ts)
+            deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
+        }
+        if record.recordType == .config, let deviceID, let ts, let process = record.process {
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, app_group, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, record.appGroup,
+                                         ConfigBody.compressed(decoded.json, dictionary: dictionary)])
+        }
+        if let id = decoded.notificationID {
+            facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)
+        }
+    }
+
+    /// Writes the device and the bundle's counts; the caller merges ``facts`` into the summaries and commits.
+    mutating func finish() throws -> IngestResult {
+        guard let manifest else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        if let duplicateOf { return duplicateOf }
+        let appID = manifest.appID!
+        if let deviceID = manifest.deviceID, !manifest.isFromServer, let last = deviceLastSeen, let first = deviceFirstSeen {
+            try db.cachedStatement(sql: """
+                INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, device_id) DO UPDATE SET
+                    first_seen = min(device.first_seen, excluded.first_seen),
+                    last_seen = max(device.last_seen, excluded.last_seen),
+                    app_version = coalesce(excluded.app_version, device.app_version),
+                    os = coalesce(excluded.os, device.os),
+                    device_model = coalesce(excluded.device_model, device.device_model)
+                """).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
+            // Silence from this device now means something for the pushes it has not mentioned: settle them again,
+            // their counts taken out of the rollups until then.
+            let awaiting = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT notification_id, \(NotificationFacts.columns) FROM notification INDEXED BY notification_awaiting
+                WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
+                """), arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
+            if !awaiting.isEmpty {
+                let rollups = RollupDeltas()
+                let unsettle = try db.cachedStatement(sql: "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = ? AND notification_id = ?")
+                for row in awaiting {
+                    let id: String = row[0]
+                    let facts = NotificationFacts(stored: row, at: 1)
+                    rollups.add(appID: appID, notificationID: id, facts: facts, cause: row[25],
+                                actions: try NotificationFacts.storedActions(db, appID: appID, notificationID: id, count: facts.actions),
+                                sign: -1)
+                    try unsettle.execute(arguments: [appID, id])
+                }
+                try rollups.write(db)
+            }
+        }
+        try blocks.flush(db)
+        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ? WHERE id = ?")
+            .execute(arguments: [accepted, rejected, blocks.first, blocks.last, bundleRef])
+        return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
+                            duplicate: false, rejections: rejections, clockOffsetMs: offset)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import PushTraceStore
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+extension SQLiteStore {
+    /// What app `appID` is configured with, from the latest config record of each process on any of its devices
+    /// (SPEC §4): the categories the app registers, those its content extension handles, whether it has a service
+    /// extension. Nil when no config record of that app is stored.
+    public func latestConfiguration(appID: String) throws -> AppConfiguration? {
+        try pool.read { db in
+            var latest: [ProcessKind: PushTraceRecords.Record] = [:]
+            for process in [ProcessKind.app, .service, .content] {
+                guard let stored = try DatabaseValue.fetchOne(db, sql: """
+                    SELECT body FROM config WHERE app_id = ? AND process = ? ORDER BY ts DESC, id DESC LIMIT 1
+                    """, arguments: [appID, process.rawValue]), !stored.isNull else { continue }
+                let body = try ConfigBody.text(stored, dictionaries: dictionaries, db: db)
+                guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                else { continue }
+                latest[process] = PushTraceRecords.Record(jsonObject: object)
+            }
+            guard !latest.isEmpty else { return nil }
+            return AppConfiguration(registeredCategories: latest[.app]?.categories?.map(\.id),
+                                    contentCategories: latest[.content]?.infoPlist?.categories,
+                                    hasServiceExtension: latest[.service] != nil)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import GRDB
+import PushTraceStore
+
+extension SQLiteStore {
+    /// Runs one read-only statement on the store at `path`, opened read-only (nothing can be written through it, and
+    /// no `-wal`/`-shm` is left behind): `columns` gets the column names, then `row` each row as it is read, so a
+    /// table of any size passes in constant memory. The narrow call `pushtrace sql` needs, instead of a connection.
+    public static func query(path: String, sql: String, columns: ([String]) throws -> Void,
+                             row: ([QueryValue]) throws -> Void) throws {
+        do {
+            try readingOnly(path: path) { queue in
+                try queue.read { db in
+                    let statement = try db.makeStatement(sql: sql)
+                    guard statement.isReadonly else { throw ReadOnlyQueryError.wouldWrite }
+                    try columns(statement.columnNames)
+                    let rows = try Row.fetchCursor(statement)
+                    while let next = try rows.next() { try row(next.databaseValues.map(QueryValue.init)) }
+                }
+            }
+        } catch let error as DatabaseError {
+            throw ReadOnlyQueryError.invalid(error.message ?? error.description)
+        }
+    }
+}
+
+extension QueryValue {
+    init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let i): self = .integer(i)
+        case .double(let d): self = .real(d)
+        case .string(let s): self = .text(s)
+        case .blob(let data): self = .blob(Array(data))
+        }
+    }
+}

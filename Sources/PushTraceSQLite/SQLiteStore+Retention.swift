@@ -1,0 +1,152 @@
+import Foundation
+import PushTraceStore
+import GRDB
+
+extension SQLiteStore {
+    /// Deletes what is older than `cutoff` (epoch ms): the records of bundles received before it, the summaries of
+    /// notifications whose first and last records are before it, config records superseded before it (the latest of
+    /// each app, device and process stays: it is still in force), and minute-rollup rows before it. The hourly and
+    /// daily rollups are kept whole, so reports of any period stay as they were.
+    ///
+    /// The work is done in small transactions (about `batchSize` rows each) found by WAL readers, so the writer is
+    /// held only for short deletes and ingest goes on meanwhile. `progress` is called after each transaction with
+    /// the totals so far; returning false stops the pass there (what was deleted stays deleted).
+    @discardableResult
+    public func deleteExpired(before cutoff: Int64, batchSize: Int,
+                              progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
+        var report = RetentionReport()
+        // Records, by bundle: each bundle's records are one id range.
+        while true {
+            let bundles = try pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT id, first_block, last_block, accepted FROM bundle INDEXED BY bundle_by_received
+                    WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
+                    """, arguments: [cutoff, max(1, batchSize / 10)])
+            }
+            guard !bundles.isEmpty else { break }
+            var taken: [Row] = [], rows = 0
+            for bundle in bundles where rows < batchSize || taken.isEmpty {
+                taken.append(bundle)
+                rows += bundle[3] as Int
+            }
+            try pool.write { db in
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let reader = BlockReader(db: db, dictionaries: dictionaries)
+                for bundle in taken {
+                    let id: Int64 = bundle[0]
+                    if let first = bundle[1] as Int64?, let last = bundle[2] as Int64? {
+                        // A block holds one bundle's lines: it goes with its bundle, and so do the index entries of
+                        // the notifications its lines mention.
+                        var keys: [Int64: Set<Int64>] = [:]
+                        do {
+                            try reader.forEachLine(db.cachedStatement(sql: """
+                                SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                                WHERE b.id BETWEEN ? AND ?
+                                """), arguments: [first, last]) { line in
+                                report.records += 1
+                                guard let notification = line.notificationID else { return }
+                                keys[line.block, default: []].insert(NotificationBlockKey.of(appID: line.appID, notificationID: notification))
+                            }
+                        } catch {
+                            // A block that cannot be read back (a damaged file) still goes with its bundle: the index
+                            // entries only it could name stay behind, pointing at nothing, and retention goes on.
+                            report.records += try Int.fetchOne(db, sql: "SELECT accepted FROM bundle WHERE id = ?", arguments: [id])
+                                ?? 0
+                        }
+                        let unindex = try db.cachedStatement(sql: "DELETE FROM notification_block WHERE key = ? AND block = ?")
+                        for (block, blockKeys) in keys {
+                            for key in blockKeys { try unindex.execute(arguments: [key, block]) }
+                        }
+                        try db.execute(sql: "DELETE FROM record_block WHERE id BETWEEN ? AND ?", arguments: [first, last])
+                    }
+                    try db.execute(sql: "DELETE FROM rejected_line WHERE bundle_ref = ?", arguments: [id])
+                    report.rejectedLines += db.changesCount
+                    try db.execute(sql: "UPDATE bundle SET pruned_at = ?, first_block = NULL, last_block = NULL WHERE id = ?",
+                                   arguments: [now, id])
+                    report.bundles += 1
+                }
+            }
+            if progress?(report) == false { return report }
+        }
+        // Summaries, per app along the time index. A summary counts its action rows (`actions`): most have none,
+        // and looking for them would be one more random seek per summary, into a table that has none to give.
+        for app in try pool.read({ try appIDs($0) }) {
+            while true {
+                let summaries = try pool.read { db in
+                    try Row.fetchAll(db, sql: """
+                        SELECT notification_id, actions FROM notification INDEXED BY notification_by_time
+                        WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
+                        """, arguments: [app, cutoff, cutoff, batchSize])
+                }
+                guard !summaries.isEmpty else { break }
+                try pool.write { db in
+                    for summary in summaries {
+                        let id: String = summary[0]
+                        try db.execute(sql: "DELETE FROM notification WHERE app_id = ? AND notification_id = ?", arguments: [app, id])
+                        report.notifications += db.changesCount
+                        guard summary[1] as Int > 0 else { continue }
+                        try db.execute(sql: "DELETE FROM notification_action WHERE app_id = ? AND notification_id = ?",
+                                       arguments: [app, id])
+                    }
+                }
+                if progress?(report) == false { return report }
+            }
+        }
+        if try deleteSupersededConfigs(before: cutoff, batchSize: batchSize, report: &report, progress: progress) == false {
+            return report
+        }
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM minutely WHERE minute < ?", arguments: [cutoff / 60_000])
+            report.minuteRows = db.changesCount
+        }
+        _ = progress?(report)
+        return report
+    }
+
+    /// Deletes config records older than `cutoff` that a later record of the same app, device and process
+    /// supersedes. A WAL reader walks the table's unique index in key order, a page at a time (a row is superseded
+    /// when the next row has its key), and the writer deletes what each page found: no transaction holds the
+    /// writer for more than one page's deletes, however large the table. Returns false when `progress` said stop.
+    private func deleteSupersededConfigs(before cutoff: Int64, batchSize: Int, report: inout RetentionReport,
+                                         progress: ((RetentionReport) -> Bool)?) throws -> Bool {
+        typealias Key = (app: String, device: String, process: String, ts: Int64)
+        var last: (id: Int64, key: Key)?
+        let pageSize = max(1, batchSize) * 10
+        while true {
+            let page = try pool.read { db in
+                let rows = if let key = last?.key {
+                    try Row.fetchAll(db, sql: """
+                        SELECT id, app_id, device_id, process, ts FROM config
+                        WHERE (app_id, device_id, process, ts) > (?, ?, ?, ?)
+                        ORDER BY app_id, device_id, process, ts LIMIT ?
+                        """, arguments: [key.app, key.device, key.process, key.ts, pageSize])
+                } else {
+                    try Row.fetchAll(db, sql: """
+                        SELECT id, app_id, device_id, process, ts FROM config
+                        ORDER BY app_id, device_id, process, ts LIMIT ?
+                        """, arguments: [pageSize])
+                }
+                return rows.map { (id: $0[0] as Int64, key: (app: $0[1] as String, device: $0[2] as String,
+                                                             process: $0[3] as String, ts: $0[4] as Int64)) }
+            }
+            var superseded: [Int64] = []
+            for row in page {
+                if let previous = last, previous.key.ts < cutoff, previous.key.app == row.key.app,
+                   previous.key.device == row.key.device, previous.key.process == row.key.process {
+                    superseded.append(previous.id)
+                }
+                last = row
+            }
+            if !superseded.isEmpty {
+                try pool.write { db in
+                    for id in superseded {
+                        try db.execute(sql: "DELETE FROM config WHERE id = ?", arguments: [id])
+                        report.configs += db.changesCount
+                    }
+                }
+                if progress?(report) == false { return false }
+            }
+            if page.count < pageSize { return true }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import PushTraceStore
+import GRDB
+import PushTraceCore
+import PushTraceRecords
+
+extension SQLiteStore {
+    /// Diagnoses every notification whose summary changed since it was last diagnosed, and stores its primary
+    /// cause in the summary (for `search` and reports). Returns how many were settled.
+    ///
+    /// Diagnosis runs on every core through concurrent WAL readers; the causes are written by the one writer. A
+    /// notification that received new records meanwhile keeps its pending mark for the next call.
+    ///
+    /// - Parameters:
+    ///   - limit: settle at most this many (the server settles in small steps between commits); nil for all.
+    ///   - progress: called once the pending notifications are counted (with 0 settled) and after each batch, with
+    ///     the number settled so far and the number there were. On a store larger than the page cache a batch can
+    ///     take minutes of disk reads, so the first call says that diagnosis has begun and how much there is.
+    @discardableResult
+    public func settleCauses(limit: Int?, batchSize: Int, progress: ((Int, Int) -> Void)?) throws -> Int {
+        // The pending keys, once, in device order: each lane then takes a contiguous run of devices.
+        let pending = try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT app_id, notification_id, records FROM notification WHERE cause IS NULL ORDER BY app_id, device_id
+                LIMIT ?
+                """, arguments: [limit ?? -1]).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
+        }
+        if !pending.isEmpty { progress?(0, pending.count) }
+        let diagnoser = Diagnoser(settings: settings)
+        let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
+        let batches = stride(from: 0, to: pending.count, by: batchSize).map { pending[$0..<min($0 + batchSize, pending.count)] }
+        // Diagnosing a batch (reads) overlaps with writing the causes of the one before (the writer).
+        let diagnosed = BoundedQueue<Result<[(PendingKey, Cause)], any Error>>(capacity: 2)
+        let diagnosing = Thread { [pool, dictionaries] in
+            Thread.current.name = "pt-diagnose"
+            for keys in batches where !diagnosed.isClosed {
+                // Each lane takes a contiguous run of devices, so that a device's config records are read once.
+                let results = ConcurrentResults<[(PendingKey, Cause)]>(count: lanes)
+                let lane = (keys.count + lanes - 1) / lanes
+                DispatchQueue.concurrentPerform(iterations: lanes) { index in
+                    let slice = keys.dropFirst(index * lane).prefix(lane)
+                    results.store(index, Result {
+                        try pool.read { db in
+                            let reader = DiagnosisReader(db, dictionaries: dictionaries)
+                            return try slice.map { key in
+                                (key, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
+                            }
+                        }
+                    })
+                }
+                diagnosed.push(Result { try results.all().flatMap { $0 } })
+            }
+        }
+        diagnosing.stackSize = 1 << 20
+        diagnosing.start()
+        defer { diagnosed.close() }
+        var done = 0
+        // The causes are written in transactions of up to two seconds, as ingest groups its bundles: every commit
+        // rewrites the notification pages its batch touched (random keys: most of them), so fewer commits write far
+        // fewer log frames. Readers see each group once it commits.
+        try pool.writeWithoutTransaction { db in
+            let update = try db.cachedStatement(sql: "UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ?")
+            let rollups = RollupDeltas()
+            var groupStart: Date?
+            do {
+                for _ in batches {
+                    let causes = try diagnosed.pop().get()
+                    if groupStart == nil {
+                        try db.beginTransaction(.immediate)
+                        groupStart = Date()
+                    }
+                    for (key, cause) in causes {
+                        // A row that changed under us (new records) stays pending, for the next pass.
+                        guard let stored = try NotificationFacts.read(db, appID: key.appID, notificationID: key.notificationID),
+                              stored.facts.records == key.records else { continue }
+                        let actions = try NotificationFacts.storedActions(db, appID: key.appID, notificationID: key.notificationID,
+                                                                          count: stored.facts.actions)
+                        if let old = stored.cause {
+                            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts, cause: old,
+                                        actions: actions, sign: -1)
+                        }
+                        try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID])
+                        rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts,
+                                    cause: cause.rawValue, actions: actions, sign: 1)
+                        done += 1
+                    }
+                    if let started = groupStart, Date().timeIntervalSince(started) >= 2 {
+                        try rollups.write(db)
+                        try db.commit()
+                        groupStart = nil
+                    }
+                    progress?(done, pending.count)
+                }
+                if groupStart != nil {
+                    try rollups.write(db)
+                    try db.commit()
+                }
+            } catch {
+                if db.isInsideTransaction { try? db.rollback() }
+                throw error
+            }
+        }
+        return done
+    }
+}
+
+private struct PendingKey: Sendable {
+    var appID: String
+    var notificationID: String
+    var records: Int
+}
+
+/// Results of concurrent work, one slot per lane, filled from several threads.
+final class ConcurrentResults<Value>: @unchecked Sendable {
+    private var slots: [Result<Value, any Error>?]
+    private let lock = NSLock()
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func store(_ lane: Int, _ result: Result<Value, any Error>) {
+        lock.withLock { slots[lane] = result }
+    }
+
+    /// Every lane's value in order (the first error, if any lane failed).
+    func all() throws -> [Value] {
+        try lock.withLock { try slots.map { try $0!.get() } }
+    }
+}

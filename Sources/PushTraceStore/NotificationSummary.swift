@@ -1,0 +1,26 @@
+import PushTraceCore
+
+/// One row of the per-notification summary (`notification` table).
+public struct NotificationSummary: Codable, Sendable, Hashable {
+    public var appID: String
+    public var notificationID: String
+    public var deviceID: String?
+    public var category: String?
+    public var appVersion: String?
+    public var os: String?
+    public var firstTs: Int64?
+    public var lastTs: Int64?
+    public var sentTs: Int64?
+    public var apnsStatus: Int64?
+    public var serviceMs: Int64?
+    public var actions: Int
+    public var records: Int
+    /// The primary cause; nil until settled.
+    public var cause: String?
+
+    enum CodingKeys: String, CodingKey {
+        case appID = "app_id", notificationID = "notification_id", deviceID = "device_id", category
+        case appVersion = "app_version", os, firstTs = "first_ts", lastTs = "last_ts", sentTs = "sent_ts"
+        case apnsStatus = "apns_status", serviceMs = "service_ms", actions, records, cause
+    }
+}

@@ -1,0 +1,16 @@
+/// One value of a row a read-only query returns, as the store holds it: no database type leaks to the caller.
+public enum QueryValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// Why `pushtrace sql`'s statement was not run.
+public enum ReadOnlyQueryError: Error, Equatable, Sendable {
+    /// The statement would change the store.
+    case wouldWrite
+    /// The engine refused the statement (a syntax error, an unknown table), in its words.
+    case invalid(String)
+}

@@ -1,0 +1,61 @@
+import Foundation
+import PushTraceSQLite
+import PushTraceStore
+
+/// The engine `--db` names (SPEC §7, §9): a PostgreSQL URL (`postgres://…`, `postgresql://…`), or else the path of
+/// an SQLite file. The one place the CLI and `serve` know which engines exist; everything after opening talks to
+/// the store's interface.
+enum StoreEngine: Equatable {
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    init(db: String) {
+        let lowered = db.lowercased()
+        if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
+            self = .postgres(url: db)
+        } else {
+            self = .sqlite(path: db)
+        }
+    }
+
+    /// SQLite's settings that only `serve` changes.
+    struct SQLiteTuning {
+        var durability = SQLiteStore.Durability.normal
+        var busyTimeout: TimeInterval = 10
+        var writerCacheMiB = 64
+        var readerCacheMiB = 8
+        var checkpointPages = 1_000
+    }
+
+    /// Opens (creating and migrating when needed) the store. `converting` is told the progress of converting a
+    /// store an older pushtrace wrote.
+    func open(tuning: SQLiteTuning = SQLiteTuning(),
+              converting: ((ConversionProgress) -> Void)? = nil) throws -> any TraceStore {
+        switch self {
+        case .sqlite(let path):
+            return try SQLiteStore(path: path, durability: tuning.durability, busyTimeout: tuning.busyTimeout,
+                                   writerCacheMiB: tuning.writerCacheMiB, readerCacheMiB: tuning.readerCacheMiB,
+                                   checkpointPages: tuning.checkpointPages, converting: converting)
+        case .postgres:
+            throw UsageError("this pushtrace stores to SQLite only: --db takes the path of an SQLite file, not a "
+                             + "PostgreSQL URL")
+        }
+    }
+
+    /// `pushtrace sql`'s statement, read-only, without opening the store for writing: an SQLite file is opened
+    /// read-only (no migration, no `-wal` left behind), so a query never changes the file it reads.
+    func query(_ sql: String, columns: ([String]) throws -> Void, row: ([QueryValue]) throws -> Void) throws {
+        switch self {
+        case .sqlite(let path): try SQLiteStore.query(path: path, sql: sql, columns: columns, row: row)
+        case .postgres: try open().readOnlyQuery(sql, columns: columns, row: row)
+        }
+    }
+
+    /// Whether the store exists already (a command that only reads refuses to create one).
+    var exists: Bool {
+        switch self {
+        case .sqlite(let path): FileManager.default.fileExists(atPath: path)
+        case .postgres: true
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import PushTraceStore
+import PushTraceTestSupport
+import Testing
+
+@Suite("Every engine: tokens, the read-only query, an app's notifications")
+struct AccessInterfaceTests {
+    @Test("a token verifies with its secret only, covers its app, and stops verifying once revoked", arguments: TestEngine.all)
+    func tokens(engine: TestEngine) throws {
+        let store = try TemporaryStore(engine: engine).store
+        let (info, text) = try store.createToken(appID: "app.one", scope: .ingest, label: "ci", now: Lines.t0)
+        #expect(try store.verifyToken(text.text) == info)
+        #expect(info.covers(appID: "app.one") && !info.covers(appID: "app.two"))
+        let forged = TokenText("pt_\(text.id)_\(String(text.secret.reversed()))")
+        #expect(try store.verifyToken(try #require(forged).text) == nil)
+        #expect(try store.verifyToken("pt_000000000000_nothing") == nil)
+        let (admin, _) = try store.createToken(appID: nil, scope: .admin, label: nil, now: Lines.t0 + 1)
+        #expect(try store.tokens().map(\.id) == [info.id, admin.id])
+        #expect(try store.revokeToken(id: info.id, now: Lines.t0 + 2))
+        #expect(try store.verifyToken(text.text) == nil)
+        #expect(try store.tokens().first?.revokedAt == Lines.t0 + 2)
+        #expect(try !store.revokeToken(id: "ffffffffffff", now: Lines.t0 + 3))
+    }
+
+    @Test("the read-only query answers a SELECT with its columns and rows, and refuses a statement that writes",
+          arguments: TestEngine.all)
+    func readOnlyQuery(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
+        var columns: [String] = []
+        var rows: [[QueryValue]] = []
+        try temporary.store.readOnlyQuery("SELECT notification_id, records FROM notification",
+                                          columns: { columns = $0 }, row: { rows.append($0) })
+        #expect(columns == ["notification_id", "records"])
+        #expect(rows == [[.text("n-1"), .integer(3)]])
+        #expect(throws: ReadOnlyQueryError.wouldWrite) {
+            try temporary.store.readOnlyQuery("DELETE FROM notification", columns: { _ in }, row: { _ in })
+        }
+        #expect(try temporary.counts()["notification"] == 1)
+        #expect(throws: ReadOnlyQueryError.self) {
+            try temporary.store.readOnlyQuery("SELECT nothing FROM nowhere", columns: { _ in }, row: { _ in })
+        }
+    }
+
+    @Test("a notification's app: the one it is stored for, or the caller's; several or an unknown app said in words",
+          arguments: TestEngine.all)
+    func appLookup(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        try temporary.ingest([Lines.manifest(app: "app.one")] + Lines.serviceSteps("shared"))
+        try temporary.ingest([Lines.manifest(app: "app.two")] + Lines.serviceSteps("shared"))
+        try temporary.ingest([Lines.manifest(app: "app.two")] + Lines.serviceSteps("only-two"))
+        let store = temporary.store
+        #expect(try store.appIDs() == ["app.one", "app.two"])
+        #expect(try store.app(nil, ofNotification: "only-two") == "app.two")
+        #expect(try store.app("app.one", ofNotification: "shared") == "app.one")
+        #expect(try store.app(nil, ofNotification: "nowhere") == nil)
+        #expect(throws: AppLookupError.ambiguous(notificationID: "shared", apps: ["app.one", "app.two"])) {
+            try store.app(nil, ofNotification: "shared")
+        }
+        #expect(throws: AppLookupError.unknownApp("app.three", known: ["app.one", "app.two"])) {
+            try store.requireKnownApp("app.three")
+        }
+    }
+}
