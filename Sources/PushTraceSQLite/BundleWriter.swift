@@ -31,9 +31,11 @@ struct BundleWriter {
     private var deviceLastSeen: Int64?
     private var deviceFirstSeen: Int64?
     private let insertRejected: Statement
+    private let configBodies: ConfigBodies
 
-    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, summarized: Bool,
-         dictionary: RecordDictionaries.Current) throws {
+    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, configBodies: ConfigBodies,
+         summarized: Bool, dictionary: RecordDictionaries.Current) throws {
+        self.configBodies = configBodies
         self.db = db
         self.source = source
         self.receivedAt = receivedAt
@@ -97,11 +99,10 @@ struct BundleWriter {
             deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
         }
         if record.recordType == .config, let deviceID, let ts, let process = record.process {
+            let body = try configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, db: db)
             try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, app_group, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, record.appGroup,
-                                         ConfigBody.compressed(decoded.json, dictionary: dictionary)])
+                INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, body_ref) VALUES (?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, body])
         }
         if let id = decoded.notificationID {
             facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)
@@ -137,7 +138,6 @@ struct BundleWriter {
                     let id: String = row[0]
                     let facts = NotificationFacts(stored: row, at: 1)
                     rollups.add(appID: appID, notificationID: id, facts: facts, cause: row[25],
-                                actions: try NotificationFacts.storedActions(db, appID: appID, notificationID: id, count: facts.actions),
                                 sign: -1)
                     try unsettle.execute(arguments: [appID, id])
                 }

@@ -50,8 +50,8 @@ struct DiagnosisReader {
             all = cached
         } else {
             all = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT ts, device_ts, device_id, body FROM config
-                WHERE app_id = ? AND device_id = ? AND process = ? ORDER BY ts, id
+                SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? ORDER BY c.ts
                 """), arguments: [appID, deviceID, process.rawValue]).map(entry)
             if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
             configs.entries[key] = all

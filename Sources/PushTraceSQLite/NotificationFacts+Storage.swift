@@ -4,11 +4,13 @@ import GRDB
 
 /// A summary as the `notification` table keeps it: read, merged in Swift, and written back whole.
 extension NotificationFacts {
-    /// The `notification` columns a summary is read from and written to, in ``init(stored:)`` order, `cause` last.
+    /// The `notification` columns a summary is read from and written to, in ``init(stored:)`` order: `cause` at
+    /// offset 24, then the actions' JSON list.
     static let columns = """
         device_id, category, app_version, os, first_ts, last_ts, sent_ts, apns_status, has_alert, mutable_content, \
         service_received, service_delivered, service_expired, service_ms, service_crashed, content_received, \
-        content_crashed, actions, app_responses, records, device_reached, downloads, download_bytes, attachment_failure, cause
+        content_crashed, actions, app_responses, records, device_reached, downloads, download_bytes, attachment_failure, \
+        cause, action_list
         """
 
     /// A stored summary, read from ``columns`` starting at `offset`.
@@ -38,6 +40,20 @@ extension NotificationFacts {
         downloads = row[offset + 21]
         downloadBytes = row[offset + 22]
         attachmentFailure = row[offset + 23]
+        actionRows = Self.actionRows(stored: row[offset + 25])
+    }
+
+    /// The actions' JSON list as `notification.action_list` keeps it: `[[action, response], …]`, nil when none.
+    static func actionList(_ rows: [(action: String?, response: String?)]) -> String? {
+        guard !rows.isEmpty else { return nil }
+        let pairs = rows.map { [$0.action, $0.response] }
+        return (try? JSONEncoder().encode(pairs)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The actions of a stored list (their times stay in the record blocks).
+    static func actionRows(stored list: String?) -> [(action: String?, response: String?)] {
+        guard let list, let pairs = try? JSONDecoder().decode([[String?]].self, from: Data(list.utf8)) else { return [] }
+        return pairs.map { ($0.first ?? nil, $0.count > 1 ? $0[1] : nil) }
     }
 
     /// Writes these facts as the notification's summary, with `cause` (nil: to be settled). Every column is written
@@ -48,7 +64,7 @@ extension NotificationFacts {
             appID, notificationID, deviceID, category, appVersion, os, firstTs, lastTs, sentTs, apnsStatus,
             hasAlert, mutableContent, serviceReceived, serviceDelivered, serviceExpired, serviceMs, serviceCrashed,
             contentReceived, contentCrashed, actions, appResponses, records, deviceIDFromDevice, downloads, downloadBytes,
-            attachmentFailure, cause,
+            attachmentFailure, cause, Self.actionList(actionRows),
         ])
         try statement.execute()
     }
@@ -72,14 +88,6 @@ extension NotificationFacts {
         return (NotificationFacts(stored: row), row[24])
     }
 
-    /// A notification's stored actions, for the rollup of actions (only a summary that counts some has any).
-    static func storedActions(_ db: Database, appID: String, notificationID: String, count: Int) throws -> [(action: String?, response: String?)] {
-        guard count > 0 else { return [] }
-        return try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT action, response FROM notification_action WHERE app_id = ? AND notification_id = ? ORDER BY rowid
-            """), arguments: [appID, notificationID]).map { ($0[0], $0[1]) }
-    }
-
     /// Merges these facts (a group's, for one notification) into the stored summary, which is then to be settled
     /// again: a summary that was settled takes its counts out of the rollups first.
     func upsert(_ db: Database, appID: String, notificationID: String, rollups: RollupDeltas) throws {
@@ -87,22 +95,12 @@ extension NotificationFacts {
         if let stored = try Self.read(db, appID: appID, notificationID: notificationID) {
             if let cause = stored.cause {
                 rollups.add(appID: appID, notificationID: notificationID, facts: stored.facts, cause: cause,
-                            actions: try Self.storedActions(db, appID: appID, notificationID: notificationID,
-                                                            count: stored.facts.actions),
                             sign: -1)
             }
             merged = stored.facts
             merged.merge(self)
         }
         try merged.write(db, appID: appID, notificationID: notificationID, cause: nil)
-        guard !actionRows.isEmpty else { return }
-        let insertAction = try db.cachedStatement(sql: """
-            INSERT INTO notification_action (app_id, notification_id, ts, action, response) VALUES (?, ?, ?, ?, ?)
-            """)
-        for row in actionRows {
-            insertAction.setUncheckedArguments([appID, notificationID, row.ts, row.action, row.response])
-            try insertAction.execute()
-        }
     }
 }
 

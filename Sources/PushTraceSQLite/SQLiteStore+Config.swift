@@ -13,7 +13,8 @@ extension SQLiteStore {
             var latest: [ProcessKind: PushTraceRecords.Record] = [:]
             for process in [ProcessKind.app, .service, .content] {
                 guard let stored = try DatabaseValue.fetchOne(db, sql: """
-                    SELECT body FROM config WHERE app_id = ? AND process = ? ORDER BY ts DESC, id DESC LIMIT 1
+                    SELECT b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                    WHERE c.app_id = ? AND c.process = ? ORDER BY c.ts DESC, c.device_id DESC LIMIT 1
                     """, arguments: [appID, process.rawValue]), !stored.isNull else { continue }
                 let body = try ConfigBody.text(stored, dictionaries: dictionaries, db: db)
                 guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]

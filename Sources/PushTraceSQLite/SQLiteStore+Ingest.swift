@@ -19,7 +19,8 @@ extension SQLiteStore {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
-                                        dictionary: DictionaryInUse(try RecordDictionaries.current(db, cache: newestDictionary)))
+                                        dictionary: DictionaryInUse(try RecordDictionaries.current(db, cache: newestDictionary)),
+                                        configBodies: ConfigBodies(dictionaries: dictionaries))
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
@@ -45,6 +46,8 @@ public struct GroupCommit: IngestGroup {
     /// What the group's record blocks are compressed against: trained between two bundles of the group once the
     /// store holds enough lines compressed without one (a bulk ingest's first group holds thousands of bundles).
     let dictionary: DictionaryInUse
+    /// The config bodies stored or met so far.
+    let configBodies: ConfigBodies
 
     /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
     /// error is rethrown; the rest of the group is unaffected.
@@ -55,6 +58,7 @@ public struct GroupCommit: IngestGroup {
         var bundleRef: Int64 = 0
         try db.inSavepoint {
             var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
+                                          configBodies: configBodies,
                                           summarized: !defersSummaries, dictionary: dictionary.current)
             try produce { item in try writer.add(item) }
             result = try writer.finish()

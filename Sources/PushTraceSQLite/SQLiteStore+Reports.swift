@@ -54,7 +54,6 @@ extension SQLiteStore {
                 let app: String = row[0], id: String = row[1]
                 let facts = NotificationFacts(stored: row, at: 2)
                 deltas.add(appID: app, notificationID: id, facts: facts, cause: row[26],
-                           actions: try NotificationFacts.storedActions(db, appID: app, notificationID: id, count: facts.actions),
                            sign: 1)
             }
             for rollup in Rollup.all { try db.execute(sql: "DELETE FROM \(rollup.table)") }

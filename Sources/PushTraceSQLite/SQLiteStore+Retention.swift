@@ -68,13 +68,12 @@ extension SQLiteStore {
             }
             if progress?(report) == false { return report }
         }
-        // Summaries, per app along the time index. A summary counts its action rows (`actions`): most have none,
-        // and looking for them would be one more random seek per summary, into a table that has none to give.
+        // Summaries, per app along the time index (their actions are a column of theirs).
         for app in try pool.read({ try appIDs($0) }) {
             while true {
                 let summaries = try pool.read { db in
                     try Row.fetchAll(db, sql: """
-                        SELECT notification_id, actions FROM notification INDEXED BY notification_by_time
+                        SELECT notification_id FROM notification INDEXED BY notification_by_time
                         WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
                         """, arguments: [app, cutoff, cutoff, batchSize])
                 }
@@ -84,9 +83,6 @@ extension SQLiteStore {
                         let id: String = summary[0]
                         try db.execute(sql: "DELETE FROM notification WHERE app_id = ? AND notification_id = ?", arguments: [app, id])
                         report.notifications += db.changesCount
-                        guard summary[1] as Int > 0 else { continue }
-                        try db.execute(sql: "DELETE FROM notification_action WHERE app_id = ? AND notification_id = ?",
-                                       arguments: [app, id])
                     }
                 }
                 if progress?(report) == false { return report }
@@ -104,49 +100,57 @@ extension SQLiteStore {
     }
 
     /// Deletes config records older than `cutoff` that a later record of the same app, device and process
-    /// supersedes. A WAL reader walks the table's unique index in key order, a page at a time (a row is superseded
+    /// supersedes, then the bodies no config refers to any more. A WAL reader walks the table in key order, a page at
+    /// a time (a row is superseded
     /// when the next row has its key), and the writer deletes what each page found: no transaction holds the
     /// writer for more than one page's deletes, however large the table. Returns false when `progress` said stop.
     private func deleteSupersededConfigs(before cutoff: Int64, batchSize: Int, report: inout RetentionReport,
                                          progress: ((RetentionReport) -> Bool)?) throws -> Bool {
         typealias Key = (app: String, device: String, process: String, ts: Int64)
-        var last: (id: Int64, key: Key)?
+        var last: Key?
         let pageSize = max(1, batchSize) * 10
         while true {
             let page = try pool.read { db in
-                let rows = if let key = last?.key {
+                let rows = if let key = last {
                     try Row.fetchAll(db, sql: """
-                        SELECT id, app_id, device_id, process, ts FROM config
+                        SELECT app_id, device_id, process, ts FROM config
                         WHERE (app_id, device_id, process, ts) > (?, ?, ?, ?)
                         ORDER BY app_id, device_id, process, ts LIMIT ?
                         """, arguments: [key.app, key.device, key.process, key.ts, pageSize])
                 } else {
                     try Row.fetchAll(db, sql: """
-                        SELECT id, app_id, device_id, process, ts FROM config
+                        SELECT app_id, device_id, process, ts FROM config
                         ORDER BY app_id, device_id, process, ts LIMIT ?
                         """, arguments: [pageSize])
                 }
-                return rows.map { (id: $0[0] as Int64, key: (app: $0[1] as String, device: $0[2] as String,
-                                                             process: $0[3] as String, ts: $0[4] as Int64)) }
+                return rows.map { (app: $0[0] as String, device: $0[1] as String, process: $0[2] as String, ts: $0[3] as Int64) }
             }
-            var superseded: [Int64] = []
+            var superseded: [Key] = []
             for row in page {
-                if let previous = last, previous.key.ts < cutoff, previous.key.app == row.key.app,
-                   previous.key.device == row.key.device, previous.key.process == row.key.process {
-                    superseded.append(previous.id)
+                if let previous = last, previous.ts < cutoff, previous.app == row.app, previous.device == row.device,
+                   previous.process == row.process {
+                    superseded.append(previous)
                 }
                 last = row
             }
             if !superseded.isEmpty {
                 try pool.write { db in
-                    for id in superseded {
-                        try db.execute(sql: "DELETE FROM config WHERE id = ?", arguments: [id])
+                    let delete = try db.cachedStatement(sql: """
+                        DELETE FROM config WHERE app_id = ? AND device_id = ? AND process = ? AND ts = ?
+                        """)
+                    for key in superseded {
+                        try delete.execute(arguments: [key.app, key.device, key.process, key.ts])
                         report.configs += db.changesCount
                     }
                 }
                 if progress?(report) == false { return false }
             }
-            if page.count < pageSize { return true }
+            if page.count < pageSize { break }
         }
+        // A body is kept while any config refers to it: one pass, after the rows are gone.
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM config_body WHERE id NOT IN (SELECT body_ref FROM config)")
+        }
+        return true
     }
 }

@@ -73,15 +73,12 @@ extension SQLiteStore {
                         // A row that changed under us (new records) stays pending, for the next pass.
                         guard let stored = try NotificationFacts.read(db, appID: key.appID, notificationID: key.notificationID),
                               stored.facts.records == key.records else { continue }
-                        let actions = try NotificationFacts.storedActions(db, appID: key.appID, notificationID: key.notificationID,
-                                                                          count: stored.facts.actions)
                         if let old = stored.cause {
-                            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts, cause: old,
-                                        actions: actions, sign: -1)
+                            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts, cause: old, sign: -1)
                         }
                         try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID])
                         rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts,
-                                    cause: cause.rawValue, actions: actions, sign: 1)
+                                    cause: cause.rawValue, sign: 1)
                         done += 1
                     }
                     if let started = groupStart, Date().timeIntervalSince(started) >= 2 {

@@ -38,4 +38,18 @@ enum FrozenRollupSQL {
         SELECT X.first_ts / 60000, X.app_id, coalesce(X.category, ''), sum(1), sum(X.service_received), sum(X.service_expired), sum(X.service_received OR X.content_received OR X.service_crashed OR X.content_crashed), sum(X.service_crashed OR X.content_crashed), sum(X.downloads > 0 OR X.attachment_failure IS NOT NULL), sum(X.attachment_failure IS NOT NULL)
         FROM notification AS X WHERE X.cause IS NOT NULL AND X.first_ts IS NOT NULL GROUP BY X.first_ts / 60000, X.app_id, coalesce(X.category, '');
         """#
+
+    /// The failure reason of a download or attachment record `r` as migration `v3-rollups` computed it when it shipped
+    /// (10 MiB then). Frozen: the one live definition is `NotificationFacts.failureReason`.
+    static let v3AttachmentFailure = """
+        CASE
+            WHEN json_extract(r.body, '$.error') IS NOT NULL THEN json_extract(r.body, '$.error')
+            WHEN r.event = 'service.download' AND json_extract(r.body, '$.http_status') >= 400
+                THEN 'HTTP ' || json_extract(r.body, '$.http_status')
+            WHEN r.event = 'service.attachment' AND json_extract(r.body, '$.ok') = 0 THEN 'attachment refused'
+            WHEN json_extract(r.body, '$.bytes') > 10485760 AND (json_extract(r.body, '$.mime') LIKE 'image/%'
+                OR json_extract(r.body, '$.uti') IN ('public.jpeg', 'public.png', 'public.heic', 'com.compuserve.gif'))
+                THEN 'image over 10 MB'
+        END
+        """
 }

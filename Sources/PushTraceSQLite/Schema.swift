@@ -138,9 +138,9 @@ enum Schema {
                         AND r.notification_id = n.notification_id AND r.event = 'service.download'),
                     download_bytes = (SELECT sum(json_extract(r.body, '$.bytes')) FROM record r WHERE r.app_id = n.app_id
                         AND r.notification_id = n.notification_id AND r.event = 'service.download'),
-                    attachment_failure = (SELECT \(attachmentFailureSQL) FROM record r WHERE r.app_id = n.app_id
+                    attachment_failure = (SELECT \(FrozenRollupSQL.v3AttachmentFailure) FROM record r WHERE r.app_id = n.app_id
                         AND r.notification_id = n.notification_id AND r.event IN ('service.download', 'service.attachment')
-                        AND \(attachmentFailureSQL) IS NOT NULL ORDER BY r.ts, r.id LIMIT 1);
+                        AND \(FrozenRollupSQL.v3AttachmentFailure) IS NOT NULL ORDER BY r.ts, r.id LIMIT 1);
                 INSERT INTO notification_action (app_id, notification_id, ts, action, response)
                     SELECT app_id, notification_id, ts, json_extract(body, '$.action'), json_extract(body, '$.response')
                     FROM record WHERE event = 'content.action' AND notification_id IS NOT NULL ORDER BY id;
@@ -232,19 +232,46 @@ enum Schema {
             // (`Rollup.contributions`, written by `RollupDeltas`), the one definition of them.
             try db.execute(sql: "DROP TRIGGER IF EXISTS rollup_add; DROP TRIGGER IF EXISTS rollup_remove")
         }
+        migrator.registerMigration("v11-config-bodies-and-action-lists") { db in
+            // Every bundle of a device repeats its config records: their bodies are kept once each (`config_body`,
+            // found again by the digest of the line), and a config row is its key, its times and a reference. A
+            // notification's actions, read only for the action rollup, become a JSON list in its summary instead of
+            // a table and an index of their own (their lines, times included, stay in the record blocks).
+            try db.execute(sql: """
+                CREATE INDEX config_by_body ON config(body, app_group);
+                CREATE TABLE config_body (
+                    id INTEGER PRIMARY KEY,
+                    digest INTEGER,
+                    app_group TEXT,
+                    body BLOB NOT NULL
+                );
+                INSERT INTO config_body (id, app_group, body) SELECT min(id), app_group, body FROM config GROUP BY body, app_group;
+                CREATE INDEX config_body_by_digest ON config_body(digest) WHERE digest IS NOT NULL;
+                CREATE TABLE config_v11 (
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    process TEXT NOT NULL,
+                    ts INTEGER NOT NULL,
+                    device_ts INTEGER,
+                    body_ref INTEGER NOT NULL REFERENCES config_body(id),
+                    PRIMARY KEY (app_id, device_id, process, ts)
+                ) WITHOUT ROWID;
+                INSERT INTO config_v11 (app_id, device_id, process, ts, device_ts, body_ref)
+                    SELECT c.app_id, c.device_id, c.process, c.ts, c.device_ts,
+                        (SELECT min(o.id) FROM config o WHERE o.body = c.body AND o.app_group IS c.app_group)
+                    FROM config c;
+                DROP TABLE config;
+                ALTER TABLE config_v11 RENAME TO config;
+                ALTER TABLE notification ADD COLUMN action_list TEXT;
+                UPDATE notification SET action_list = (
+                    SELECT json_group_array(json_array(action, response)) FROM (
+                        SELECT action, response FROM notification_action a
+                        WHERE a.app_id = notification.app_id AND a.notification_id = notification.notification_id
+                        ORDER BY a.rowid))
+                    WHERE actions > 0;
+                DROP TABLE notification_action;
+                """)
+        }
         return migrator
     }
-
-    /// The failure reason of a download or attachment record `r`, as `NotificationFacts.failureReason` gives it.
-    static let attachmentFailureSQL = """
-        CASE
-            WHEN json_extract(r.body, '$.error') IS NOT NULL THEN json_extract(r.body, '$.error')
-            WHEN r.event = 'service.download' AND json_extract(r.body, '$.http_status') >= 400
-                THEN 'HTTP ' || json_extract(r.body, '$.http_status')
-            WHEN r.event = 'service.attachment' AND json_extract(r.body, '$.ok') = 0 THEN 'attachment refused'
-            WHEN json_extract(r.body, '$.bytes') > 10485760 AND (json_extract(r.body, '$.mime') LIKE 'image/%'
-                OR json_extract(r.body, '$.uti') IN ('public.jpeg', 'public.png', 'public.heic', 'com.compuserve.gif'))
-                THEN 'image over 10 MB'
-        END
-        """
 }

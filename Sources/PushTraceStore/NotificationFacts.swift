@@ -31,8 +31,8 @@ package struct NotificationFacts {
     package var downloads = 0
     package var downloadBytes: Int64?
     package var attachmentFailure: String?
-    /// The content extension's actions, stored in `notification_action` for the reports.
-    package var actionRows: [(ts: Int64?, action: String?, response: String?)] = []
+    /// The content extension's actions (action, response), in the order recorded: what the action rollup counts.
+    package var actionRows: [(action: String?, response: String?)] = []
 
     package init() {}
 
@@ -71,7 +71,7 @@ package struct NotificationFacts {
         case .contentAbnormalExit: contentCrashed = true
         case .contentAction:
             actions += 1
-            actionRows.append((ts, record.action, record.response))
+            actionRows.append((record.action, record.response))
         case .appResponse: appResponses += 1
         case .serviceDownload:
             downloads += 1

@@ -78,9 +78,9 @@ package struct RateMeasures {
 
 extension Rollup {
     /// Every rollup row a notification settled as `cause` counts in, with what it adds to each: the one definition
-    /// of the rollups. `actions` are its `notification_action` rows (action, response).
-    package static func contributions(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
-                              actions: [(action: String?, response: String?)]) -> [RollupContribution] {
+    /// of the rollups.
+    package static func contributions(appID: String, notificationID: String, facts: NotificationFacts,
+                                      cause: String) -> [RollupContribution] {
         guard let first = facts.firstTs else { return [] }
         let flag = RateMeasures.flag
         let day = RollupValue.integer(first / 86_400_000), category = RollupValue.text(facts.category ?? "")
@@ -108,7 +108,7 @@ extension Rollup {
             result.append(RollupContribution(rollup: .dailyDuration, key: [app, day, .integer(ms)], measures: [1]))
         }
         if facts.actions > 0 {
-            for action in actions {
+            for action in facts.actionRows {
                 result.append(RollupContribution(rollup: .dailyAction, key: [app, day, .text(action.action ?? ""),
                                                                              .text(action.response ?? "")], measures: [1]))
             }
@@ -133,10 +133,8 @@ package final class RollupDeltas {
     package var isEmpty: Bool { rows.isEmpty }
 
     /// Adds (`sign` 1) or takes away (`sign` -1) the contributions of a notification settled as `cause`.
-    package func add(appID: String, notificationID: String, facts: NotificationFacts, cause: String,
-             actions: [(action: String?, response: String?)], sign: Int64) {
-        for contribution in Rollup.contributions(appID: appID, notificationID: notificationID, facts: facts, cause: cause,
-                                                 actions: actions) {
+    package func add(appID: String, notificationID: String, facts: NotificationFacts, cause: String, sign: Int64) {
+        for contribution in Rollup.contributions(appID: appID, notificationID: notificationID, facts: facts, cause: cause) {
             let rowKey = RowKey(table: contribution.rollup.table, key: contribution.key)
             let at: Int
             if let existing = index[rowKey] {

@@ -29,21 +29,25 @@ struct RetentionTests {
         let whyBefore = try store.why(appID: ReportTests.app, notificationID: recent).jsonValue
         let configKeys = "SELECT count(DISTINCT app_id || ' ' || device_id || ' ' || process) FROM config"
         let configKeysBefore = try store.pool.read { try Int.fetchOne($0, sql: configKeys) }
+        let configKey = "app_id || ' ' || device_id || ' ' || process || ' ' || ts"
         let superseded = """
-            SELECT id FROM (SELECT id, ts, row_number() OVER (PARTITION BY app_id, device_id, process
-                                                              ORDER BY ts DESC) AS newer FROM config)
-            WHERE newer > 1 AND ts < ? ORDER BY id
+            SELECT key FROM (SELECT \(configKey) AS key, ts, row_number() OVER (PARTITION BY app_id, device_id, process
+                                                                               ORDER BY ts DESC) AS newer FROM config)
+            WHERE newer > 1 AND ts < ? ORDER BY key
             """
+        let allConfigs = "SELECT \(configKey) AS key FROM config ORDER BY key"
         let (supersededBefore, configsBefore) = try store.pool.read { db in
-            (try Int64.fetchAll(db, sql: superseded, arguments: [cutoff]), try Int64.fetchAll(db, sql: "SELECT id FROM config"))
+            (try String.fetchAll(db, sql: superseded, arguments: [cutoff]), try String.fetchAll(db, sql: allConfigs))
         }
         let actionsKept = try store.pool.read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT a.rowid FROM notification_action a JOIN notification n USING (app_id, notification_id)
-                WHERE NOT (n.first_ts < ? AND n.last_ts < ? AND n.cause IS NOT NULL) ORDER BY a.rowid
+            try String.fetchAll(db, sql: """
+                SELECT notification_id || action_list FROM notification WHERE action_list IS NOT NULL
+                AND NOT (first_ts < ? AND last_ts < ? AND cause IS NOT NULL) ORDER BY notification_id
                 """, arguments: [cutoff, cutoff])
         }
-        let actionsBefore = try store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM notification_action") } ?? 0
+        let actionsBefore = try store.pool.read {
+            try Int.fetchOne($0, sql: "SELECT count(*) FROM notification WHERE action_list IS NOT NULL")
+        } ?? 0
         #expect(actionsKept.count > 0 && actionsKept.count < actionsBefore) // some go, some stay
         var calls = 0
         // Small batches: the config pass reads pages of 500 index entries, so a key's rows span pages.
@@ -62,13 +66,18 @@ struct RetentionTests {
                 """) == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE last_ts < ?", arguments: [cutoff]) == 0)
             // The deleted summaries' actions went with them; the others' stayed.
-            #expect(try Int64.fetchAll(db, sql: "SELECT rowid FROM notification_action ORDER BY rowid") == actionsKept)
+            #expect(try String.fetchAll(db, sql: """
+                SELECT notification_id || action_list FROM notification WHERE action_list IS NOT NULL ORDER BY notification_id
+                """) == actionsKept)
             #expect(try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") ?? 0 > 0)
             // Every app, device and process keeps its latest config: it is still in force. Exactly the superseded
             // ones before the cut-off are gone.
             #expect(try Int.fetchOne(db, sql: configKeys) == configKeysBefore)
             #expect(try Int64.fetchAll(db, sql: superseded, arguments: [cutoff]).isEmpty)
-            #expect(try Int64.fetchAll(db, sql: "SELECT id FROM config") == configsBefore.filter { !supersededBefore.contains($0) })
+            #expect(try String.fetchAll(db, sql: allConfigs) == configsBefore.filter { !supersededBefore.contains($0) })
+            // Bodies no config refers to are gone; every config's body is there.
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM config_body WHERE id NOT IN (SELECT body_ref FROM config)") == 0)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM config WHERE body_ref NOT IN (SELECT id FROM config_body)") == 0)
         }
         // Reports read the rollups, which stay whole; a recent notification's answer is the same.
         #expect(try ReportTests.reportJSON(store) == reportBefore)

@@ -95,7 +95,7 @@ extension SQLiteStore {
     /// Every summary and rollup row, as text, sorted: two stores of the same bundles must agree on all of them.
     func summaryRows() throws -> [String] {
         try pool.read { db in
-            try ["notification", "notification_action", "daily", "hourly", "minutely", "daily_duration", "daily_action"].flatMap { table in
+            try ["notification", "daily", "hourly", "minutely", "daily_duration", "daily_action"].flatMap { table in
                 try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map { "\(table) \($0)" }.sorted()
             }
         }

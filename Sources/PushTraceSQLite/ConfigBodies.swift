@@ -1,0 +1,55 @@
+import Foundation
+import GRDB
+import PushTraceStore
+
+/// The bodies of config records, each kept once in `config_body`: every bundle of a device repeats its config
+/// records, and a `config` row only refers to the body it had.
+///
+/// A body is found again by the 64-bit FNV-1a digest of its line, and only taken when the stored line is the same,
+/// byte for byte (two lines may share a digest). A group commit remembers the bodies it has met, so that a
+/// device's repeated config costs a lookup in memory, not a read and a decompression.
+final class ConfigBodies {
+    private let dictionaries: DictionaryCache
+    /// Bodies met by this group: digest → (row id, line, App Group).
+    private var known: [Int64: [(id: Int64, line: String, appGroup: String?)]] = [:]
+
+    init(dictionaries: DictionaryCache) {
+        self.dictionaries = dictionaries
+    }
+
+    /// The row id of the body holding `line` (with its App Group), stored now when there is none.
+    func reference(_ line: String, appGroup: String?, dictionary: RecordDictionaries.Current, db: Database) throws -> Int64 {
+        let digest = Self.digest(line)
+        if let id = known[digest]?.first(where: { $0.line == line && $0.appGroup == appGroup })?.id { return id }
+        let candidates = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, app_group, body FROM config_body WHERE digest = ?"),
+                                          arguments: [digest])
+        for row in candidates where (row[1] as String?) == appGroup {
+            let id: Int64 = row[0]
+            if try ConfigBody.text(row[2], dictionaries: dictionaries, db: db) == line {
+                remember(digest, id, line, appGroup)
+                return id
+            }
+        }
+        try db.cachedStatement(sql: "INSERT INTO config_body (digest, app_group, body) VALUES (?, ?, ?)")
+            .execute(arguments: [digest, appGroup, ConfigBody.compressed(line, dictionary: dictionary)])
+        let id = db.lastInsertedRowID
+        remember(digest, id, line, appGroup)
+        return id
+    }
+
+    private func remember(_ digest: Int64, _ id: Int64, _ line: String, _ appGroup: String?) {
+        // A group of a whole bulk ingest meets every device's config: the memo is bounded, and starts again.
+        if known.count >= 50_000 { known.removeAll(keepingCapacity: true) }
+        known[digest, default: []].append((id, line, appGroup))
+    }
+
+    /// The digest `config_body.digest` holds: 64-bit FNV-1a of the line's UTF-8 bytes. Part of the file format.
+    static func digest(_ line: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in line.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+}
