@@ -5,8 +5,8 @@
 
 TARGET must already hold pushtrace's schema (any pushtrace command that opens it migrates it). Chunk i is
 CHUNK_FOLDER/chunk-i.sqlite, merged once CHUNK_FOLDER/chunk-i.sqlite.ready exists, and deleted after; the chunks
-are merged in order, as they come. Every row is copied as pushtrace stored it: bundle, record-block, config and
-rejected-line ids are shifted past the target's (and the index of a notification's blocks with them), each
+are merged in order, as they come. Every row is copied as pushtrace stored it: bundle, record-block, config-body
+and rejected-line ids are shifted past the target's (and the index of a notification's blocks with them), each
 chunk's trained dictionary is copied once (blocks name theirs by its Adler-32), devices keep their earliest first
 and latest last sighting, and the rollups are summed (a chunk's notifications are all settled, as `pushtrace
 ingest` leaves them).
@@ -24,11 +24,11 @@ import time
 ID_SHIFTS = {  # table: {column holding an id: the table whose largest id shifts it}
     "bundle": {"id": "bundle", "first_block": "record_block", "last_block": "record_block"},
     "record_block": {"id": "record_block", "bundle_ref": "bundle"},
-    "config": {"id": "config"},
+    "config_body": {"id": "config_body"},
     "rejected_line": {"id": "rejected_line", "bundle_ref": "bundle"},
 }
 ROLLUPS = ["daily", "hourly", "daily_duration", "daily_action", "minutely"]
-PLAIN = ["notification", "notification_action"]
+PLAIN = ["notification"]
 GROUP = 8
 
 
@@ -39,8 +39,8 @@ def columns(db, table):
 def merge_chunk(db, c):
     """Copies every row of the attached chunk store `c` into the main store (inside the caller's transaction)."""
     shift = {t: db.execute(f"SELECT coalesce(max(id), 0) FROM main.{t}").fetchone()[0] for t in ID_SHIFTS}
-    db.execute(f"INSERT OR IGNORE INTO main.dictionary (adler32, trained_at, bytes) "
-               f"SELECT adler32, trained_at, bytes FROM {c}.dictionary ORDER BY id")
+    db.execute(f"INSERT OR IGNORE INTO main.dictionary (adler32, trained_at, bytes, app_id) "
+               f"SELECT adler32, trained_at, bytes, app_id FROM {c}.dictionary ORDER BY id")
     # A block's dictionary, by the target's row id of the same dictionary (0: none).
     remap = {"dictionary": f"coalesce((SELECT m.id FROM main.dictionary m JOIN {c}.dictionary d USING (adler32) "
                            f"WHERE d.id = dictionary), 0)"}
@@ -48,9 +48,10 @@ def merge_chunk(db, c):
         names = [name for name, _ in columns(db, table)]
         select = ", ".join(f"{n} + {shift[shifted[n]]}" if n in shifted else remap.get(n, n) if table == "record_block" else n
                            for n in names)
-        # Configs are unique by (app, device, process, ts): a device ID drawn by two chunks keeps the first's.
-        verb = "INSERT OR IGNORE" if table == "config" else "INSERT"
-        db.execute(f"{verb} INTO main.{table} ({', '.join(names)}) SELECT {select} FROM {c}.{table}")
+        db.execute(f"INSERT INTO main.{table} ({', '.join(names)}) SELECT {select} FROM {c}.{table}")
+    # Configs are unique by (app, device, process, ts): a device ID drawn by two chunks keeps the first's.
+    db.execute(f"INSERT OR IGNORE INTO main.config (app_id, device_id, process, ts, device_ts, body_ref) "
+               f"SELECT app_id, device_id, process, ts, device_ts, body_ref + {shift['config_body']} FROM {c}.config")
     for table in PLAIN:
         db.execute(f"INSERT INTO main.{table} SELECT * FROM {c}.{table}")
     db.execute(f"INSERT INTO main.notification_block (key, block) "

@@ -22,9 +22,10 @@ struct BundleWriter {
     private var accepted = 0
     private var rejected = 0
     /// The bundle's accepted lines, into blocks.
-    private var blocks: BlockBuilder
-    /// What blocks and config bodies are compressed against.
-    private let dictionary: RecordDictionaries.Current
+    private var blocks = BlockBuilder(dictionary: .none)
+    /// What blocks and config bodies are compressed against: the app's, once the manifest names it.
+    private let dictionaries: AppDictionaries
+    private var dictionary = RecordDictionaries.Current.none
     private var rejections: [IngestResult.Rejection] = []
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
     private(set) var facts: [String: NotificationFacts] = [:]
@@ -34,15 +35,14 @@ struct BundleWriter {
     private let configBodies: ConfigBodies
 
     init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, configBodies: ConfigBodies,
-         summarized: Bool, dictionary: RecordDictionaries.Current) throws {
+         summarized: Bool, dictionaries: AppDictionaries) throws {
         self.configBodies = configBodies
         self.db = db
         self.source = source
         self.receivedAt = receivedAt
         self.summarized = summarized
         self.settings = settings
-        blocks = BlockBuilder(dictionary: dictionary)
-        self.dictionary = dictionary
+        self.dictionaries = dictionaries
         insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
     }
 
@@ -83,6 +83,8 @@ struct BundleWriter {
                              manifest.build, manifest.os, manifest.deviceModel, manifest.sdk, manifest.uploadedAt,
                              receivedAt, offset, source, summarized])
         bundleRef = db.lastInsertedRowID
+        dictionary = try dictionaries.current(for: appID)
+        blocks = BlockBuilder(dictionary: dictionary)
         blocks.bundleRef = bundleRef
     }
 

@@ -6,65 +6,82 @@ import PushTraceRecords
 
 /// The preset dictionaries record blocks are compressed against, kept in the store's `dictionary` table.
 ///
-/// A store starts with none: its first blocks are deflated on their own. Once it holds ``trainingBytes`` of lines
-/// compressed without one, a dictionary is trained from them (typical lines of every record shape the store has
-/// seen) and every later block uses it. A dictionary is never changed or deleted once stored, since blocks name it
+/// Each app gets its own: apps differ in categories, URLs, messages and config, and a dictionary trained on one
+/// app's lines helps another's little. An app's first blocks are deflated with the store's shared dictionary
+/// when it has one (stores written before dictionaries were per app) or on their own; once the app holds
+/// ``trainingBytes`` of lines, a dictionary is trained from them (typical lines of every record shape it has) and
+/// every later block of the app uses it. A dictionary is never changed or deleted once stored, since blocks name it
 /// (by its Adler-32, in their zlib header); a later version may train a newer one, and old blocks still read.
 enum RecordDictionaries {
-    /// The dictionary new blocks are compressed against: its row id (0 for none) and bytes, and a deflater primed
-    /// with it.
+    /// The dictionary new blocks are compressed against: its row id (0 for none), the app it was trained for (nil:
+    /// shared by every app) and bytes, and a deflater primed with it.
     struct Current {
         let id: Int64
+        let appID: String?
         let bytes: [UInt8]
         let deflater: PrimedDeflater
 
-        init(id: Int64, bytes: [UInt8]) {
+        init(id: Int64, appID: String?, bytes: [UInt8]) {
             self.id = id
+            self.appID = appID
             self.bytes = bytes
             deflater = PrimedDeflater(dictionary: bytes, level: RecordBlock.level)
         }
 
-        static var none: Current { Current(id: 0, bytes: []) }
+        static var none: Current { Current(id: 0, appID: nil, bytes: []) }
     }
 
-    /// Lines compressed without a dictionary after which one is trained.
+    /// Lines of an app after which its dictionary is trained.
     static let trainingBytes = 64 * 1024
     /// zlib's window: a longer dictionary's start could never be referred to.
     static let dictionaryBytes = 32 * 1024
 
-    /// The newest dictionary, from `cache` when it is the one `cache` holds: a server commits every few
-    /// milliseconds, and reading the dictionary and priming a deflater with it each time would be work done again.
-    static func current(_ db: Database, cache: CurrentDictionary) throws -> Current {
-        let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM dictionary")) ?? 0
-        if let cached = cache.get(), cached.id == newest { return cached }
-        let current: Current
-        if newest == 0 {
-            current = .none
-        } else {
-            let bytes = try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM dictionary WHERE id = ?"), arguments: [newest])
-            current = Current(id: newest, bytes: [UInt8](bytes ?? Data()))
-        }
-        cache.set(current)
-        return current
+    /// The newest dictionary of `appID`, else the newest shared one, else none.
+    static func newest(_ db: Database, appID: String) throws -> Current {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT id, app_id, bytes FROM dictionary WHERE app_id = ? OR app_id IS NULL
+            ORDER BY app_id IS NULL, id DESC LIMIT 1
+            """), arguments: [appID]) else { return .none }
+        return Current(id: row[0], appID: row[1], bytes: [UInt8](row[2] as Data))
     }
 
-    /// Trains and stores the store's first dictionary once enough lines were compressed without one, and returns
-    /// it; otherwise returns `current`.
-    static func trainIfDue(_ db: Database, current: Current) throws -> Current {
-        guard current.id == 0 else { return current }
-        let stored = try Int.fetchOne(db, sql: "SELECT coalesce(sum(raw_bytes), 0) FROM record_block WHERE dictionary = 0") ?? 0
-        guard stored >= trainingBytes else { return current }
+    /// What training an app's dictionary did.
+    enum Training {
+        /// The app has fewer than ``trainingBytes`` of lines.
+        case notYet
+        case trained(Current)
+        /// Another dictionary has the same Adler-32 (blocks name theirs by it): the app goes on with what it had.
+        case clash
+    }
+
+    /// Trains and stores `appID`'s dictionary from its stored lines once it has ``trainingBytes`` of them. Its
+    /// blocks are found through its bundles (in the order of their IDs, random ones: a sample across the app's
+    /// devices), whatever they were compressed against.
+    static func train(_ db: Database, appID: String, dictionaries: DictionaryCache) throws -> Training {
+        var blocks: [(lines: Int, rawBytes: Int, data: [UInt8])] = []
+        var stored = 0
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id BETWEEN b.first_block AND b.last_block
+            WHERE b.app_id = ?
+            """), arguments: [appID])
+        while stored < trainingBytes, let row = try rows.next() {
+            blocks.append((row[0], row[1], [UInt8](row[2] as Data)))
+            stored += row[1] as Int
+        }
+        guard stored >= trainingBytes else { return .notYet }
         var lines: [String] = []
-        let blocks = try Row.fetchCursor(db, sql: "SELECT lines, raw_bytes, data FROM record_block WHERE dictionary = 0 ORDER BY id")
-        while let block = try blocks.next() {
-            lines += try RecordBlock.decode([UInt8](block[2] as Data), lines: block[0], rawBytes: block[1]) { _ in nil }
+        for block in blocks {
+            // A damaged block is left out of the sample: training never stops an ingest.
+            lines += (try? RecordBlock.decode(block.data, lines: block.lines, rawBytes: block.rawBytes) {
+                dictionaries.lookup($0, in: db)
+            }) ?? []
         }
         let bytes = train(lines)
-        guard !bytes.isEmpty else { return current }
-        try db.execute(sql: "INSERT INTO dictionary (adler32, trained_at, bytes) VALUES (?, ?, ?)",
-                       arguments: [Int64(DictionaryDeflate.identifier(of: bytes)), Int64(Date().timeIntervalSince1970 * 1000),
-                                   Data(bytes)])
-        return Current(id: db.lastInsertedRowID, bytes: bytes)
+        guard !bytes.isEmpty else { return .notYet }
+        let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
+        try db.execute(sql: "INSERT OR IGNORE INTO dictionary (adler32, trained_at, bytes, app_id) VALUES (?, ?, ?, ?)",
+                       arguments: [identifier, Int64(Date().timeIntervalSince1970 * 1000), Data(bytes), appID])
+        return db.changesCount == 1 ? .trained(Current(id: db.lastInsertedRowID, appID: appID, bytes: bytes)) : .clash
     }
 
     /// A dictionary of typical lines: the latest few of each record shape (type, process, event), the most common
@@ -101,13 +118,63 @@ enum RecordDictionaries {
     }
 }
 
-/// The store's newest dictionary with its primed deflater, kept between group commits (one writes at a time).
-final class CurrentDictionary: @unchecked Sendable {
+/// What each app's blocks are compressed against, with primed deflaters, kept between transactions (one writer
+/// at a time); emptied when a dictionary appears that this process did not train (another process's).
+final class CurrentDictionaries: @unchecked Sendable {
     private let lock = NSLock()
-    private var current: RecordDictionaries.Current?
+    private var newestID: Int64 = -1
+    private var byApp: [String: RecordDictionaries.Current] = [:]
+    /// Apps whose dictionary could not be stored (a shared Adler-32): not trained again by this process.
+    private var settled: Set<String> = []
 
-    func get() -> RecordDictionaries.Current? { lock.withLock { current } }
-    func set(_ value: RecordDictionaries.Current) { lock.withLock { current = value } }
+    /// The transaction's view: checks once that no other process has added a dictionary since.
+    func inTransaction(_ db: Database, dictionaries: DictionaryCache) throws -> AppDictionaries {
+        let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(id), 0) FROM dictionary")) ?? 0
+        lock.withLock {
+            if newest != newestID {
+                byApp.removeAll()
+                newestID = newest
+            }
+        }
+        return AppDictionaries(db: db, shared: self, dictionaries: dictionaries)
+    }
+
+    fileprivate func get(_ appID: String) -> RecordDictionaries.Current? { lock.withLock { byApp[appID] } }
+
+    fileprivate func set(_ appID: String, _ current: RecordDictionaries.Current, trained: Bool) {
+        lock.withLock {
+            byApp[appID] = current
+            if trained { newestID = max(newestID, current.id) }
+        }
+    }
+
+    fileprivate func isSettled(_ appID: String) -> Bool { lock.withLock { settled.contains(appID) } }
+    fileprivate func settle(_ appID: String) { _ = lock.withLock { settled.insert(appID) } }
+}
+
+/// The dictionaries of one write transaction, per app (``CurrentDictionaries/inTransaction(_:dictionaries:)``).
+struct AppDictionaries {
+    let db: Database
+    let shared: CurrentDictionaries
+    let dictionaries: DictionaryCache
+
+    /// What `appID`'s new blocks are compressed against.
+    func current(for appID: String) throws -> RecordDictionaries.Current {
+        if let cached = shared.get(appID) { return cached }
+        let current = try RecordDictionaries.newest(db, appID: appID)
+        shared.set(appID, current, trained: false)
+        return current
+    }
+
+    /// Trains `appID`'s dictionary when it has none of its own and enough lines; call between bundles.
+    func trainIfDue(appID: String) throws {
+        guard try current(for: appID).appID != appID, !shared.isSettled(appID) else { return }
+        switch try RecordDictionaries.train(db, appID: appID, dictionaries: dictionaries) {
+        case .notYet: break
+        case .trained(let trained): shared.set(appID, trained, trained: true)
+        case .clash: shared.settle(appID)
+        }
+    }
 }
 
 /// Dictionaries read back by their Adler-32, shared by the store's connections: they never change once stored.

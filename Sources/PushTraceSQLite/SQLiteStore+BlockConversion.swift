@@ -23,7 +23,7 @@ extension SQLiteStore {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle INDEXED BY bundle_unconverted WHERE first_record IS NOT NULL")!
         }
         if done.totalBundles > 0, progress?(done) == false { return }
-        let newest = CurrentDictionary()
+        let current = CurrentDictionaries(), read = DictionaryCache()
         while true {
             let moved = try pool.writeWithoutTransaction { db in
                 var moved = (bundles: 0, records: 0)
@@ -37,10 +37,10 @@ extension SQLiteStore {
                         SELECT id, app_id, first_record, last_record FROM bundle INDEXED BY bundle_unconverted
                         WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
                         """)
-                    var dictionary = try RecordDictionaries.current(db, cache: newest)
+                    let dictionaries = try current.inTransaction(db, dictionaries: read)
                     for bundle in bundles where moved.records < recordsPerTransaction || moved.bundles == 0 {
                         let id: Int64 = bundle[0], appID: String = bundle[1], first: Int64 = bundle[2], last: Int64 = bundle[3]
-                        var blocks = BlockBuilder(dictionary: dictionary)
+                        var blocks = BlockBuilder(dictionary: try dictionaries.current(for: appID))
                         blocks.bundleRef = id
                         let rows = try Row.fetchCursor(db, sql: """
                             SELECT body, notification_id FROM record WHERE id BETWEEN ? AND ? ORDER BY id
@@ -56,7 +56,7 @@ extension SQLiteStore {
                             WHERE id = ?
                             """, arguments: [blocks.first, blocks.last, id])
                         moved.bundles += 1
-                        dictionary = try RecordDictionaries.trainIfDue(db, current: dictionary)
+                        try dictionaries.trainIfDue(appID: appID)
                     }
                     return .commit
                 }

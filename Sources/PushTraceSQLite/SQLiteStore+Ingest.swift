@@ -19,7 +19,7 @@ extension SQLiteStore {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
-                                        dictionary: DictionaryInUse(try RecordDictionaries.current(db, cache: newestDictionary)),
+                                        dictionaries: try currentDictionaries.inTransaction(db, dictionaries: dictionaries),
                                         configBodies: ConfigBodies(dictionaries: dictionaries))
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
@@ -43,9 +43,9 @@ public struct GroupCommit: IngestGroup {
     let summaries = PendingSummaries()
     /// The row ids of the bundles stored so far (duplicates and refused bundles left out).
     let storedBundles = BundleIDs()
-    /// What the group's record blocks are compressed against: trained between two bundles of the group once the
-    /// store holds enough lines compressed without one (a bulk ingest's first group holds thousands of bundles).
-    let dictionary: DictionaryInUse
+    /// What the group's record blocks are compressed against, per app: an app's is trained between two bundles of
+    /// the group once it holds enough lines (a bulk ingest's first group holds thousands of bundles).
+    let dictionaries: AppDictionaries
     /// The config bodies stored or met so far.
     let configBodies: ConfigBodies
 
@@ -59,14 +59,14 @@ public struct GroupCommit: IngestGroup {
         try db.inSavepoint {
             var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
                                           configBodies: configBodies,
-                                          summarized: !defersSummaries, dictionary: dictionary.current)
+                                          summarized: !defersSummaries, dictionaries: dictionaries)
             try produce { item in try writer.add(item) }
             result = try writer.finish()
             facts = writer.facts
             bundleRef = writer.bundleRef
             return writer.isDuplicate ? .rollback : .commit
         }
-        if dictionary.current.id == 0 { dictionary.current = try RecordDictionaries.trainIfDue(db, current: dictionary.current) }
+        if let appID = result?.appID { try dictionaries.trainIfDue(appID: appID) }
         // Only a stored bundle's facts count: a refused one threw above, a duplicate has none.
         if !result!.duplicate {
             summaries.merge(appID: result!.appID, facts)
@@ -74,12 +74,6 @@ public struct GroupCommit: IngestGroup {
         }
         return result!
     }
-}
-
-/// The dictionary a group compresses its blocks against, replaced once one is trained.
-final class DictionaryInUse {
-    var current: RecordDictionaries.Current
-    init(_ current: RecordDictionaries.Current) { self.current = current }
 }
 
 /// Row ids of bundles, collected by a group as it stores them.

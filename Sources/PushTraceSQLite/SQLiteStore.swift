@@ -28,8 +28,8 @@ public final class SQLiteStore: Sendable {
     public let settings: DiagnosisSettings
     /// The record blocks' dictionaries, as read back.
     let dictionaries = DictionaryCache()
-    /// The dictionary new blocks are compressed against, primed once.
-    let newestDictionary = CurrentDictionary()
+    /// What each app's new blocks are compressed against, primed once.
+    let currentDictionaries = CurrentDictionaries()
     private let checkpointer: Checkpointer
 
     /// Opens (creating and migrating when needed) the database at `path`.

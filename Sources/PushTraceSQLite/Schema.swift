@@ -272,6 +272,11 @@ enum Schema {
                 DROP TABLE notification_action;
                 """)
         }
+        migrator.registerMigration("v12-dictionaries-per-app") { db in
+            // Each app's blocks are compressed against a dictionary trained on its own lines; the store's shared
+            // dictionary (app_id NULL), if it has one, stays for the blocks that name it and for apps not trained yet.
+            try db.execute(sql: "ALTER TABLE dictionary ADD COLUMN app_id TEXT")
+        }
         return migrator
     }
 }
