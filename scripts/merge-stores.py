@@ -22,7 +22,8 @@ import sys
 import time
 
 ID_SHIFTS = {  # table: {column holding an id: the table whose largest id shifts it}
-    "bundle": {"id": "bundle", "first_block": "record_block", "last_block": "record_block"},
+    "client": {"id": "client"},
+    "bundle": {"id": "bundle", "first_block": "record_block", "last_block": "record_block", "client_ref": "client"},
     "record_block": {"id": "record_block", "bundle_ref": "bundle"},
     "config_body": {"id": "config_body"},
     "rejected_line": {"id": "rejected_line", "bundle_ref": "bundle"},

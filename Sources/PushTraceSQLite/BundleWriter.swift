@@ -33,10 +33,12 @@ struct BundleWriter {
     private var deviceFirstSeen: Int64?
     private let insertRejected: Statement
     private let configBodies: ConfigBodies
+    private let clients: Clients
 
     init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, configBodies: ConfigBodies,
-         summarized: Bool, dictionaries: AppDictionaries) throws {
+         clients: Clients, summarized: Bool, dictionaries: AppDictionaries) throws {
         self.configBodies = configBodies
+        self.clients = clients
         self.db = db
         self.source = source
         self.receivedAt = receivedAt
@@ -75,13 +77,15 @@ struct BundleWriter {
             return
         }
         offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
+        let client = try clients.reference(Clients.Description(appVersion: manifest.appVersion, build: manifest.build,
+                                                               os: manifest.os, deviceModel: manifest.deviceModel,
+                                                               sdk: manifest.sdk), db: db)
         try db.cachedStatement(sql: """
-            INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
-                                received_at, clock_offset_ms, source, summarized)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, manifest.appVersion,
-                             manifest.build, manifest.os, manifest.deviceModel, manifest.sdk, manifest.uploadedAt,
-                             receivedAt, offset, source, summarized])
+            INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
+                                summarized)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, client,
+                             manifest.uploadedAt, receivedAt, offset, source, summarized])
         bundleRef = db.lastInsertedRowID
         dictionary = try dictionaries.current(for: appID)
         blocks = BlockBuilder(dictionary: dictionary)

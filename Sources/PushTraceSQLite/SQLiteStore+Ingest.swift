@@ -20,7 +20,7 @@ extension SQLiteStore {
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
                                         dictionaries: try currentDictionaries.inTransaction(db, dictionaries: dictionaries),
-                                        configBodies: ConfigBodies(dictionaries: dictionaries))
+                                        configBodies: ConfigBodies(dictionaries: dictionaries), clients: Clients())
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
@@ -48,6 +48,8 @@ public struct GroupCommit: IngestGroup {
     let dictionaries: AppDictionaries
     /// The config bodies stored or met so far.
     let configBodies: ConfigBodies
+    /// The client descriptions stored or met so far.
+    let clients: Clients
 
     /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
     /// error is rethrown; the rest of the group is unaffected.
@@ -58,7 +60,7 @@ public struct GroupCommit: IngestGroup {
         var bundleRef: Int64 = 0
         try db.inSavepoint {
             var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
-                                          configBodies: configBodies,
+                                          configBodies: configBodies, clients: clients,
                                           summarized: !defersSummaries, dictionaries: dictionaries)
             try produce { item in try writer.add(item) }
             result = try writer.finish()

@@ -277,6 +277,33 @@ enum Schema {
             // dictionary (app_id NULL), if it has one, stays for the blocks that name it and for apps not trained yet.
             try db.execute(sql: "ALTER TABLE dictionary ADD COLUMN app_id TEXT")
         }
+        migrator.registerMigration("v13-clients") { db in
+            // What a bundle's manifest says of the software and hardware that sent it (app version, build, OS,
+            // device model, SDK) is the same for every bundle a device sends until it updates: kept once per
+            // combination (`client`), which each bundle refers to.
+            try db.execute(sql: """
+                CREATE TABLE client (
+                    id INTEGER PRIMARY KEY,
+                    app_version TEXT,
+                    build TEXT,
+                    os TEXT,
+                    device_model TEXT,
+                    sdk TEXT
+                );
+                INSERT INTO client (app_version, build, os, device_model, sdk)
+                    SELECT DISTINCT app_version, build, os, device_model, sdk FROM bundle;
+                CREATE INDEX client_by_description ON client(app_version, build, os, device_model, sdk);
+                ALTER TABLE bundle ADD COLUMN client_ref INTEGER REFERENCES client(id);
+                UPDATE bundle SET client_ref = (
+                    SELECT id FROM client c WHERE c.app_version IS bundle.app_version AND c.build IS bundle.build
+                    AND c.os IS bundle.os AND c.device_model IS bundle.device_model AND c.sdk IS bundle.sdk);
+                ALTER TABLE bundle DROP COLUMN app_version;
+                ALTER TABLE bundle DROP COLUMN build;
+                ALTER TABLE bundle DROP COLUMN os;
+                ALTER TABLE bundle DROP COLUMN device_model;
+                ALTER TABLE bundle DROP COLUMN sdk;
+                """)
+        }
         return migrator
     }
 }

@@ -92,8 +92,9 @@ extension SQLiteStore {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let bundles = try Row.fetchAll(db, sql: """
-                    SELECT id, app_id, bundle_id, device_id, app_version, os, first_block, last_block
-                    FROM bundle INDEXED BY bundle_unsummarized WHERE summarized = 0 ORDER BY id
+                    SELECT u.id, u.app_id, u.bundle_id, u.device_id, c.app_version, c.os, u.first_block, u.last_block
+                    FROM bundle u INDEXED BY bundle_unsummarized LEFT JOIN client c ON c.id = u.client_ref
+                    WHERE u.summarized = 0 ORDER BY u.id
                     """)
                 let pending = PendingSummaries()
                 let reader = BlockReader(db: db, dictionaries: dictionaries)
