@@ -77,6 +77,26 @@ if [[ " $parts " == *" ingest "* || " $parts " == *" http "* ]]; then
   cli_total=$(python3 -c "print($t1 - $t0)")
   cli_rate=$(python3 -c "print(round($records / $store_s))")
   echo "corpus: $files bundle files, $records records, $corpus_n notifications"
+  # The whole store (every table and index, free pages and the log included) beside the bundles it came from, each
+  # gzip-compressed as the agent uploads them (the backend's files are plain NDJSON here: gzipped to compare).
+  python3 - ingest.sqlite "$corpus" "$records" <<'PY'
+import glob, gzip, os, sqlite3, sys
+path, corpus, records = sys.argv[1], sys.argv[2], int(sys.argv[3])
+db = sqlite3.connect(path)
+pages, size = db.execute("PRAGMA page_count").fetchone()[0], db.execute("PRAGMA page_size").fetchone()[0]
+store = pages * size + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
+upload = 0
+for name in glob.glob(os.path.join(corpus, "**", "*.ndjson*"), recursive=True):
+    data = open(name, "rb").read()
+    upload += len(data) if name.endswith(".gz") else len(gzip.compress(data, 6))
+print(f"== size: the store {store / 1e6:.1f} MB, {store / records:.1f} bytes per record (target <= 80: "
+      f"{'met' if store / records <= 80 else 'NOT met'}); its gzip input {upload / records:.1f} bytes per record")
+try:
+    rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    print("  by table and index (bytes per record): " + ", ".join(f"{n} {b / records:.1f}" for n, b in rows if b / records >= 0.5))
+except sqlite3.Error:
+    pass  # a Python sqlite3 built without dbstat
+PY
 fi
 if [[ " $parts " == *" ingest "* ]]; then
   # The floor: a row per record, as the store kept them before record blocks (the previous release's schema, from the

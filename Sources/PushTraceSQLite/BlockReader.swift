@@ -40,32 +40,34 @@ struct BlockReader {
     static let columns = "b.id, b.lines, b.raw_bytes, b.data, u.app_id, u.device_id, u.clock_offset_ms"
 
     /// The lines of the blocks `statement` selects (with ``columns``), one block at a time, in the order it gives.
-    /// `prefilter`, when given, skips lines it refuses before they are parsed.
-    func forEachLine(_ statement: Statement, arguments: StatementArguments, prefilter: ((String) -> Bool)? = nil,
+    /// With `mentioning` (a notification ID, folded by ``BlockMentions/folded(_:)``), only the lines that may be that
+    /// notification's are parsed; the caller still checks each line's parsed ID.
+    func forEachLine(_ statement: Statement, arguments: StatementArguments, mentioning: [UInt8]? = nil,
                      _ body: (StoredLine) throws -> Void) throws {
         let rows = try Row.fetchCursor(statement, arguments: arguments)
         while let row = try rows.next() {
-            try lines(of: row, prefilter: prefilter, body)
+            try lines(of: row, mentioning: mentioning, body)
         }
     }
 
     /// The lines of one block row (``columns``).
-    func lines(of row: Row, prefilter: ((String) -> Bool)? = nil, _ body: (StoredLine) throws -> Void) throws {
+    func lines(of row: Row, mentioning: [UInt8]? = nil, _ body: (StoredLine) throws -> Void) throws {
         let block: Int64 = row[0]
-        let texts: [String]
-        if let known = recent.lines(of: block) {
-            texts = known
+        let decoded: DecodedBlock
+        if let known = recent.block(block) {
+            decoded = known
         } else {
             let data: Data = row[3]
-            texts = try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
+            decoded = DecodedBlock(try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
                 dictionaries.lookup(identifier, in: db)
-            }
-            recent.keep(block, texts)
+            })
+            recent.keep(block, decoded)
         }
+        let texts = decoded.lines
         let appID: String = row[4], deviceID: String? = row[5], offset: Int64 = row[6]
-        for (index, text) in texts.enumerated() {
-            if let prefilter, !prefilter(text) { continue }
-            var text = text
+        let indices = mentioning.map { decoded.mentions.lines(mentioning: $0) } ?? Array(texts.indices)
+        for index in indices {
+            var text = texts[index]
             let record = try DiagnosisReader.record(storedBody: &text)
             try body(StoredLine(body: text, record: record, notificationID: record.notificationID.map(NotificationKey.normalize),
                                 ts: record.ts.map { ClockCorrection.corrected($0, by: offset) },
@@ -80,45 +82,85 @@ struct BlockReader {
         var found: [StoredLine] = []
         // A line can only be this notification's if its ID is in it; a line with an escape is parsed anyway
         // (its ID may be spelled with one).
-        let needle = Array(notificationID.utf8)
         try forEachLine(db.cachedStatement(sql: """
             SELECT \(Self.columns) FROM notification_block n
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
             WHERE n.key = ? AND u.app_id = ? ORDER BY b.id
-            """), arguments: [key, appID], prefilter: { Self.mayMention($0, needle) }) { line in
+            """), arguments: [key, appID], mentioning: BlockMentions.folded(Array(notificationID.utf8))) { line in
             // Byte for byte, as the index key and the old SQL compared (not Unicode-equivalence).
             if line.notificationID?.utf8.elementsEqual(notificationID.utf8) == true { found.append(line) }
         }
         return found
     }
+}
 
-    /// Whether `line` may be a record of the notification `needle`: its `"notification_id":"` is followed by
-    /// `needle` (ASCII letters compared without case, as a UUID is). A line that spells the key otherwise (spaces,
-    /// an escape) is kept for the parser to judge.
+/// What each line of a decoded block says its notification is, found once per block without parsing, so that
+/// reading a notification's lines from a block of many (a backend's `push.sent` lines) parses only its own.
+///
+/// A line's mention is the value of its one `"notification_id":"…"` (ASCII letters folded to lower case, as a UUID
+/// is compared), none when it has no such key, or undecided when only the parser can tell: an escape anywhere, the
+/// key spelled otherwise (spaces) or repeated. A line the parser would give the notification is never left out.
+struct BlockMentions {
+    enum Mention: Equatable {
+        case none
+        case id([UInt8])
+        case undecided
+    }
+
+    private var byID: [[UInt8]: [Int]] = [:]
+    private var undecided: [Int] = []
+
+    init(_ lines: [String]) {
+        for (index, line) in lines.enumerated() {
+            switch Self.mention(line) {
+            case .none: break
+            case .id(let id): byID[id, default: []].append(index)
+            case .undecided: undecided.append(index)
+            }
+        }
+    }
+
+    /// The lines that may be notification `folded`'s (see ``folded(_:)``), in order.
+    func lines(mentioning folded: [UInt8]) -> [Int] {
+        let named = byID[folded] ?? []
+        return undecided.isEmpty ? named : (named + undecided).sorted()
+    }
+
+    /// `id` with ASCII letters in lower case.
+    static func folded(_ id: [UInt8]) -> [UInt8] { id.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 } }
+
+    /// Whether `line` may be a record of the notification `needle`.
     static func mayMention(_ line: String, _ needle: [UInt8]) -> Bool {
+        switch mention(line) {
+        case .none: false
+        case .undecided: true
+        case .id(let id): id == folded(needle)
+        }
+    }
+
+    /// What `line` says its notification is.
+    static func mention(_ line: String) -> Mention {
         var line = line
         return line.withUTF8 { bytes in
-            guard let base = bytes.baseAddress, !needle.isEmpty else { return true }
-            if memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil { return true }
+            guard let base = bytes.baseAddress else { return .none }
+            if memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil { return .undecided }
+            var values: [Int] = []
             var from = 0
-            var strictKeys = 0
             while let found = find(key, in: bytes, from: from) {
-                strictKeys += 1
-                let value = found + key.count
-                if value + needle.count < bytes.count, bytes[value + needle.count] == UInt8(ascii: "\""),
-                   (0..<needle.count).allSatisfy({ bytes[value + $0] | 0x20 == needle[$0] | 0x20 }) {
-                    return true
-                }
-                from = value
+                values.append(found + key.count)
+                from = found + key.count
             }
-            // The key spelled otherwise too (spaces, or a repeated key): only the parser can tell.
             var bareKeys = 0
             from = 0
             while let found = find(bareKey, in: bytes, from: from) {
                 bareKeys += 1
                 from = found + bareKey.count
             }
-            return bareKeys > strictKeys
+            if bareKeys == 0 { return .none }
+            guard values.count == 1, bareKeys == 1, let value = values.first,
+                  let end = memchr(base + value, Int32(UInt8(ascii: "\"")), bytes.count - value) else { return .undecided }
+            let length = base.distance(to: end.assumingMemoryBound(to: UInt8.self)) - value
+            return .id(folded(Array(bytes[value..<(value + length)])))
         }
     }
 
@@ -141,18 +183,26 @@ struct BlockReader {
     private static let bareKey: [UInt8] = Array("notification_id".utf8)
 }
 
-/// The lines of the last blocks one reader decoded, the oldest dropped first (used by one thread at a time). A
-/// backend's block of `push.sent` lines holds many devices' notifications, which settling reads device by device.
+/// A block's lines, and what each mentions once a notification's lines were looked for in it.
+final class DecodedBlock {
+    let lines: [String]
+    private(set) lazy var mentions = BlockMentions(lines)
+
+    init(_ lines: [String]) { self.lines = lines }
+}
+
+/// The last blocks one reader decoded, the oldest dropped first (used by one thread at a time). A backend's block
+/// of `push.sent` lines holds many notifications, which settling reads in the order they were sent.
 private final class RecentBlocks {
     private static let capacity = 128
-    private var lines: [Int64: [String]] = [:]
+    private var blocks: [Int64: DecodedBlock] = [:]
     private var order: [Int64] = []
 
-    func lines(of id: Int64) -> [String]? { lines[id] }
+    func block(_ id: Int64) -> DecodedBlock? { blocks[id] }
 
-    func keep(_ id: Int64, _ texts: [String]) {
-        if order.count == Self.capacity { lines[order.removeFirst()] = nil }
+    func keep(_ id: Int64, _ block: DecodedBlock) {
+        if order.count == Self.capacity { blocks[order.removeFirst()] = nil }
         order.append(id)
-        lines[id] = texts
+        blocks[id] = block
     }
 }

@@ -18,12 +18,15 @@ extension SQLiteStore {
     ///     take minutes of disk reads, so the first call says that diagnosis has begun and how much there is.
     @discardableResult
     public func settleCauses(limit: Int?, batchSize: Int, progress: ((Int, Int) -> Void)?) throws -> Int {
-        // The pending keys, once, in device order: each lane then takes a contiguous run of devices.
+        // The pending keys, once, in device order: the order causes are written in, which decides each rollup
+        // row's example (the last notification settled into it).
         let pending = try pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT app_id, notification_id, records FROM notification WHERE cause IS NULL ORDER BY app_id, device_id
-                LIMIT ?
-                """, arguments: [limit ?? -1]).map { PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2]) }
+                SELECT app_id, notification_id, records, first_ts FROM notification WHERE cause IS NULL
+                ORDER BY app_id, device_id LIMIT ?
+                """, arguments: [limit ?? -1]).map {
+                PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2], firstTs: $0[3] ?? 0)
+            }
         }
         if !pending.isEmpty { progress?(0, pending.count) }
         let diagnoser = Diagnoser(settings: settings)
@@ -31,29 +34,42 @@ extension SQLiteStore {
         let batches = stride(from: 0, to: pending.count, by: batchSize).map { pending[$0..<min($0 + batchSize, pending.count)] }
         // Diagnosing a batch (reads) overlaps with writing the causes of the one before (the writer).
         let diagnosed = BoundedQueue<Result<[(PendingKey, Cause)], any Error>>(capacity: 2)
+        // Signalled when the diagnosing thread is done with its readers: settling returns only then, so that
+        // closing the store right after finds every connection free (and checkpoints and removes the log).
+        let finished = DispatchSemaphore(value: 0)
         let diagnosing = Thread { [pool, dictionaries] in
             Thread.current.name = "pt-diagnose"
+            defer { finished.signal() }
             for keys in batches where !diagnosed.isClosed {
-                // Each lane takes a contiguous run of devices, so that a device's config records are read once.
-                let results = ConcurrentResults<[(PendingKey, Cause)]>(count: lanes)
-                let lane = (keys.count + lanes - 1) / lanes
+                // Diagnosed in the order the notifications began, each lane a contiguous run of time: a backend's
+                // block holds the `push.sent` lines of the notifications sent together, which are then read from
+                // one decoded block. The causes go back in the batch's order.
+                let byTime = keys.indices.sorted { (keys[$0].firstTs, $0) < (keys[$1].firstTs, $1) }
+                let results = ConcurrentResults<[(Int, Cause)]>(count: lanes)
+                let lane = (byTime.count + lanes - 1) / lanes
                 DispatchQueue.concurrentPerform(iterations: lanes) { index in
-                    let slice = keys.dropFirst(index * lane).prefix(lane)
+                    let slice = byTime.dropFirst(index * lane).prefix(lane)
                     results.store(index, Result {
                         try pool.read { db in
                             let reader = DiagnosisReader(db, dictionaries: dictionaries)
-                            return try slice.map { key in
-                                (key, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
+                            return try slice.map { at in
+                                let key = keys[at]
+                                return (at, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
                             }
                         }
                     })
                 }
-                diagnosed.push(Result { try results.all().flatMap { $0 } })
+                diagnosed.push(Result {
+                    try results.all().flatMap { $0 }.sorted { $0.0 < $1.0 }.map { (keys[$0.0], $0.1) }
+                })
             }
         }
         diagnosing.stackSize = 1 << 20
         diagnosing.start()
-        defer { diagnosed.close() }
+        defer {
+            diagnosed.close()
+            finished.wait()
+        }
         var done = 0
         // The causes are written in transactions of up to two seconds, as ingest groups its bundles: every commit
         // rewrites the notification pages its batch touched (random keys: most of them), so fewer commits write far
@@ -105,6 +121,7 @@ private struct PendingKey: Sendable {
     var appID: String
     var notificationID: String
     var records: Int
+    var firstTs: Int64
 }
 
 /// Results of concurrent work, one slot per lane, filled from several threads.

@@ -115,6 +115,9 @@ public final class SQLiteStore: Sendable {
         checkpointer.stop()
         // GRDB closes the writer before the readers, and a read-only last connection does not checkpoint: do it here.
         try pool.writeWithoutTransaction { _ = try $0.checkpoint(.truncate) }
+        // The readers closed first: the writer, closing last, then removes the log and the shared-memory file
+        // (when no other process has the database open).
+        pool.invalidateReadOnlyConnections()
         try pool.close()
         checkpointer.writerClosed()
     }

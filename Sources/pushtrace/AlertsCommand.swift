@@ -50,7 +50,7 @@ struct Alerts: AsyncParsableCommand {
     func run() async throws {
         let instant = try now.map { try Instant.parse($0, option: "--now") } ?? Int64(Date().timeIntervalSince1970 * 1000)
         let ruleSet = try Self.loadRules(rules)
-        let report = try database.existingStore().alerts(ruleSet.active, now: instant)
+        let report = try database.withExistingStore { try $0.alerts(ruleSet.active, now: instant) }
         if format == .json { try printJSON(report) } else { print(report.text, terminator: "") }
         guard !report.firing.isEmpty else { return }
         if let webhook, let url = URL(string: webhook) {

@@ -21,7 +21,7 @@ struct Check: ParsableCommand {
     @Option(help: "text or json.") var format: OutputFormat = .text
 
     func run() throws {
-        let check = try database.existingStore().check()
+        let check = try database.withExistingStore { try $0.check() }
         switch format {
         case .text: print(check.description)
         case .json:

@@ -32,6 +32,19 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
+    /// Runs `body` on the existing store, closed afterwards.
+    func withExistingStore<T>(_ body: (any TraceStore) throws -> T) throws -> T {
+        let store = try existingStore()
+        defer { close(store) }
+        return try body(store)
+    }
+
+    /// Closes a store a command opened: SQLite's log is checkpointed and removed, so a command leaves the folder
+    /// as a closed store has it. A failure to close loses nothing committed; it is said on stderr.
+    func close(_ store: any TraceStore) {
+        do { try store.close() } catch { printError("pushtrace: closing \(db): \(store.explaining(error))") }
+    }
+
     /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those
     /// there are. Asked only when an answer came back empty, so a known app costs nothing.
     func requireKnownApp(_ app: String, in store: any TraceStore) throws {

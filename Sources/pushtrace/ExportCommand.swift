@@ -42,6 +42,7 @@ struct Export: ParsableCommand {
             throw UsageError("--until must be after --since")
         }
         let store = try database.existingStore()
+        defer { database.close(store) }
         var output = LineOutput()
         let progress = ExportProgress()
         try store.export(filter) { line in

@@ -65,6 +65,7 @@ struct Ingest: ParsableCommand {
         default: .fixed(try Instant.parse(receivedAt, option: "--received-at"))
         }
         let store = try database.openStore()
+        defer { database.close(store) }
         let limits = BundleLimits(maxDecompressedBytes: maxDecompressedMib << 20, maxLineBytes: maxLineKib << 10)
         let ingestor = FileIngestor(store: store, limits: limits, receivedAt: received)
         var totals = IngestTotals()

@@ -35,7 +35,7 @@ struct Lint: ParsableCommand {
         }
         var configuration: AppConfiguration?
         if let app {
-            configuration = try database.existingStore().latestConfiguration(appID: app)
+            configuration = try database.withExistingStore { try $0.latestConfiguration(appID: app) }
             if configuration == nil {
                 printError("note: no config record of \(app) is stored in \(database.db): the category is not checked")
             }

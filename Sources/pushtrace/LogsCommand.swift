@@ -26,6 +26,7 @@ struct Logs: ParsableCommand {
 
     func run() throws {
         let store = try database.existingStore()
+        defer { database.close(store) }
         guard let appID = try AppChoice.app(app, ofNotification: notificationID, in: store) else {
             printError("nothing is stored for notification \(notificationID)")
             throw NegativeAnswer()

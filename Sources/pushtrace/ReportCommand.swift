@@ -60,6 +60,7 @@ struct Report: AsyncParsableCommand {
 
     func run() async throws {
         let store = try database.existingStore()
+        defer { database.close(store) }
         let report = try store.report(appID: app, period: period(now: Int64(Date().timeIntervalSince1970 * 1000)))
         if report.figures.notifications == 0, report.previous.notifications == 0 {
             try database.requireKnownApp(app, in: store)

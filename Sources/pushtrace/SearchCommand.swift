@@ -53,6 +53,7 @@ struct Search: AsyncParsableCommand {
                                     since: try since.map { try Instant.parse($0, option: "--since") },
                                     until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
             let store = try database.existingStore()
+            defer { database.close(store) }
             rows = try store.search(query)
             if rows.isEmpty, let app { try database.requireKnownApp(app, in: store) }
         }

@@ -106,6 +106,7 @@ struct SendEvent: AsyncParsableCommand {
         try body.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let store = try database.openStore()
+        defer { database.close(store) }
         var failure: String?
         try FileIngestor(store: store).ingest(paths: [file.path]) { _, outcome in
             switch outcome {

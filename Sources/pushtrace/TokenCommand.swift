@@ -55,6 +55,7 @@ struct TokenCommand: ParsableCommand {
 
         func run() throws {
             let store = try database.openStore()
+            defer { database.close(store) }
             let (info, text) = try store.createToken(appID: app, scope: TokenScope(rawValue: scope)!, label: label,
                                                      now: Int64(Date().timeIntervalSince1970 * 1000))
             print(text.text)
@@ -70,7 +71,7 @@ struct TokenCommand: ParsableCommand {
         @Option(help: "text (a table) or json.") var format: OutputFormat = .text
 
         func run() throws {
-            let tokens = try database.existingStore().tokens()
+            let tokens = try database.withExistingStore { try $0.tokens() }
             if format == .json {
                 try printJSON(tokens)
                 return
@@ -94,7 +95,7 @@ struct TokenCommand: ParsableCommand {
 
         func run() throws {
             let tokenID = TokenText(id)?.id ?? id
-            guard try database.existingStore().revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) else {
+            guard try database.withExistingStore({ try $0.revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) }) else {
                 throw UsageError("no token with ID \(tokenID) (see pushtrace token list)")
             }
             print("token \(TerminalText.escaped(tokenID)) revoked")

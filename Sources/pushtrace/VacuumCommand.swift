@@ -47,6 +47,7 @@ struct Vacuum: ParsableCommand {
 
     func run() throws {
         let store = try database.existingStore()
+        defer { database.close(store) }
         // A lock held past the busy timeout, or a full disk, said in plain words; what was deleted stays deleted.
         do { try run(on: store) } catch { throw store.explaining(error) }
     }

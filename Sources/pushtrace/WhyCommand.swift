@@ -42,6 +42,7 @@ struct Why: AsyncParsableCommand {
     func run() async throws {
         if let server = try remote.remote() { return try await ask(server) }
         let store = try database.existingStore()
+        defer { database.close(store) }
         let appID = try AppChoice.app(app, ofNotification: notificationID, in: store)
         let report = try store.why(appID: appID ?? "", notificationID: notificationID)
         print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")
