@@ -14,10 +14,11 @@
 # Parts:
 #   ingest  `pushtrace ingest` of the corpus against two floors: sqlite3's `.import` of the same rows into the same
 #           tables, and `sqlite-utils insert --nl` of the same NDJSON lines into one table (what a Datasette user
-#           would do instead). Target: ingest >= 0.8 x .import (issue 2 asked for 0.5).
+#           would do instead). Targets (issue 29): the whole command >= 1.2 x .import; the store <= 80 bytes a record.
 #   http    the same corpus uploaded to `pushtrace serve` by 1, 8 and 64 concurrent uploaders, p50/p99 latency and
-#           the server's peak RSS; then a gzip bomb. Targets: 64 uploaders >= 0.7 x the CLI; RSS <= 150 MB. Each
-#           64-uploader run follows a CLI ingest of its own (HTTP_PAIRS=3 pairs), and the median pair decides.
+#           the server's peak RSS; then a gzip bomb. Targets: 64 uploaders >= 0.8 x the .import floor (with the ingest
+#           part) and >= 0.7 x the CLI; RSS <= 150 MB. Each 64-uploader run follows a CLI ingest of its own
+#           (HTTP_PAIRS=3 pairs), and the median pair decides.
 #   scale   SCALE notifications simulated and ingested (progress shown), then `why` p50/p99 over HTTP for 1,000
 #           random notifications (target <= 5 ms p99), `report` (<= 1 s), `alerts` (<= 100 ms), bytes per record.
 set -euo pipefail
@@ -121,6 +122,7 @@ if [[ " $parts " == *" ingest "* ]]; then
   for table in bundle record config device notification; do echo ".import $table.csv $table" >> import.sql; done
   sync
   t2=$(now); sqlite3 floor.sqlite < import.sql; t3=$(now)
+  floor_rate=$(python3 -c "print(round($records / ($t3 - $t2)))")
   # sqlite-utils (PyPI, installed by `make bench-deps`) of the same lines, decompressed, into one table.
   rm -f sqlite-utils.sqlite*
   sync
@@ -139,8 +141,8 @@ print(f"    diagnosing every notification:      {diagnose:7.2f} s")
 print(f"  sqlite3 .import of the same rows:     {floor:7.2f} s  {records / floor:9,.0f} records/s")
 print(f"  sqlite-utils insert --nl ({su_rows:,} lines): {su:7.2f} s  {su_rows / su:9,.0f} lines/s")
 ratio = floor / ingest
-print(f"  ingest / .import: {ratio:.2f} (storing alone {floor / store:.2f}); target >= 0.80: "
-      f"{'met' if ratio >= 0.8 else 'NOT met'}; issue 2's >= 0.50: {'met' if ratio >= 0.5 else 'NOT met'}")
+print(f"  ingest / .import: {ratio:.2f} (storing alone {floor / store:.2f}); target >= 1.20: "
+      f"{'met' if ratio >= 1.2 else 'NOT met'}")
 print(f"  ingest / sqlite-utils: {su / ingest:.1f}x as fast")
 PY
 fi
@@ -174,7 +176,7 @@ print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 
   pairs=${HTTP_PAIRS:-3}
   echo "  64 uploaders, each run right after a CLI ingest of the same corpus ($pairs pairs):"
   printf '  %-6s %14s %14s %8s %8s %8s %8s\n' pair "CLI storing/s" "64 upl. rec/s" "p50 ms" "p99 ms" "RSS MB" ratio
-  ratios=(); rss64=0
+  ratios=(); rates64=(); rss64=0
   for ((p = 1; p <= pairs; p++)); do
     rm -f pair.sqlite*
     "$bin/pushtrace" ingest --db pair.sqlite --quiet --format json "$corpus" > pair.json 2> pair.log \
@@ -183,6 +185,7 @@ print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 
     run_http 64
     ratio=$(python3 -c "print(f'{$rate / $pair_cli:.3f}')")
     ratios+=("$ratio")
+    rates64+=("$rate")
     rss64=$(python3 -c "print(max($rss64, $rss))")
     printf '  %-6s %14s %14s %8s %8s %8s %8s\n' "$p" "$pair_cli" "$rate" "$p50" "$p99" "$rss" "$ratio"
   done
@@ -190,6 +193,11 @@ print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 
   # The exact median decides: 0.695 would be printed 0.70 but misses a 0.70 target.
   ratio64=$(python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "${ratios[@]}")
   echo "  64 uploaders / CLI storing, median of $pairs pairs: $ratio64; target >= 0.70: $(verdict "$ratio64" '>=' 0.70)"
+  if [ -n "${floor_rate:-}" ]; then
+    floor64=$(python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[2:])) / float(sys.argv[1]):.3f}')" \
+      "$floor_rate" "${rates64[@]}")
+    echo "  64 uploaders (median of the pairs) / the .import floor ($floor_rate records/s): $floor64; target >= 0.80: $(verdict "$floor64" '>=' 0.80)"
+  fi
   echo "  server peak RSS under 64 uploaders (largest of the pairs): $rss64 MB; target <= 150 MB: $(verdict "$rss64" '<=' 150)"
   [ -f bomb.gz ] || head -c 1073741824 /dev/zero | gzip -9 > bomb.gz
   rm -f bomb.sqlite*

@@ -1,4 +1,5 @@
 import Foundation
+import PushTraceRecords
 import PushTraceSQLite
 import PushTraceStore
 
@@ -8,11 +9,16 @@ import PushTraceStore
 enum StoreEngine: Equatable {
     case sqlite(path: String)
     case postgres(url: String)
+    /// A URL of a scheme no engine has (`mysql://…`): refused when opened, rather than taken for a file name.
+    case unknown(scheme: String)
 
     init(db: String) {
         let lowered = db.lowercased()
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
             self = .postgres(url: db)
+        } else if let colon = lowered.range(of: "://"), !lowered[..<colon.lowerBound].isEmpty,
+                  lowered[..<colon.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
+            self = .unknown(scheme: String(lowered[..<colon.lowerBound]))
         } else {
             self = .sqlite(path: db)
         }
@@ -39,6 +45,9 @@ enum StoreEngine: Equatable {
         case .postgres:
             throw UsageError("this pushtrace stores to SQLite only: --db takes the path of an SQLite file, not a "
                              + "PostgreSQL URL")
+        case .unknown(let scheme):
+            throw UsageError("--db names a \(TerminalText.escaped(scheme)):// URL, which no store engine reads: give the "
+                             + "path of an SQLite file")
         }
     }
 
@@ -47,7 +56,10 @@ enum StoreEngine: Equatable {
     func query(_ sql: String, columns: ([String]) throws -> Void, row: ([QueryValue]) throws -> Void) throws {
         switch self {
         case .sqlite(let path): try SQLiteStore.query(path: path, sql: sql, columns: columns, row: row)
-        case .postgres: try open().readOnlyQuery(sql, columns: columns, row: row)
+        case .postgres, .unknown:
+            let store = try open()
+            defer { try? store.close() }
+            try store.readOnlyQuery(sql, columns: columns, row: row)
         }
     }
 
@@ -55,7 +67,7 @@ enum StoreEngine: Equatable {
     var exists: Bool {
         switch self {
         case .sqlite(let path): FileManager.default.fileExists(atPath: path)
-        case .postgres: true
+        case .postgres, .unknown: true
         }
     }
 }

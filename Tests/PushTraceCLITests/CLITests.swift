@@ -273,6 +273,11 @@ struct CLITests {
         let why = try work.run("why", "--db", "nowhere.sqlite", "x")
         #expect(why.status == 2)
         #expect(why.stderr.contains("no database at nowhere.sqlite"))
+        // A URL of a scheme no engine reads is refused, not taken for a file name.
+        let mysql = try work.run("ingest", "--db", "mysql://db.example/pushtrace", "nothing.ndjson")
+        #expect(mysql.status == 2)
+        #expect(mysql.stderr.contains("--db names a mysql:// URL, which no store engine reads"), "\(mysql.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.url.path).isEmpty)
     }
 
     @Test("search --app of which nothing is stored (a misspelt bundle ID) is exit 2 listing the apps")
