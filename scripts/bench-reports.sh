@@ -47,10 +47,9 @@ SELECT
     roll NOT BETWEEN 380 AND 389, 1, 90000 + x % 1300000,
     CASE WHEN roll BETWEEN 370 AND 379 THEN CASE x % 3 WHEN 0 THEN 'HTTP 404' WHEN 1 THEN 'image over 10 MB' ELSE 'unrecognized attachment file type' END END
 FROM r;
-INSERT INTO notification_action (app_id, notification_id, ts, action, response)
-SELECT app_id, notification_id, first_ts + 5000, CASE records % 2 WHEN 0 THEN 'SAVE' ELSE 'SHARE' END,
-    CASE records % 3 WHEN 0 THEN 'doNotDismiss' WHEN 1 THEN 'dismiss' ELSE 'dismissAndForwardAction' END
-FROM notification WHERE actions > 0;
+UPDATE notification SET action_list = json_array(json_array(CASE records % 2 WHEN 0 THEN 'SAVE' ELSE 'SHARE' END,
+    CASE records % 3 WHEN 0 THEN 'doNotDismiss' WHEN 1 THEN 'dismiss' ELSE 'dismissAndForwardAction' END))
+WHERE actions > 0;
 COMMIT;
 BEGIN;
 -- Settling; the rollups are then recomputed from the settled summaries (pushtrace vacuum --rebuild-rollups).

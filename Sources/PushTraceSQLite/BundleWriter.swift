@@ -48,6 +48,9 @@ struct BundleWriter {
         insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
     }
 
+    /// Bytes of accepted lines stored in blocks so far.
+    var storedBytes: Int { blocks.storedBytes }
+
     /// Whether the bundle was stored before (then the rest of its items are ignored).
     var isDuplicate: Bool { duplicateOf != nil }
 

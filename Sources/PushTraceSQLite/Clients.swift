@@ -15,6 +15,9 @@ final class Clients {
     /// Descriptions this group met: description → row id.
     private var known: [Description: Int64] = [:]
 
+    /// Forgets every description met: after a bundle's savepoint rolled back, the rows it stored are gone.
+    func forget() { known.removeAll() }
+
     /// The row id of `description`, stored now when there is none.
     func reference(_ description: Description, db: Database) throws -> Int64 {
         if let id = known[description] { return id }

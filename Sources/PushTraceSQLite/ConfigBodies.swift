@@ -37,6 +37,9 @@ final class ConfigBodies {
         return id
     }
 
+    /// Forgets every body met: after a bundle's savepoint rolled back, the rows it stored are gone.
+    func forget() { known.removeAll() }
+
     private func remember(_ digest: Int64, _ id: Int64, _ line: String, _ appGroup: String?) {
         // A group of a whole bulk ingest meets every device's config: the memo is bounded, and starts again.
         if known.count >= 50_000 { known.removeAll(keepingCapacity: true) }

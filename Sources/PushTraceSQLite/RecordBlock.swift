@@ -58,6 +58,8 @@ struct BlockBuilder {
     private var bytes = 0
     /// The index keys of the notifications the block being filled mentions.
     private var keys: Set<Int64> = []
+    /// Bytes of lines stored in blocks so far.
+    private(set) var storedBytes = 0
 
     init(dictionary: RecordDictionaries.Current) {
         self.dictionary = dictionary
@@ -84,6 +86,7 @@ struct BlockBuilder {
         let id = db.lastInsertedRowID
         let index = try db.cachedStatement(sql: "INSERT OR IGNORE INTO notification_block (key, block) VALUES (?, ?)")
         for key in keys.sorted() { try index.execute(arguments: [key, id]) }
+        storedBytes += block.rawBytes
         if first == nil { first = id }
         last = id
         lines.removeAll(keepingCapacity: true)

@@ -126,6 +126,10 @@ final class CurrentDictionaries: @unchecked Sendable {
     private var byApp: [String: RecordDictionaries.Current] = [:]
     /// Apps whose dictionary could not be stored (a shared Adler-32): not trained again by this process.
     private var settled: Set<String> = []
+    /// Per app without its own dictionary: bytes of lines stored since its training was last found not due (nil:
+    /// not looked at yet by this process). Training is looked at again only once another ``RecordDictionaries/
+    /// trainingBytes`` were stored, so a stream of small or empty bundles costs no scan of the app's bundles each.
+    private var sinceLastLook: [String: Int] = [:]
 
     /// The transaction's view: checks once that no other process has added a dictionary since.
     func inTransaction(_ db: Database, dictionaries: DictionaryCache) throws -> AppDictionaries {
@@ -148,6 +152,25 @@ final class CurrentDictionaries: @unchecked Sendable {
         }
     }
 
+    /// Forgets what a failed transaction may have trained: the next one reads the table again.
+    func forget() {
+        lock.withLock {
+            byApp.removeAll()
+            newestID = -1
+        }
+    }
+
+    /// Whether `appID`'s training is worth looking at, with `added` bytes of lines just stored.
+    fileprivate func isDue(_ appID: String, added: Int) -> Bool {
+        lock.withLock {
+            guard let seen = sinceLastLook[appID] else { return true }
+            sinceLastLook[appID] = seen + added
+            return seen + added >= RecordDictionaries.trainingBytes
+        }
+    }
+
+    fileprivate func looked(_ appID: String) { lock.withLock { sinceLastLook[appID] = 0 } }
+
     fileprivate func isSettled(_ appID: String) -> Bool { lock.withLock { settled.contains(appID) } }
     fileprivate func settle(_ appID: String) { _ = lock.withLock { settled.insert(appID) } }
 }
@@ -166,11 +189,12 @@ struct AppDictionaries {
         return current
     }
 
-    /// Trains `appID`'s dictionary when it has none of its own and enough lines; call between bundles.
-    func trainIfDue(appID: String) throws {
-        guard try current(for: appID).appID != appID, !shared.isSettled(appID) else { return }
+    /// Trains `appID`'s dictionary when it has none of its own and enough lines; call after a bundle that stored
+    /// `added` bytes of lines.
+    func trainIfDue(appID: String, added: Int) throws {
+        guard try current(for: appID).appID != appID, !shared.isSettled(appID), shared.isDue(appID, added: added) else { return }
         switch try RecordDictionaries.train(db, appID: appID, dictionaries: dictionaries) {
-        case .notYet: break
+        case .notYet: shared.looked(appID)
         case .trained(let trained): shared.set(appID, trained, trained: true)
         case .clash: shared.settle(appID)
         }

@@ -56,7 +56,7 @@ extension SQLiteStore {
                             WHERE id = ?
                             """, arguments: [blocks.first, blocks.last, id])
                         moved.bundles += 1
-                        try dictionaries.trainIfDue(appID: appID)
+                        try dictionaries.trainIfDue(appID: appID, added: blocks.storedBytes)
                     }
                     return .commit
                 }

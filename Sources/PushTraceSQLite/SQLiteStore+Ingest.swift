@@ -16,6 +16,8 @@ extension SQLiteStore {
     func inGroupCommit<T>(deferringSummariesTo backlog: SummaryBacklog? = nil,
                                  _ body: (GroupCommit) throws -> T) throws -> T {
         var committed: (result: T, group: GroupCommit)?
+        // A dictionary trained by a group that then fails was never stored: forget it (and what it was cached with).
+        defer { if committed == nil { currentDictionaries.forget() } }
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
@@ -58,17 +60,27 @@ public struct GroupCommit: IngestGroup {
         var result: IngestResult?
         var facts: [String: NotificationFacts] = [:]
         var bundleRef: Int64 = 0
-        try db.inSavepoint {
-            var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
-                                          configBodies: configBodies, clients: clients,
-                                          summarized: !defersSummaries, dictionaries: dictionaries)
-            try produce { item in try writer.add(item) }
-            result = try writer.finish()
-            facts = writer.facts
-            bundleRef = writer.bundleRef
-            return writer.isDuplicate ? .rollback : .commit
+        var storedBytes = 0
+        do {
+            try db.inSavepoint {
+                var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
+                                              configBodies: configBodies, clients: clients,
+                                              summarized: !defersSummaries, dictionaries: dictionaries)
+                try produce { item in try writer.add(item) }
+                result = try writer.finish()
+                facts = writer.facts
+                bundleRef = writer.bundleRef
+                storedBytes = writer.storedBytes
+                return writer.isDuplicate ? .rollback : .commit
+            }
+        } catch {
+            // The bundle's rows are gone with its savepoint: so are the bodies and clients it stored, which the
+            // group's memos must not hand to the next bundle.
+            configBodies.forget()
+            clients.forget()
+            throw error
         }
-        if let appID = result?.appID { try dictionaries.trainIfDue(appID: appID) }
+        if let result, !result.duplicate { try dictionaries.trainIfDue(appID: result.appID, added: storedBytes) }
         // Only a stored bundle's facts count: a refused one threw above, a duplicate has none.
         if !result!.duplicate {
             summaries.merge(appID: result!.appID, facts)

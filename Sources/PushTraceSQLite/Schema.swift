@@ -232,20 +232,22 @@ enum Schema {
             // (`Rollup.contributions`, written by `RollupDeltas`), the one definition of them.
             try db.execute(sql: "DROP TRIGGER IF EXISTS rollup_add; DROP TRIGGER IF EXISTS rollup_remove")
         }
-        migrator.registerMigration("v11-config-bodies-and-action-lists") { db in
+        migrator.registerMigration("v11-config-bodies-and-action-lists", foreignKeyChecks: .immediate) { db in
             // Every bundle of a device repeats its config records: their bodies are kept once each (`config_body`,
-            // found again by the digest of the line), and a config row is its key, its times and a reference. A
-            // notification's actions, read only for the action rollup, become a JSON list in its summary instead of
-            // a table and an index of their own (their lines, times included, stay in the record blocks).
+            // found again by the digest of the line), and a config row is its key, its times and a reference. The
+            // rows a store holds move over one body each, in one pass (no sort of every body); retention deletes the
+            // superseded ones. A notification's actions, read only for the action rollup, become a JSON list in its
+            // summary instead of a table and an index of their own (their lines, times included, stay in the record
+            // blocks). `body_ref` is not declared a foreign key: retention deletes unreferenced bodies in one
+            // statement, which a per-row check of an unindexed reference would make quadratic.
             try db.execute(sql: """
-                CREATE INDEX config_by_body ON config(body, app_group);
                 CREATE TABLE config_body (
                     id INTEGER PRIMARY KEY,
                     digest INTEGER,
                     app_group TEXT,
                     body BLOB NOT NULL
                 );
-                INSERT INTO config_body (id, app_group, body) SELECT min(id), app_group, body FROM config GROUP BY body, app_group;
+                INSERT INTO config_body (id, app_group, body) SELECT id, app_group, body FROM config;
                 CREATE INDEX config_body_by_digest ON config_body(digest) WHERE digest IS NOT NULL;
                 CREATE TABLE config_v11 (
                     app_id TEXT NOT NULL,
@@ -253,13 +255,11 @@ enum Schema {
                     process TEXT NOT NULL,
                     ts INTEGER NOT NULL,
                     device_ts INTEGER,
-                    body_ref INTEGER NOT NULL REFERENCES config_body(id),
+                    body_ref INTEGER NOT NULL,
                     PRIMARY KEY (app_id, device_id, process, ts)
                 ) WITHOUT ROWID;
                 INSERT INTO config_v11 (app_id, device_id, process, ts, device_ts, body_ref)
-                    SELECT c.app_id, c.device_id, c.process, c.ts, c.device_ts,
-                        (SELECT min(o.id) FROM config o WHERE o.body = c.body AND o.app_group IS c.app_group)
-                    FROM config c;
+                    SELECT app_id, device_id, process, ts, device_ts, id FROM config ORDER BY app_id, device_id, process, ts;
                 DROP TABLE config;
                 ALTER TABLE config_v11 RENAME TO config;
                 ALTER TABLE notification ADD COLUMN action_list TEXT;
@@ -272,12 +272,15 @@ enum Schema {
                 DROP TABLE notification_action;
                 """)
         }
-        migrator.registerMigration("v12-dictionaries-per-app") { db in
+        migrator.registerMigration("v12-dictionaries-per-app", foreignKeyChecks: .immediate) { db in
             // Each app's blocks are compressed against a dictionary trained on its own lines; the store's shared
             // dictionary (app_id NULL), if it has one, stays for the blocks that name it and for apps not trained yet.
-            try db.execute(sql: "ALTER TABLE dictionary ADD COLUMN app_id TEXT")
+            try db.execute(sql: """
+                ALTER TABLE dictionary ADD COLUMN app_id TEXT;
+                CREATE INDEX dictionary_by_app ON dictionary(app_id, id);
+                """)
         }
-        migrator.registerMigration("v13-clients") { db in
+        migrator.registerMigration("v13-clients", foreignKeyChecks: .immediate) { db in
             // What a bundle's manifest says of the software and hardware that sent it (app version, build, OS,
             // device model, SDK) is the same for every bundle a device sends until it updates: kept once per
             // combination (`client`), which each bundle refers to.

@@ -32,7 +32,12 @@ package struct NotificationFacts {
     package var downloadBytes: Int64?
     package var attachmentFailure: String?
     /// The content extension's actions (action, response), in the order recorded: what the action rollup counts.
+    /// At most ``maxActionRows``, each text at most `WireBounds.maxIdentifierBytes`.
     package var actionRows: [(action: String?, response: String?)] = []
+
+    /// The most actions a summary keeps for the action rollup. A person taps a few; a device that sends thousands
+    /// for one notification must not make each write of its summary rewrite them all (`actions` still counts all).
+    package static let maxActionRows = 64
 
     package init() {}
 
@@ -71,7 +76,9 @@ package struct NotificationFacts {
         case .contentAbnormalExit: contentCrashed = true
         case .contentAction:
             actions += 1
-            actionRows.append((record.action, record.response))
+            if actionRows.count < Self.maxActionRows {
+                actionRows.append((record.action.map(Self.bounded), record.response.map(Self.bounded)))
+            }
         case .appResponse: appResponses += 1
         case .serviceDownload:
             downloads += 1
@@ -111,10 +118,16 @@ package struct NotificationFacts {
         downloads += later.downloads
         downloadBytes = later.downloadBytes.map { Self.sum(downloadBytes ?? 0, $0) } ?? downloadBytes
         attachmentFailure = attachmentFailure ?? later.attachmentFailure
-        actionRows += later.actionRows
+        actionRows += later.actionRows.prefix(max(0, Self.maxActionRows - actionRows.count))
     }
 
     /// Why a download or an attachment failed, in the words the report groups failures by.
+    /// `text` cut to `WireBounds.maxIdentifierBytes` of UTF-8 (an action's identifier is an app's own, and short).
+    static func bounded(_ text: String) -> String {
+        text.utf8.count <= WireBounds.maxIdentifierBytes ? text
+            : String(decoding: Array(text.utf8.prefix(WireBounds.maxIdentifierBytes)), as: UTF8.self)
+    }
+
     package static func failureReason(_ record: PushTraceRecords.Record) -> String? {
         if let error = record.error { return error }
         if record.eventName == .serviceDownload, let status = record.httpStatus, status >= 400 { return "HTTP \(status)" }

@@ -51,4 +51,34 @@ struct IngestSessionInterfaceTests {
         #expect(summaries.map(\.records).sorted() == [3, 6])
         #expect(try temporary.store.check().isConsistent)
     }
+
+    @Test("a bundle that fails after its config and manifest were stored leaves the next bundle of the group whole",
+          arguments: TestEngine.all)
+    func failedBundleInGroup(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let config = #"{"type":"config","ts":1763622000500,"process":"app","app_group":"group.x","categories":[{"id":"DAILY_PICK","actions":["SAVE"]}]}"#
+        let manifest = #"{"type":"manifest","schema":1,"bundle_id":"BUNDLE","app_id":"app.one","device_id":"d-1","app_version":"9.9","os":"iOS 26.0","sdk":"pushtrace-swift/9"}"#
+        struct Interrupted: Error {}
+        let session = try temporary.store.makeIngestSession(deferringSummaries: false)
+        let stored = try session.inGroupCommit { group -> IngestResult in
+            // The first bundle stores its manifest and its config line, then its upload breaks off.
+            #expect(throws: Interrupted.self) {
+                try group.ingest(source: "t", receivedAt: Lines.t0) { sink in
+                    try Self.bundle([manifest.replacingOccurrences(of: "BUNDLE", with: "b-1"), config])(sink)
+                    throw Interrupted()
+                }
+            }
+            // The same client and config again, in the same transaction: stored whole, on rows of its own.
+            return try group.ingest(source: "t", receivedAt: Lines.t0,
+                                    Self.bundle([manifest.replacingOccurrences(of: "BUNDLE", with: "b-2"), config]
+                                                + Lines.serviceSteps("n-1")))
+        }
+        #expect(stored.accepted == 4 && !stored.duplicate)
+        #expect(try temporary.store.latestConfiguration(appID: "app.one")?.registeredCategories == ["DAILY_PICK"])
+        #expect(try temporary.store.check().isConsistent)
+        var lines: [String] = []
+        try temporary.store.export(ExportFilter(appID: "app.one")) { lines.append($0.body) }
+        #expect(lines.first == config)
+        #expect(try temporary.counts()["bundle"] == 1)
+    }
 }
