@@ -110,45 +110,60 @@ public enum DictionaryDeflate {
 }
 
 /// A deflate state primed with one dictionary, copied for each block it compresses: the dictionary is hashed once,
-/// not once per block. Not for concurrent use.
+/// not once per block. The state is made at the first block, so a deflater that compresses nothing costs nothing.
+/// Not for concurrent use.
 public final class PrimedDeflater {
-    /// On the heap: zlib's state points back at its stream, which must not move.
-    private let primed: UnsafeMutablePointer<z_stream>
+    private let dictionary: [UInt8]
+    private let level: Int32
+    /// On the heap: zlib's state points back at its stream, which must not move. Nil until the first block.
+    private var primed: UnsafeMutablePointer<z_stream>?
     /// CMF, FLG and, with a dictionary, its Adler-32 (RFC 1950).
     private let header: [UInt8]
 
-    /// Primes a raw deflate state at `level` (0–9) with `dictionary` (none when empty).
+    /// A deflater at `level` (0–9) primed with `dictionary` (none when empty).
     public init(dictionary: [UInt8], level: Int32 = 6) {
-        let primed = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        primed.initialize(to: z_stream())
-        let status = deflateInit2_(primed, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                                   Int32(MemoryLayout<z_stream>.size))
-        precondition(status == Z_OK, "deflateInit2 failed with \(status): zlib is broken")
+        self.dictionary = dictionary
+        self.level = level
         let cmf: UInt8 = 0x78  // deflate, 32 KiB window
         let levelBits: UInt8 = level < 2 ? 0 : level < 6 ? 1 : level == 6 ? 2 : 3
         var flg = levelBits << 6 | (dictionary.isEmpty ? 0 : 0x20)
         flg |= UInt8(31 - (UInt32(cmf) << 8 | UInt32(flg)) % 31) % 31
         var header = [cmf, flg]
         if !dictionary.isEmpty {
-            let set = dictionary.withUnsafeBufferPointer { deflateSetDictionary(primed, $0.baseAddress, UInt32($0.count)) }
-            precondition(set == Z_OK, "deflateSetDictionary failed with \(set)")
             let id = DictionaryDeflate.identifier(of: dictionary)
             header += [UInt8(id >> 24), UInt8(id >> 16 & 0xff), UInt8(id >> 8 & 0xff), UInt8(id & 0xff)]
         }
         self.header = header
-        self.primed = primed
     }
 
     deinit {
-        deflateEnd(primed)
-        primed.deallocate()
+        if let primed {
+            deflateEnd(primed)
+            primed.deallocate()
+        }
+    }
+
+    /// The primed state, made on first use.
+    private func primedState() -> UnsafeMutablePointer<z_stream> {
+        if let primed { return primed }
+        let state = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        state.initialize(to: z_stream())
+        let status = deflateInit2_(state, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                                   Int32(MemoryLayout<z_stream>.size))
+        precondition(status == Z_OK, "deflateInit2 failed with \(status): zlib is broken")
+        if !dictionary.isEmpty {
+            let set = dictionary.withUnsafeBufferPointer { deflateSetDictionary(state, $0.baseAddress, UInt32($0.count)) }
+            precondition(set == Z_OK, "deflateSetDictionary failed with \(set)")
+        }
+        primed = state
+        return state
     }
 
     /// `input` as one zlib stream against the dictionary.
     public func compress(_ input: UnsafeRawBufferPointer) -> [UInt8] {
         let work = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         work.initialize(to: z_stream())
-        let copied = deflateCopy(work, primed)
+        let copied = deflateCopy(work, primedState())
         precondition(copied == Z_OK, "deflateCopy failed with \(copied)")
         defer {
             deflateEnd(work)
