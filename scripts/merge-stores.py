@@ -7,7 +7,7 @@ TARGET must already hold pushtrace's schema (any pushtrace command that opens it
 CHUNK_FOLDER/chunk-i.sqlite, merged once CHUNK_FOLDER/chunk-i.sqlite.ready exists, and deleted after; the chunks
 are merged in order, as they come. Every row is copied as pushtrace stored it: bundle, record-block, config-body
 and rejected-line ids are shifted past the target's (and the index of a notification's blocks with them), each
-chunk's trained dictionary is copied once (blocks name theirs by its Adler-32), devices keep their earliest first
+chunk's dictionaries (one per app) are copied unless their Adler-32 is in the target already (blocks name theirs by its Adler-32), devices keep their earliest first
 and latest last sighting, and the rollups are summed (a chunk's notifications are all settled, as `pushtrace
 ingest` leaves them).
 

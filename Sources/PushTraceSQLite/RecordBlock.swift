@@ -6,7 +6,7 @@ import PushTraceGzip
 /// A run of one bundle's accepted lines, stored compressed as one row of `record_block`.
 ///
 /// The lines are kept exactly as received, in the order received, joined by `\n` (a received line never holds
-/// one), and deflated against the store's dictionary of the moment (``RecordDictionaries``). Everything else the
+/// one), and deflated against the app's newest dictionary (else the store's shared one, else none) (``RecordDictionaries``). Everything else the
 /// old per-record table held is derived again when the block is read: the time from the line and its bundle's
 /// clock offset, the device from its bundle, the type, event and notification from the line.
 enum RecordBlock {
@@ -95,7 +95,7 @@ struct BlockBuilder {
     }
 }
 
-/// A config record's line as `config.body` keeps it: deflated against the store's dictionary (config lines are
+/// A config record's line as `config_body.body` keeps it: deflated against its app's dictionary (config lines are
 /// long and every bundle of a device repeats them), as a blob. Stores written before kept the text itself, which
 /// reads back as it is.
 enum ConfigBody {

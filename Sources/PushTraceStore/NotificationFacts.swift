@@ -3,8 +3,8 @@ import PushTraceRecords
 
 /// The per-notification summary row, accumulated over one bundle and merged into `notification` at its end, so
 /// that searches and reports read one row per notification and never rescan records. What a summary holds is
-/// decided here alone (``add(_:ts:manifest:)``, ``merge(_:)``); `NotificationFacts+Storage.swift` reads and writes
-/// it.
+/// decided here alone (``add(_:ts:manifest:)``, ``merge(_:)``); each engine only stores it (PushTraceSQLite's
+/// `NotificationFacts+Storage.swift` reads and writes it).
 package struct NotificationFacts {
     package var deviceID: String?
     package var deviceIDFromDevice = false

@@ -4,7 +4,7 @@ public struct RetentionReport: Sendable, Equatable, CustomStringConvertible {
     public var bundles = 0
     public var records = 0
     public var rejectedLines = 0
-    /// Notification summaries (and their actions) whose every record was before the cut-off.
+    /// Notification summaries (their `action_list` with them) whose every record was before the cut-off.
     public var notifications = 0
     /// Config records superseded by a later one of the same app, device and process.
     public var configs = 0

@@ -1,4 +1,4 @@
-/// What ``Store/check()`` found: the stored lines recounted from their blocks, against the counts kept beside them.
+/// What ``TraceStore/check()`` found: the stored lines recounted from their blocks, against the counts kept beside them.
 public struct StoreCheck: Sendable, Equatable, Codable, CustomStringConvertible {
     public var blocks = 0
     /// Lines read back from the blocks.

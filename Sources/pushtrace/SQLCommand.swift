@@ -8,8 +8,8 @@ struct SQL: ParsableCommand {
         commandName: "sql",
         abstract: "Run a read-only SQL query on the store.",
         discussion: """
-            The escape hatch: any SELECT over the tables described in docs/schema.md (bundle, notification, \
-            device, config, rejected_line, the rollups). The statement runs on a read-only connection; one that \
+            The escape hatch: any SELECT over the tables described in docs/schema.md (bundle and client, \
+            notification, device, config and config_body, rejected_line, the rollups). The statement runs on a read-only connection; one that \
             would write is refused. Stored lines are kept compressed in record blocks: read them with \
             pushtrace export.
 

@@ -4,8 +4,8 @@ import PushTraceSQLite
 import PushTraceStore
 
 /// The engine `--db` names (SPEC §7, §9): a PostgreSQL URL (`postgres://…`, `postgresql://…`), or else the path of
-/// an SQLite file. The one place the CLI and `serve` know which engines exist; everything after opening talks to
-/// the store's interface.
+/// an SQLite file. Where the CLI and `serve` open a store (besides it, only `--version`, the process-wide settings
+/// and `serve --durability` name SQLite); everything after opening talks to the store's interface.
 enum StoreEngine: Equatable {
     case sqlite(path: String)
     case postgres(url: String)
