@@ -20,12 +20,15 @@ final class ConfigBodies {
     /// The row id of the body holding `line` (with its App Group), stored now when there is none.
     func reference(_ line: String, appGroup: String?, dictionary: RecordDictionaries.Current, db: Database) throws -> Int64 {
         let digest = Self.digest(line)
-        if let id = known[digest]?.first(where: { $0.line == line && $0.appGroup == appGroup })?.id { return id }
+        if let id = known[digest]?.first(where: { $0.line.utf8.elementsEqual(line.utf8) && $0.appGroup == appGroup })?.id {
+            return id
+        }
         let candidates = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, app_group, body FROM config_body WHERE digest = ?"),
                                           arguments: [digest])
         for row in candidates where (row[1] as String?) == appGroup {
             let id: Int64 = row[0]
-            if try ConfigBody.text(row[2], dictionaries: dictionaries, db: db) == line {
+            // Byte for byte: `==` on strings is canonical equivalence, and the body must be the line as received.
+            if try ConfigBody.text(row[2], dictionaries: dictionaries, db: db).utf8.elementsEqual(line.utf8) {
                 remember(digest, id, line, appGroup)
                 return id
             }
