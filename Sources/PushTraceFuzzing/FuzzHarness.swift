@@ -30,6 +30,11 @@ public enum FuzzHarness {
                 let strict = try? JSONDecoder().decode(Record.self, from: Data(bytes))
                 precondition(strict == scanned, "the one-pass reader and JSONDecoder read a record line differently")
             }
+            if let ts = Record.timestamp(scanning: bytes) {
+                // An export reads a stored line's time alone: the same time as the whole record's, whichever reads it.
+                let whole = Record(scanning: bytes) ?? (try? JSONDecoder().decode(Record.self, from: Data(bytes)))
+                precondition(whole == nil || whole?.ts == ts, "a record's time read alone differs from the whole record's")
+            }
             if let scanned = Manifest(scanning: bytes) {
                 let strict = try? JSONDecoder().decode(Manifest.self, from: Data(bytes))
                 precondition(strict == scanned, "the one-pass reader and JSONDecoder read a manifest differently")

@@ -12,6 +12,17 @@ extension Record {
         guard read else { return nil }
     }
 
+    /// Only the `ts` of a record line, read in one pass as ``init(scanning:)`` reads it, without the other fields:
+    /// `.some(nil)` when the line has no `ts` (or `null`), and nil to leave the line to a full reader (a `ts` that
+    /// is not an integer, written twice or spelled with an escape, or a line that is not a well-formed object).
+    public static func timestamp(scanning bytes: UnsafeRawBufferPointer) -> Int64?? {
+        var ts: Int64?
+        guard FlatJSONScanner.readObject(bytes, keys: timestampKey, read: { _, s in s.integer(into: &ts) }) else { return nil }
+        return .some(ts)
+    }
+
+    private static let timestampKey = [Array(CodingKeys.ts.rawValue.utf8)]
+
     /// The known keys, in `CodingKeys` order, and their bytes (a key's index is its bit in the seen-keys mask).
     private static let keys = CodingKeys.allCases
     private static let scannedKeys = keys.map { Array($0.rawValue.utf8) }

@@ -50,6 +50,33 @@ struct BlockReader {
         }
     }
 
+    /// The lines of the blocks `statement` selects (with ``columns``), each with its corrected time and nothing else
+    /// read from it: what an export needs.
+    func forEachLineTime(_ statement: Statement, arguments: StatementArguments,
+                         _ body: (_ line: String, _ correctedTs: Int64?) throws -> Void) throws {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() {
+            let offset: Int64 = row[6]
+            for var text in try decode(row) {
+                let ts: Int64?
+                if let scanned = text.withUTF8({ PushTraceRecords.Record.timestamp(scanning: UnsafeRawBufferPointer($0)) }) {
+                    ts = scanned
+                } else {
+                    ts = try DiagnosisReader.record(storedBody: &text).ts
+                }
+                try body(text, ts.map { ClockCorrection.corrected($0, by: offset) })
+            }
+        }
+    }
+
+    /// The lines of one block row (``columns``), decompressed.
+    private func decode(_ row: Row) throws -> [String] {
+        let data: Data = row[3]
+        return try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
+            dictionaries.lookup(identifier, in: db)
+        }
+    }
+
     /// The lines of one block row (``columns``).
     func lines(of row: Row, mentioning: [UInt8]? = nil, _ body: (StoredLine) throws -> Void) throws {
         let block: Int64 = row[0]
@@ -57,10 +84,7 @@ struct BlockReader {
         if let known = recent.block(block) {
             decoded = known
         } else {
-            let data: Data = row[3]
-            decoded = DecodedBlock(try RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2]) { identifier in
-                dictionaries.lookup(identifier, in: db)
-            })
+            decoded = DecodedBlock(try decode(row))
             recent.keep(block, decoded)
         }
         let texts = decoded.lines

@@ -31,6 +31,9 @@ struct BundleWriter {
     private(set) var facts: [String: NotificationFacts] = [:]
     private var deviceLastSeen: Int64?
     private var deviceFirstSeen: Int64?
+    /// The corrected times of the bundle's accepted lines: config lines apart from the others.
+    private var lineTimes = BundleTimeSpan.Builder()
+    private var configTimes = BundleTimeSpan.Builder()
     private let insertRejected: Statement
     private let configBodies: ConfigBodies
     private let clients: Clients
@@ -103,6 +106,9 @@ struct BundleWriter {
         let deviceID = manifest.isFromServer ? nil : manifest.deviceID
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
         accepted += 1
+        if let ts {
+            if record.recordType == .config { configTimes.add(ts) } else { lineTimes.add(ts) }
+        }
         if let ts, deviceID != nil {
             deviceLastSeen = max(deviceLastSeen ?? ts, ts)
             deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
@@ -154,8 +160,14 @@ struct BundleWriter {
             }
         }
         try blocks.flush(db)
-        try db.cachedStatement(sql: "UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ? WHERE id = ?")
-            .execute(arguments: [accepted, rejected, blocks.first, blocks.last, bundleRef])
+        let lines = lineTimes.span(receivedAt: receivedAt, stretched: true)
+        let configs = configTimes.span(receivedAt: receivedAt, stretched: false)
+        try db.cachedStatement(sql: """
+            UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ?,
+                ts_from = ?, ts_to = ?, config_ts_from = ?, config_ts_to = ?
+            WHERE id = ?
+            """).execute(arguments: [accepted, rejected, blocks.first, blocks.last, lines?.from, lines?.to,
+                                     configs?.from, configs.flatMap { $0.to == $0.from ? nil : $0.to }, bundleRef])
         return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
                             duplicate: false, rejections: rejections, clockOffsetMs: offset)
     }

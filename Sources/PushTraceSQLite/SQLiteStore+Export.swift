@@ -7,11 +7,6 @@ extension SQLiteStore {
     /// bounded (a block of lines at a time) however many there are. Runs in one read transaction, so the lines are
     /// those of one moment.
     public func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws {
-        func selected(_ stored: StoredLine) -> Bool {
-            if let since = filter.since, (stored.ts ?? .min) < since { return false }
-            if let until = filter.until, (stored.ts ?? .max) >= until { return false }
-            return true
-        }
         try pool.read { db in
             let reader = BlockReader(db: db, dictionaries: dictionaries)
             if let id = filter.notificationID {
@@ -29,17 +24,22 @@ extension SQLiteStore {
                     SELECT id FROM app WHERE id IS NOT NULL
                     """)
                 for app in apps {
-                    found += try reader.lines(appID: app, notificationID: key).filter(selected)
+                    found += try reader.lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }
                 }
                 for stored in found.sorted(by: { ($0.block, $0.index) < ($1.block, $1.index) }) {
                     try line(ExportedLine(body: stored.body, correctedTs: stored.ts))
                 }
                 return
             }
-            let sql = "SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref"
-                + (filter.appID == nil ? "" : " WHERE u.app_id = ?") + " ORDER BY b.id"
-            try reader.forEachLine(db.makeStatement(sql: sql), arguments: StatementArguments(filter.appID.map { [$0] } ?? [])) {
-                if selected($0) { try line(ExportedLine(body: $0.body, correctedTs: $0.ts)) }
+            // Blocks in the order stored; with a time range, only those of bundles whose time span meets it are
+            // decoded (the span is checked on the bundle row before the block's data is read).
+            let span = BundleTimeSpan.overlapCondition(since: filter.since, until: filter.until)
+            let sql = "SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref WHERE "
+                + (filter.appID == nil ? "" : "u.app_id = ? AND ") + span.sql + " ORDER BY b.id"
+            var arguments = StatementArguments(filter.appID.map { [$0] } ?? [])
+            arguments += StatementArguments(span.arguments)
+            try reader.forEachLineTime(db.makeStatement(sql: sql), arguments: arguments) { body, ts in
+                if filter.includes(correctedTs: ts) { try line(ExportedLine(body: body, correctedTs: ts)) }
             }
         }
     }

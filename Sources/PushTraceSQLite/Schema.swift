@@ -307,6 +307,19 @@ enum Schema {
                 ALTER TABLE bundle DROP COLUMN sdk;
                 """)
         }
+        migrator.registerMigration("v14-bundle-time-spans") { db in
+            // The corrected times a bundle's lines span, in whole hours from its received time, so that a
+            // time-filtered export decodes only the blocks of bundles whose span meets the range. Config lines have
+            // a span of their own (`config_ts_to` NULL when it is one hour): every bundle repeats its device's
+            // config, recorded long before, which would otherwise stretch each span back to it. NULL everywhere
+            // (bundles stored before, or without a timed line): read whole.
+            try db.execute(sql: """
+                ALTER TABLE bundle ADD COLUMN ts_from INTEGER;
+                ALTER TABLE bundle ADD COLUMN ts_to INTEGER;
+                ALTER TABLE bundle ADD COLUMN config_ts_from INTEGER;
+                ALTER TABLE bundle ADD COLUMN config_ts_to INTEGER;
+                """)
+        }
         return migrator
     }
 }

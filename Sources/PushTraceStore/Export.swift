@@ -14,6 +14,13 @@ public struct ExportFilter: Sendable, Equatable {
         self.until = until
         self.notificationID = notificationID
     }
+
+    /// Whether a line stored under `correctedTs` is within the time bounds.
+    package func includes(correctedTs ts: Int64?) -> Bool {
+        if let since, (ts ?? .min) < since { return false }
+        if let until, (ts ?? .max) >= until { return false }
+        return true
+    }
 }
 
 /// One stored line: exactly as it was received, and the time it is stored under (the device's time corrected by

@@ -29,6 +29,31 @@ struct RecordScanningTests {
         #expect(taken == lines, "\(taken) of \(lines) lines read in one pass")
     }
 
+    @Test("a record's time read alone is the whole record's, or left to the full reader")
+    func timestampAlone() throws {
+        func alone(_ line: String) -> Int64?? { Array(line.utf8).withUnsafeBytes { Record.timestamp(scanning: $0) } }
+        var lines: [String] = []
+        for (_, bytes) in try ScanningSupport.simulatedFiles(seed: 5, notifications: 100) {
+            let decoder = BundleDecoder(encoding: .sniff)
+            let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { lines.append(record.json) } }
+            try bytes.withUnsafeBytes { try decoder.consume($0, collect) }
+            try decoder.finish(collect)
+        }
+        #expect(lines.count > 1_000)
+        for line in lines {
+            #expect(alone(line) == .some(ScanningSupport.strict(Record.self, line)!.ts), "line: \(line)")
+        }
+        // Another field of the wrong type or written twice (the whole-record scanner leaves such lines to the full
+        // readers): the time alone is still read.
+        #expect(alone(#"{"ts":5,"status":"200","event":"a","event":"b"}"#) == .some(5))
+        #expect(alone(#"{"type":"log","message":"no time"}"#) == .some(nil))
+        #expect(alone(#"{"ts":null}"#) == .some(nil))
+        // Left to the full reader: what it reads leniently or refuses, and escaped keys.
+        for line in [#"{"ts":1,"ts":2}"#, #"{"ts":1.0}"#, #"{"ts":"1"}"#, #"{"t\u0073":1}"#, #"{"ts":1,}"#, "[1]", ""] {
+            #expect(alone(line) == nil, "taken: \(line)")
+        }
+    }
+
     @Test("lines it takes: escapes, surrogate pairs, nulls, unknown nested fields, spaces")
     func taken() {
         let lines = [
