@@ -35,6 +35,10 @@ public enum FuzzHarness {
                 let whole = Record(scanning: bytes) ?? (try? JSONDecoder().decode(Record.self, from: Data(bytes)))
                 precondition(whole == nil || whole?.ts == ts, "a record's time read alone differs from the whole record's")
             }
+            if let flat = JSONValue(scanningFlatObject: bytes) {
+                let strict = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+                precondition(strict == flat, "the one-pass reader and JSONDecoder read a flat object differently")
+            }
             if let scanned = Manifest(scanning: bytes) {
                 let strict = try? JSONDecoder().decode(Manifest.self, from: Data(bytes))
                 precondition(strict == scanned, "the one-pass reader and JSONDecoder read a manifest differently")

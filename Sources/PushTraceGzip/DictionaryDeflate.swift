@@ -72,39 +72,38 @@ public enum DictionaryDeflate {
         let body = UnsafeRawBufferPointer(rebasing: input[start...])
         stream.pointee.next_in = UnsafeMutablePointer(mutating: body.baseAddress?.assumingMemoryBound(to: UInt8.self))
         stream.pointee.avail_in = UInt32(clamping: body.count)
-        var output: [UInt8] = []
-        output.reserveCapacity(min(max(0, limit), 64 * 1024))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            var status: Int32 = Z_OK
-            let produced = chunk.withUnsafeMutableBufferPointer { buffer -> Int in
-                stream.pointee.next_out = buffer.baseAddress
-                stream.pointee.avail_out = UInt32(buffer.count)
+        // Decoded straight into the output, one byte past `limit` to see a stream that holds more. Deflate expands
+        // at most 1032-fold, so a damaged `limit` cannot make this allocate more than the stream could hold.
+        let (expandable, overflow) = body.count.multipliedReportingOverflow(by: 1032)
+        let capacity = min(max(0, limit), overflow ? Int.max - 1 : expandable) + 1
+        var status: Int32 = Z_OK
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            stream.pointee.next_out = buffer.baseAddress
+            stream.pointee.avail_out = UInt32(clamping: buffer.count)
+            repeat {
                 status = inflate(stream, Z_NO_FLUSH)
-                return buffer.count - Int(stream.pointee.avail_out)
-            }
-            output.append(contentsOf: chunk[0..<produced])
+            } while status == Z_OK && stream.pointee.avail_out > 0 && stream.pointee.avail_in > 0
+            count = buffer.count - Int(stream.pointee.avail_out)
+        }
+        switch status {
+        case Z_STREAM_END:
             if output.count > limit { throw .tooLarge(limit: limit) }
-            switch status {
-            case Z_STREAM_END:
-                // The trailer: the Adler-32 of what was compressed, and nothing after it.
-                let left = Int(stream.pointee.avail_in)
-                guard left >= 4 else { throw .truncated }
-                guard left == 4 else { throw .corrupt("\(left - 4) bytes after the end of the stream") }
-                let trailer = body[(body.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-                let checksum = output.withUnsafeBufferPointer { UInt32(adler32(1, $0.baseAddress, UInt32($0.count))) }
-                guard trailer == checksum else {
-                    throw .corrupt(preset.isEmpty ? "checksum mismatch" : "checksum mismatch (damaged, or another dictionary)")
-                }
-                return output
-            case Z_OK:
-                continue
-            case Z_BUF_ERROR:
-                // No progress possible: the input ended before the stream did.
-                if produced == 0 { throw .truncated }
-            default:
-                throw .corrupt(stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)")
+            // The trailer: the Adler-32 of what was compressed, and nothing after it.
+            let left = Int(stream.pointee.avail_in)
+            guard left >= 4 else { throw .truncated }
+            guard left == 4 else { throw .corrupt("\(left - 4) bytes after the end of the stream") }
+            let trailer = body[(body.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let checksum = output.withUnsafeBufferPointer { UInt32(adler32(1, $0.baseAddress, UInt32($0.count))) }
+            guard trailer == checksum else {
+                throw .corrupt(preset.isEmpty ? "checksum mismatch" : "checksum mismatch (damaged, or another dictionary)")
             }
+            return output
+        case Z_OK, Z_BUF_ERROR:
+            // Out of room (more than `limit`), or the input ended before the stream did.
+            if stream.pointee.avail_out == 0 { throw .tooLarge(limit: limit) }
+            throw .truncated
+        default:
+            throw .corrupt(stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)")
         }
     }
 }

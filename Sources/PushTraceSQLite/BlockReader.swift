@@ -131,27 +131,46 @@ struct BlockMentions {
         case undecided
     }
 
-    private var byID: [[UInt8]: [Int]] = [:]
+    /// Line indices by a 64-bit hash of the folded ID they name: a candidate list (two IDs may share a hash), which
+    /// callers narrow by each line's parsed ID. Hashing the bytes in place spares an array per line.
+    private var byID: [UInt64: [Int]] = [:]
     private var undecided: [Int] = []
 
     init(_ lines: [String]) {
         for (index, line) in lines.enumerated() {
-            switch Self.mention(line) {
-            case .none: break
-            case .id(let id): byID[id, default: []].append(index)
-            case .undecided: undecided.append(index)
+            var line = line
+            let found = line.withUTF8 { bytes -> UInt64?? in
+                switch Self.value(in: bytes) {
+                case .none: return .some(nil)
+                case .undecided: return nil
+                case .found(let range): return .some(Self.hash(UnsafeBufferPointer(rebasing: bytes[range])))
+                }
+            }
+            switch found {
+            case .none: undecided.append(index)
+            case .some(nil): break
+            case .some(.some(let hash)): byID[hash, default: []].append(index)
             }
         }
     }
 
     /// The lines that may be notification `folded`'s (see ``folded(_:)``), in order.
     func lines(mentioning folded: [UInt8]) -> [Int] {
-        let named = byID[folded] ?? []
+        let named = folded.withUnsafeBufferPointer { byID[Self.hash($0)] } ?? []
         return undecided.isEmpty ? named : (named + undecided).sorted()
     }
 
     /// `id` with ASCII letters in lower case.
-    static func folded(_ id: [UInt8]) -> [UInt8] { id.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 } }
+    static func folded(_ id: [UInt8]) -> [UInt8] { id.map(fold) }
+
+    private static func fold(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20 : byte }
+
+    /// FNV-1a of `bytes` with ASCII letters folded to lower case.
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(fold(byte))) &* 0x100_0000_01b3 }
+        return hash
+    }
 
     /// Whether `line` may be a record of the notification `needle`.
     static func mayMention(_ line: String, _ needle: [UInt8]) -> Bool {
@@ -166,26 +185,41 @@ struct BlockMentions {
     static func mention(_ line: String) -> Mention {
         var line = line
         return line.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return .none }
-            if memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil { return .undecided }
-            var values: [Int] = []
-            var from = 0
-            while let found = find(key, in: bytes, from: from) {
-                values.append(found + key.count)
-                from = found + key.count
+            switch value(in: bytes) {
+            case .none: .none
+            case .undecided: .undecided
+            case .found(let range): .id(folded(Array(bytes[range])))
             }
-            var bareKeys = 0
-            from = 0
-            while let found = find(bareKey, in: bytes, from: from) {
-                bareKeys += 1
-                from = found + bareKey.count
-            }
-            if bareKeys == 0 { return .none }
-            guard values.count == 1, bareKeys == 1, let value = values.first,
-                  let end = memchr(base + value, Int32(UInt8(ascii: "\"")), bytes.count - value) else { return .undecided }
-            let length = base.distance(to: end.assumingMemoryBound(to: UInt8.self)) - value
-            return .id(folded(Array(bytes[value..<(value + length)])))
         }
+    }
+
+    private enum Value {
+        case none
+        case found(Range<Int>)
+        case undecided
+    }
+
+    /// Where the line's one `"notification_id":"…"` value is, without parsing it.
+    private static func value(in bytes: UnsafeBufferPointer<UInt8>) -> Value {
+        guard let base = bytes.baseAddress else { return .none }
+        if memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil { return .undecided }
+        var firstValue: Int?, values = 0
+        var from = 0
+        while let found = find(key, in: bytes, from: from) {
+            if firstValue == nil { firstValue = found + key.count }
+            values += 1
+            from = found + key.count
+        }
+        var bareKeys = 0
+        from = 0
+        while let found = find(bareKey, in: bytes, from: from) {
+            bareKeys += 1
+            from = found + bareKey.count
+        }
+        if bareKeys == 0 { return .none }
+        guard values == 1, bareKeys == 1, let value = firstValue,
+              let end = memchr(base + value, Int32(UInt8(ascii: "\"")), bytes.count - value) else { return .undecided }
+        return .found(value..<base.distance(to: end.assumingMemoryBound(to: UInt8.self)))
     }
 
     /// The offset of the first `pattern` in `bytes` at or after `from`, found by `memchr` on its first byte.

@@ -51,7 +51,9 @@ public struct WhyReport: Sendable {
 extension TimelineEntry {
     /// Every field of the stored line, with `ts` the corrected time and `device_ts` the writer's own when it differs.
     public var jsonValue: JSONValue {
-        var fields = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(json.utf8))) ?? [:]
+        var line = json
+        let flat = line.withUTF8 { JSONValue(scanningFlatObject: UnsafeRawBufferPointer($0)) }
+        var fields = flat?.objectValue ?? (try? JSONDecoder().decode([String: JSONValue].self, from: Data(json.utf8))) ?? [:]
         fields["ts"] = .int(outOfRangeTs ?? ts)
         if let deviceTs { fields["device_ts"] = .int(outOfRangeDeviceTs ?? deviceTs) }
         // Stored by a release that did not bound times: the exact values above, flagged for whoever reads them.
@@ -74,18 +76,10 @@ extension JSONValue {
     public var compactText: String {
         switch self {
         case .string(let s): return s.contains(" ") || s.isEmpty ? "\"\(s)\"" : s
-        default:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "?"
+        default: return sortedJSONText(pretty: false)
         }
     }
 
     /// The value as a JSON document (pretty-printed, keys sorted).
-    public func jsonText(pretty: Bool = true) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            : [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
-    }
+    public func jsonText(pretty: Bool = true) -> String { sortedJSONText(pretty: pretty) }
 }
