@@ -60,9 +60,10 @@ let package = Package(
         // glibc's malloc_trim, for the server's upload memory (Linux only).
         .systemLibrary(name: "CGlibcMalloc"),
         // The store's interface (protocols and plain values, no database type) and what every engine shares: the
-        // per-notification summaries and rollup deltas, computed once here, tokens, and the file ingest pipeline.
+        // per-notification summaries and rollup deltas, computed once here, record blocks and their dictionaries,
+        // reading stored lines back, tokens, and the file ingest pipeline.
         .target(name: "PushTraceStore", dependencies: [
-            "PushTraceCore", "PushTraceRecords",
+            "PushTraceCore", "PushTraceRecords", "PushTraceGzip",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The SQLite engine behind that interface (GRDB over the system libsqlite3): the default, embedded store.

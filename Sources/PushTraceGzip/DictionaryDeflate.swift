@@ -72,19 +72,33 @@ public enum DictionaryDeflate {
         let body = UnsafeRawBufferPointer(rebasing: input[start...])
         stream.pointee.next_in = UnsafeMutablePointer(mutating: body.baseAddress?.assumingMemoryBound(to: UInt8.self))
         stream.pointee.avail_in = UInt32(clamping: body.count)
-        // Decoded straight into the output, one byte past `limit` to see a stream that holds more. Deflate expands
-        // at most 1032-fold, so a damaged `limit` cannot make this allocate more than the stream could hold.
+        // Decoded straight into a buffer of room for one byte past `limit` (to see a stream that holds more), or,
+        // when `limit` is only a bound, a guess that grows. Deflate expands at most 1032-fold, so a damaged `limit`
+        // cannot make this allocate more than the stream could hold.
         let (expandable, overflow) = body.count.multipliedReportingOverflow(by: 1032)
-        let capacity = min(max(0, limit), overflow ? Int.max - 1 : expandable) + 1
+        let bound = min(max(0, limit), overflow ? Int.max - 1 : expandable) + 1
+        // A `limit` of a MiB or less is taken as the size expected (a block's); a larger one as a bound only.
+        var capacity = limit < 1 << 20 ? bound : min(bound, max(4096, body.count &* 4))
+        var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        var produced = 0
         var status: Int32 = Z_OK
-        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            stream.pointee.next_out = buffer.baseAddress
-            stream.pointee.avail_out = UInt32(clamping: buffer.count)
+        while true {
+            stream.pointee.next_out = buffer + produced
+            stream.pointee.avail_out = UInt32(clamping: capacity - produced)
             repeat {
                 status = inflate(stream, Z_NO_FLUSH)
             } while status == Z_OK && stream.pointee.avail_out > 0 && stream.pointee.avail_in > 0
-            count = buffer.count - Int(stream.pointee.avail_out)
+            produced = capacity - Int(stream.pointee.avail_out)
+            guard status == Z_OK || status == Z_BUF_ERROR, stream.pointee.avail_out == 0, capacity < bound else { break }
+            let grown = capacity > bound / 4 ? bound : capacity * 4
+            let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            larger.update(from: buffer, count: produced)
+            buffer.deallocate()
+            buffer = larger
+            capacity = grown
         }
+        let output = Array(UnsafeBufferPointer(start: buffer, count: produced))
         switch status {
         case Z_STREAM_END:
             if output.count > limit { throw .tooLarge(limit: limit) }

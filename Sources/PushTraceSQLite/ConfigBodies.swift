@@ -34,7 +34,7 @@ final class ConfigBodies {
             }
         }
         try db.cachedStatement(sql: "INSERT INTO config_body (digest, app_group, body) VALUES (?, ?, ?)")
-            .execute(arguments: [digest, appGroup, ConfigBody.compressed(line, dictionary: dictionary)])
+            .execute(arguments: [digest, appGroup, Data(ConfigBody.compressed(line, dictionary: dictionary))])
         let id = db.lastInsertedRowID
         remember(digest, id, line, appGroup)
         return id

@@ -67,20 +67,13 @@ struct DiagnosisReader {
 }
 
 extension DiagnosisReader {
-    /// A stored record body, read as ingest read it when it was accepted (in one pass, or when the one-pass reader
-    /// leaves it aside, by `JSONDecoder`), so that a line is attributed to the notification it was indexed under;
-    /// a body an earlier release stored without those checks falls back to `JSONSerialization`.
+    /// A stored record body read back (``StoredRecord/record(storedBody:)``); a body that is not a JSON object is
+    /// a damaged store.
     static func record(storedBody body: inout String) throws -> PushTraceRecords.Record {
-        if let scanned = body.withUTF8({ PushTraceRecords.Record(scanning: UnsafeRawBufferPointer($0)) }) { return scanned }
-        if let decoded = try? JSONDecoder().decode(PushTraceRecords.Record.self, from: Data(body.utf8)) { return decoded }
-        return try record(body)
-    }
-
-    private static func record(_ body: String) throws -> PushTraceRecords.Record {
-        guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
+        guard let record = StoredRecord.record(storedBody: &body) else {
             throw DatabaseError(message: "a stored record body is not a JSON object")
         }
-        return PushTraceRecords.Record(jsonObject: object)
+        return record
     }
 }
 

@@ -13,28 +13,11 @@ import PushTraceRecords
 /// every later block of the app uses it. A dictionary is never changed or deleted once stored, since blocks name it
 /// (by its Adler-32, in their zlib header); a later version may train a newer one, and old blocks still read.
 enum RecordDictionaries {
-    /// The dictionary new blocks are compressed against: its row id (0 for none), the app it was trained for (nil:
-    /// shared by every app) and bytes, and a deflater primed with it.
-    struct Current {
-        let id: Int64
-        let appID: String?
-        let bytes: [UInt8]
-        let deflater: PrimedDeflater
-
-        init(id: Int64, appID: String?, bytes: [UInt8]) {
-            self.id = id
-            self.appID = appID
-            self.bytes = bytes
-            deflater = PrimedDeflater(dictionary: bytes, level: RecordBlock.level)
-        }
-
-        static var none: Current { Current(id: 0, appID: nil, bytes: []) }
-    }
+    /// The dictionary new blocks are compressed against.
+    typealias Current = BlockDictionary
 
     /// Lines of an app after which its dictionary is trained.
-    static let trainingBytes = 64 * 1024
-    /// zlib's window: a longer dictionary's start could never be referred to.
-    static let dictionaryBytes = 32 * 1024
+    static let trainingBytes = DictionaryTraining.trainingBytes
 
     /// The newest dictionary of `appID`, else the newest shared one, else none.
     static func newest(_ db: Database, appID: String) throws -> Current {
@@ -76,45 +59,12 @@ enum RecordDictionaries {
                 dictionaries.lookup($0, in: db)
             }) ?? []
         }
-        let bytes = train(lines)
+        let bytes = DictionaryTraining.dictionary(from: lines)
         guard !bytes.isEmpty else { return .notYet }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
         try db.execute(sql: "INSERT OR IGNORE INTO dictionary (adler32, trained_at, bytes, app_id) VALUES (?, ?, ?, ?)",
                        arguments: [identifier, Int64(Date().timeIntervalSince1970 * 1000), Data(bytes), appID])
         return db.changesCount == 1 ? .trained(Current(id: db.lastInsertedRowID, appID: appID, bytes: bytes)) : .clash
-    }
-
-    /// A dictionary of typical lines: the latest few of each record shape (type, process, event), the most common
-    /// shapes last, where deflate refers back to them most cheaply; more of each shape while there is room.
-    static func train(_ lines: [String]) -> [UInt8] {
-        var byShape: [String: [String]] = [:]
-        var counts: [String: Int] = [:]
-        for line in lines {
-            var line = line
-            let record = line.withUTF8 { Record(scanning: UnsafeRawBufferPointer($0)) }
-            let shape = [record?.type, record?.process, record?.event].map { $0 ?? "" }.joined(separator: "/")
-            counts[shape, default: 0] += 1
-            var latest = byShape[shape, default: []]
-            latest.append(line)
-            if latest.count > 64 { latest.removeFirst() }
-            byShape[shape] = latest
-        }
-        let shapes = counts.keys.sorted { (counts[$0]!, $0) < (counts[$1]!, $1) }
-        // Least common first: when the shapes do not all fit, the common ones (at the end) are kept.
-        // As many of each shape's latest lines as fit, the same number of each (fewer where a shape has fewer).
-        var perShape = 1
-        func assemble(_ count: Int) -> [UInt8] {
-            var bytes: [UInt8] = []
-            for shape in shapes {
-                for line in byShape[shape]!.suffix(count) {
-                    bytes.append(contentsOf: line.utf8)
-                    bytes.append(UInt8(ascii: "\n"))
-                }
-            }
-            return bytes
-        }
-        while perShape < 64, assemble(perShape * 2).count <= dictionaryBytes { perShape *= 2 }
-        return Array(assemble(perShape).suffix(dictionaryBytes))
     }
 }
 

@@ -1,11 +1,10 @@
-@testable import PushTraceSQLite
 import PushTraceStore
 import Testing
 
 /// The cheap test that skips lines before they are parsed: it may keep a line that is not the notification's (the
 /// parser then decides), never skip one that is.
-@Suite("SQLiteStore: reading blocks back")
-struct BlockReaderTests {
+@Suite("Record blocks: which lines mention a notification, found without parsing")
+struct BlockMentionsTests {
     static let id = "6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10"
 
     @Test("the prefilter keeps every line the parser could give this notification, and skips plainly other ones")

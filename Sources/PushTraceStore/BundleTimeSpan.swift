@@ -4,47 +4,49 @@
 /// take one byte or none: the span of a bundle's other lines is stretched to end no earlier than the hour it was
 /// received, where they usually end (stored as 0, no byte), and its config lines usually share one hour
 /// (`config_ts_to` NULL, no byte); a config span is not stretched, as its lines were recorded long before.
-struct BundleTimeSpan: Equatable {
+package struct BundleTimeSpan: Equatable {
     /// The span's unit, in milliseconds.
-    static let unit: Int64 = 3_600_000
+    package static let unit: Int64 = 3_600_000
 
     /// Hours from `receivedAt / unit` (truncated, as SQLite's integer division truncates) to the hour of the
     /// earliest line and to the hour of the latest (with `stretched`, to the received hour if that is later): the
     /// lines lie in [(base + from) × unit, (base + to + 1) × unit).
-    var from: Int64
-    var to: Int64
+    package var from: Int64
+    package var to: Int64
 
-    init(receivedAt: Int64, earliest: Int64, latest: Int64, stretched: Bool) {
+    package init(receivedAt: Int64, earliest: Int64, latest: Int64, stretched: Bool) {
         let base = receivedAt / Self.unit
         from = Self.floor(earliest) - base
         to = stretched ? max(Self.floor(latest) - base, 0) : Self.floor(latest) - base
     }
 
     /// The earliest and latest of the times it is given.
-    struct Builder {
+    package struct Builder {
         private var earliest: Int64?
         private var latest: Int64?
 
-        mutating func add(_ ts: Int64) {
+        package init() {}
+
+        package mutating func add(_ ts: Int64) {
             earliest = min(earliest ?? ts, ts)
             latest = max(latest ?? ts, ts)
         }
 
         /// The span, or nil when no time was added.
-        func span(receivedAt: Int64, stretched: Bool) -> BundleTimeSpan? {
+        package func span(receivedAt: Int64, stretched: Bool) -> BundleTimeSpan? {
             guard let earliest, let latest else { return nil }
             return BundleTimeSpan(receivedAt: receivedAt, earliest: earliest, latest: latest, stretched: stretched)
         }
     }
 
     /// `ms` in units, rounded down (toward the past for times before 1970 too).
-    static func floor(_ ms: Int64) -> Int64 {
+    package static func floor(_ ms: Int64) -> Int64 {
         let (quotient, remainder) = ms.quotientAndRemainder(dividingBy: unit)
         return remainder < 0 ? quotient - 1 : quotient
     }
 
     /// `ms` in units, rounded up.
-    static func ceiling(_ ms: Int64) -> Int64 {
+    package static func ceiling(_ ms: Int64) -> Int64 {
         let (quotient, remainder) = ms.quotientAndRemainder(dividingBy: unit)
         return remainder > 0 ? quotient + 1 : quotient
     }
@@ -52,7 +54,7 @@ struct BundleTimeSpan: Equatable {
     /// The SQL condition, over `bundle u`, that keeps every bundle which may hold a line timed in [`since`, `until`),
     /// with its arguments, compared in whole units so that no product overflows. Bundles without spans are kept (read
     /// whole).
-    static func overlapCondition(since: Int64?, until: Int64?) -> (sql: String, arguments: [Int64]) {
+    package static func overlapCondition(since: Int64?, until: Int64?) -> (sql: String, arguments: [Int64]) {
         guard since != nil || until != nil else { return ("1", []) }
         func meets(from: String, to: String) -> (String, [Int64]) {
             var terms: [String] = [], arguments: [Int64] = []

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs a command beside a private, throwaway PostgreSQL server: Debian's `postgresql` binaries, a new cluster in a
+# temporary folder (initdb and pg_ctl run as the `postgres` user), listening on a free loopback port only, stopped
+# and deleted when the command ends, however it ends.
+#
+#   scripts/with-postgres.sh COMMAND [ARGUMENT…]
+#
+# The command sees PUSHTRACE_TEST_POSTGRES, the URL of an empty database `pushtrace` owned by the role `pushtrace`
+# (password `pushtrace`, md5/scram over TCP; trust on the private socket only), and PGBIN, the server's binaries.
+# POSTGRES_VERSION picks the Debian major version (default: the newest installed). The command's exit status is
+# the script's.
+set -euo pipefail
+
+version=${POSTGRES_VERSION:-$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1)}
+bin=/usr/lib/postgresql/$version/bin
+if [ -z "$version" ] || [ ! -x "$bin/initdb" ]; then
+  echo "with-postgres: Debian's postgresql is not installed (make deps installs it)" >&2
+  exit 1
+fi
+# initdb refuses to run as root: the cluster belongs to the postgres user, or to whoever runs this if not root.
+if [ "$(id -u)" = 0 ]; then
+  owner=postgres
+  as_owner() { runuser -u postgres -- "$@"; }
+else
+  owner=$(id -un)
+  as_owner() { "$@"; }
+fi
+
+folder=$(mktemp -d /tmp/pushtrace-postgres.XXXXXX)
+chmod 700 "$folder"
+chown "$owner" "$folder"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+stop() {
+  as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$folder"
+}
+trap stop EXIT
+
+as_owner "$bin/initdb" -D "$folder/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+  --encoding=UTF8 --locale=C.UTF-8 >"$folder/initdb.log" 2>&1 \
+  || { cat "$folder/initdb.log" >&2; exit 1; }
+# A test server: loopback only, its socket in the private folder, no durability wait (a crash test restarts it
+# with `-m immediate` and still expects every committed row: fsync stays on).
+as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
+  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=256MB" \
+  start >/dev/null \
+  || { cat "$folder/server.log" >&2; exit 1; }
+as_owner "$bin/psql" -q -h "$folder" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<'SQL' >/dev/null
+CREATE ROLE pushtrace LOGIN PASSWORD 'pushtrace';
+CREATE DATABASE pushtrace OWNER pushtrace;
+SQL
+
+export PUSHTRACE_TEST_POSTGRES="postgres://pushtrace:pushtrace@127.0.0.1:$port/pushtrace"
+export PGBIN=$bin PUSHTRACE_TEST_POSTGRES_DATA=$folder/data
+echo "with-postgres: PostgreSQL $version on 127.0.0.1:$port (cluster in $folder, removed afterwards)" >&2
+status=0
+"$@" || status=$?
+exit "$status"
