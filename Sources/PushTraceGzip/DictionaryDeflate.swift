@@ -84,13 +84,17 @@ public enum DictionaryDeflate {
         var produced = 0
         var status: Int32 = Z_OK
         while true {
+            // zlib counts room in 32 bits: what it is given is added to `produced` once it has written into it.
+            let room = min(capacity - produced, Int(UInt32.max))
             stream.pointee.next_out = buffer + produced
-            stream.pointee.avail_out = UInt32(clamping: capacity - produced)
+            stream.pointee.avail_out = UInt32(room)
             repeat {
                 status = inflate(stream, Z_NO_FLUSH)
             } while status == Z_OK && stream.pointee.avail_out > 0 && stream.pointee.avail_in > 0
-            produced = capacity - Int(stream.pointee.avail_out)
-            guard status == Z_OK || status == Z_BUF_ERROR, stream.pointee.avail_out == 0, capacity < bound else { break }
+            produced += room - Int(stream.pointee.avail_out)
+            guard status == Z_OK || status == Z_BUF_ERROR, stream.pointee.avail_out == 0 else { break }
+            if produced < capacity { continue }
+            guard capacity < bound else { break }
             let grown = capacity > bound / 4 ? bound : capacity * 4
             let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
             larger.update(from: buffer, count: produced)
@@ -114,7 +118,7 @@ public enum DictionaryDeflate {
             return output
         case Z_OK, Z_BUF_ERROR:
             // Out of room (more than `limit`), or the input ended before the stream did.
-            if stream.pointee.avail_out == 0 { throw .tooLarge(limit: limit) }
+            if produced == capacity { throw .tooLarge(limit: limit) }
             throw .truncated
         default:
             throw .corrupt(stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)")

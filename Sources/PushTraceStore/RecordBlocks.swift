@@ -12,13 +12,19 @@ package enum RecordBlock {
     package static let maxLines = 256
     /// The most bytes of lines one block holds (a line is at most `WireBounds.maxLineBytes`).
     package static let maxBytes = 256 * 1024
+    /// The most bytes of lines any stored block holds: a block is full at ``maxBytes``, or holds one longer line, and
+    /// the CLI and the server accept lines of at most 1 GiB.
+    package static let maxRawBytes = maxBytes + 1 << 30
     /// zlib's compression level for blocks: a block is written once and read many times.
     package static let level: Int32 = 6
 
     /// The lines of a stored block (`LineBlock` in PushTraceGzip decodes them).
     package static func decode(_ data: [UInt8], lines: Int, rawBytes: Int,
                                dictionaries: (UInt32) -> [UInt8]?) throws(LineBlockError) -> [String] {
-        guard lines <= maxLines else { throw LineBlockError.declared(lines: lines, bytes: rawBytes) }
+        // No block pushtrace writes is larger: a damaged row cannot make a read allocate more.
+        guard lines <= maxLines, rawBytes <= maxRawBytes else {
+            throw LineBlockError.declared(lines: lines, bytes: rawBytes)
+        }
         return try LineBlock.decode(data, lines: lines, rawBytes: rawBytes, dictionaries: dictionaries)
     }
 }

@@ -55,7 +55,7 @@ struct Ingest: ParsableCommand {
     func validate() throws {
         if files.isEmpty { throw ValidationError("name at least one bundle file") }
         if maxDecompressedMib < 1 { throw ValidationError("--max-decompressed-mib must be at least 1") }
-        if maxLineKib < 1 { throw ValidationError("--max-line-kib must be at least 1") }
+        if !(1...1 << 20).contains(maxLineKib) { throw ValidationError("--max-line-kib must be 1 to 1048576 (1 KiB to 1 GiB)") }
     }
 
     func run() throws {

@@ -49,4 +49,20 @@ struct LineBlockTests {
         #expect(decode(compressed.data, lines: 2, rawBytes: 100) == .compression(.tooLarge(limit: 100)))
         #expect(decode([0x78, 0x9c, 0xff, 0xff]) != nil)
     }
+
+    @Test("a stream of unknown size is read whole through a buffer that grows, and stopped at its bound")
+    func growing() throws {
+        // Four million bytes from a few kilobytes: the first guess of room is far too small.
+        let bomb = LineBlock.compress([String](repeating: "", count: 4_000_000), dictionary: Self.dictionary, level: 9)
+        let decoded = try bomb.data.withUnsafeBytes { input in
+            try DictionaryDeflate.decompress(input, limit: Int(Int32.max), dictionary: Self.known)
+        }
+        #expect(decoded.count == bomb.rawBytes)
+        #expect(decoded.allSatisfy { $0 == UInt8(ascii: "\n") })
+        for limit in [bomb.rawBytes - 1, 1 << 20, 4096, 0] {
+            #expect(throws: DictionaryDeflate.Failure.tooLarge(limit: limit)) {
+                try bomb.data.withUnsafeBytes { try DictionaryDeflate.decompress($0, limit: limit, dictionary: Self.known) }
+            }
+        }
+    }
 }
