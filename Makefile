@@ -6,8 +6,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 # Prometheus and promtool, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus
+# Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
+POSTGRES_DEBS := postgresql
 
-.PHONY: all deps dashboard-deps bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test attack-test check-apple-build clean
 
 all: build
 
@@ -20,6 +22,14 @@ deps:
 
 dashboard-deps:
 	@$(MAKE) -s deps DEBS="$(DASHBOARD_DEBS)"
+
+postgres-deps:
+	@$(MAKE) -s deps DEBS="$(POSTGRES_DEBS)"
+
+# A private PostgreSQL cluster in a temporary folder on a free loopback port, started, asked for its version, stopped
+# and deleted: the server the PostgreSQL engine's tests will run beside (scripts/with-postgres.sh).
+check-postgres: postgres-deps
+	scripts/with-postgres.sh sh -c 'psql "$$PUSHTRACE_TEST_POSTGRES" -Atc "SELECT version()"'
 
 build: deps
 	$(SWIFT) build

@@ -40,8 +40,8 @@ trap stop EXIT
 as_owner "$bin/initdb" -D "$folder/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
   --encoding=UTF8 --locale=C.UTF-8 >"$folder/initdb.log" 2>&1 \
   || { cat "$folder/initdb.log" >&2; exit 1; }
-# A test server: loopback only, its socket in the private folder, no durability wait (a crash test restarts it
-# with `-m immediate` and still expects every committed row: fsync stays on).
+# A test server: loopback only, its socket in the private folder. fsync stays on: a crash test restarts it with
+# `-m immediate` and expects every committed row.
 as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
   -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=256MB" \
   start >/dev/null \
