@@ -32,6 +32,7 @@ start_server() { # db port
 files=$(find "$work/bundles" -name '*.ndjson*' | wc -l)
 echo "crash test: $ROUNDS rounds, $files bundle files, $CONCURRENCY concurrent uploaders, SIGKILL at a random moment"
 
+completed=0
 for round in $(seq 1 "$ROUNDS"); do
     db="$work/round-$round.sqlite"
     acked="$work/acked-$round.txt"
@@ -72,9 +73,14 @@ SQL
         SELECT count(*) FROM bundle b
         LEFT JOIN (SELECT bundle_ref, count(*) AS n FROM rejected_line GROUP BY bundle_ref) j ON j.bundle_ref = b.id
         WHERE coalesce(j.n, 0) != b.rejected")
+    # `check` exits 1 when it finds something inconsistent (counted below); no JSON at all fails the round.
     check=$("$pushtrace" check --db "$db" --format json || true)
+    if ! python3 -c "import json,sys; json.loads(sys.argv[1])" "$check" 2>/dev/null; then
+        echo "round $round FAILED: pushtrace check gave no answer: $check"; exit 1
+    fi
     field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$check"; }
-    partial=$(( rejected_short + $(field miscounted_bundles) + $(field unreadable_blocks) + $(field unindexed_lines) ))
+    bundles_off=$(field miscounted_bundles); unreadable=$(field unreadable_blocks); unindexed=$(field unindexed_lines)
+    partial=$(( rejected_short + bundles_off + unreadable + unindexed ))
     orphans=$(field orphan_blocks)
     miscounted=$(field miscounted_notifications)
     stored=$(sqlite3 "$db" "SELECT count(*) FROM bundle")
@@ -96,5 +102,8 @@ SQL
         echo "round $round FAILED"; tail -n 20 "$work/server.log"; exit 1
     fi
     rm -f "$db" "$db-wal" "$db-shm" "$db-summaries"
+    completed=$((completed + 1))
 done
-echo "crash test passed: $ROUNDS of $ROUNDS rounds"
+# A round abandoned by the shell (an expansion error ends the loop, not the script) must not pass for one.
+if [ "$completed" != "$ROUNDS" ]; then echo "crash test FAILED: $completed of $ROUNDS rounds completed"; exit 1; fi
+echo "crash test passed: $completed of $ROUNDS rounds"

@@ -26,15 +26,17 @@ final class AlertMonitor: Service, Sendable {
         await cancelWhenGracefulShutdown {
             var firing = Set<ServerMetrics.AlertKey>()
             while !Task.isCancelled {
-                firing = self.evaluate(previous: firing)
+                firing = await self.evaluate(previous: firing)
                 try? await Task.sleep(for: self.interval)
             }
         }
     }
 
-    private func evaluate(previous: Set<ServerMetrics.AlertKey>) -> Set<ServerMetrics.AlertKey> {
+    private func evaluate(previous: Set<ServerMetrics.AlertKey>) async -> Set<ServerMetrics.AlertKey> {
         do {
-            let report = try store.alerts(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
+            let report = try await BlockingWork.run { [store, rules] in
+                try store.alerts(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
+            }
             for alert in report.firing {
                 logger.warning("alert firing", metadata: ["rule": "\(alert.rule)", "app": "\(alert.appID)",
                                                           "category": "\(alert.category)", "text": "\(alert.text)"])

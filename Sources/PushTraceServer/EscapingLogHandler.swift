@@ -26,10 +26,17 @@ public struct EscapingLogHandler: LogHandler {
         set { wrapped[metadataKey: TerminalText.escaped(key)] = newValue.map(Self.escaped) }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
-        wrapped.log(level: level, message: "\(TerminalText.escaped(message.description))",
-                    metadata: metadata.map(Self.escaped), source: source, file: file, function: function, line: line)
+    public func log(event: LogEvent) {
+        var event = event
+        event.message = "\(TerminalText.escaped(event.message.description))"
+        event.metadata = event.metadata.map(Self.escaped)
+        event.error = event.error.map { EscapedError(description: TerminalText.escaped(String(describing: $0))) }
+        wrapped.log(event: event)
+    }
+
+    /// An error as its escaped description: what a handler prints of it cannot forge a line either.
+    private struct EscapedError: Error, CustomStringConvertible {
+        let description: String
     }
 
     static func escaped(_ metadata: Logger.Metadata) -> Logger.Metadata {

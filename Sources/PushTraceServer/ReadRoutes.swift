@@ -26,12 +26,12 @@ struct ReadRoutes: Sendable {
         if app == nil {
             await writer.summariesWritten()
             do {
-                app = try store.app(nil, ofNotification: id)
+                app = try await BlockingWork.run { [store] in try store.app(nil, ofNotification: id) }
             } catch let error as AppLookupError {
                 throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
             }
         }
-        let report = try store.why(appID: app ?? "", notificationID: id)
+        let report = try await BlockingWork.run { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
         let unknown = report.diagnosis.cause == .unknownNotification
         if Self.wantsText(request) {
             return Response(status: unknown ? .notFound : .ok, headers: [.contentType: "text/plain; charset=utf-8"],
@@ -68,11 +68,11 @@ struct ReadRoutes: Sendable {
             query.limit = value
         }
         await writer.summariesWritten()
-        let rows = try store.search(query)
+        let rows = try await BlockingWork.run { [store, query] in try store.search(query) }
         // A misspelt app answers nothing, silently: say so to a caller who may see every app.
         if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
             do {
-                try store.requireKnownApp(app)
+                try await BlockingWork.run { [store] in try store.requireKnownApp(app) }
             } catch let error as AppLookupError {
                 throw APIError(.notFound, "unknown_app", error.message)
             }

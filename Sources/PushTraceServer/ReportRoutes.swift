@@ -10,13 +10,13 @@ struct ReportRoutes: Sendable {
     let rules: [AlertRule]
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/reports/weekly") { request, _ in try weekly(request) }
-        router.get("/v1/alerts") { request, _ in try alerts(request) }
+        router.get("/v1/reports/weekly") { request, _ in try await weekly(request) }
+        router.get("/v1/alerts") { request, _ in try await alerts(request) }
     }
 
     /// The delivery report of `app` (implied by a read token) for `week` (`2026-W46`; default the last complete
     /// week): JSON, or text with `Accept: text/plain`, or Markdown with `Accept: text/markdown`.
-    func weekly(_ request: Request) throws -> Response {
+    func weekly(_ request: Request) async throws -> Response {
         let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read reports")
         let parameters = request.uri.queryParameters
         guard let app = try caller.app(asking: parameters["app"].map(String.init)) else {
@@ -31,7 +31,7 @@ struct ReportRoutes: Sendable {
         } else {
             period = ReportPeriod(weekContaining: Int64(Date().timeIntervalSince1970 * 1000)).previous
         }
-        let report = try store.report(appID: app, period: period)
+        let report = try await BlockingWork.run { [store] in try store.report(appID: app, period: period) }
         let accept = request.headers[.accept]?.lowercased() ?? ""
         if accept.contains("text/markdown") {
             return Self.text(ReportText.markdown(report), type: "text/markdown; charset=utf-8")
@@ -42,12 +42,13 @@ struct ReportRoutes: Sendable {
 
     /// The alert rules evaluated as of `now` (epoch milliseconds or ISO 8601; default the current time). A read
     /// token sees only its app's alerts. Always 200: firing is an answer, not an error.
-    func alerts(_ request: Request) throws -> Response {
+    func alerts(_ request: Request) async throws -> Response {
         let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read alerts")
         let now = try request.uri.queryParameters["now"].map { try ReadRoutes.instant(String($0), name: "now") }
             ?? Int64(Date().timeIntervalSince1970 * 1000)
         // A read token's answer is its app's alone: the firing alerts and the count of windows judged.
-        let report = try store.alerts(rules, now: now, appID: caller.confinedApp)
+        let confined = caller.confinedApp
+        let report = try await BlockingWork.run { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
         if ReadRoutes.wantsText(request) { return Self.text(report.text, type: "text/plain; charset=utf-8") }
         return try Self.json(report)
     }

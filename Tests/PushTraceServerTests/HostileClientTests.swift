@@ -294,16 +294,21 @@ struct EscapingLogHandlerTests {
     /// Keeps what it is asked to log.
     final class Capture: LogHandler, @unchecked Sendable {
         var lines: [(String, Logger.Metadata)] = []
+        var errors: [String?] = []
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .trace
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                 file: String, function: String, line: UInt) {
-            lines.append((message.description, self.metadata.merging(metadata ?? [:]) { $1 }))
+        func log(event: LogEvent) {
+            lines.append((event.message.description, self.metadata.merging(event.metadata ?? [:]) { $1 }))
+            errors.append(event.error.map { String(describing: $0) })
         }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
     }
 
     @Test("messages and every metadata value are written with control characters escaped")
@@ -320,5 +325,8 @@ struct EscapingLogHandlerTests {
         #expect(metadata["list"] == .array(["a\\r", "b"]))
         #expect(metadata["nested"] == .dictionary(["k": "\\u{7}"]))
         #expect(metadata["hb.request.id"] == "id\\n1")
+        #expect(capture.errors[0] == nil)
+        logger.error("failed", error: Failure(description: "disk\nfull \u{1B}[2J"))
+        #expect(capture.errors[1] == "disk\\nfull \\e[2J")
     }
 }
