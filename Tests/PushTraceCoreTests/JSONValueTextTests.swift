@@ -84,21 +84,14 @@ struct JSONValueScanningTests {
     @Test("every record line of a simulated corpus but config lines: read in one pass, the same value")
     func simulatedCorpus() throws {
         var lines = 0, taken = 0
-        for (_, bytes) in try ScanningSupport.simulatedFiles(seed: 7, notifications: 100) {
-            let decoder = BundleDecoder(encoding: .sniff)
-            var records: [DecodedRecord] = []
-            let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { records.append(record) } }
-            try bytes.withUnsafeBytes { try decoder.consume($0, collect) }
-            try decoder.finish(collect)
-            for record in records {
-                lines += 1
-                let flat = Self.flat(record.json), isConfig = record.record.recordType == .config
-                if let flat {
-                    taken += 1
-                    #expect(flat == Self.strict(record.json), "line: \(record.json)")
-                }
-                #expect(flat != nil || isConfig, "not taken: \(record.json)")
+        for record in try ScanningSupport.simulatedRecords(seed: 7, notifications: 100) {
+            lines += 1
+            let flat = Self.flat(record.json), isConfig = record.record.recordType == .config
+            if let flat {
+                taken += 1
+                #expect(flat == Self.strict(record.json), "line: \(record.json)")
             }
+            #expect(flat != nil || isConfig, "not taken: \(record.json)")
         }
         #expect(lines > 1_000 && taken > lines / 2)
     }

@@ -12,18 +12,11 @@ struct RecordScanningTests {
     @Test("every record line of a simulated corpus: the same record, every one read in one pass")
     func simulatedCorpus() throws {
         var lines = 0, taken = 0
-        for (_, bytes) in try ScanningSupport.simulatedFiles(seed: 3, notifications: 400) {
-            let decoder = BundleDecoder(encoding: .sniff)
-            var records: [DecodedRecord] = []
-            let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { records.append(record) } }
-            try bytes.withUnsafeBytes { try decoder.consume($0, collect) }
-            try decoder.finish(collect)
-            for record in records {
-                lines += 1
-                guard let scanned = Self.scanned(record.json) else { continue }
-                taken += 1
-                #expect(scanned == ScanningSupport.strict(Record.self, record.json), "line: \(record.json)")
-            }
+        for record in try ScanningSupport.simulatedRecords(seed: 3, notifications: 400) {
+            lines += 1
+            guard let scanned = Self.scanned(record.json) else { continue }
+            taken += 1
+            #expect(scanned == ScanningSupport.strict(Record.self, record.json), "line: \(record.json)")
         }
         #expect(lines > 3_000)
         #expect(taken == lines, "\(taken) of \(lines) lines read in one pass")
@@ -32,13 +25,7 @@ struct RecordScanningTests {
     @Test("a record's time read alone is the whole record's, or left to the full reader")
     func timestampAlone() throws {
         func alone(_ line: String) -> Int64?? { Array(line.utf8).withUnsafeBytes { Record.timestamp(scanning: $0) } }
-        var lines: [String] = []
-        for (_, bytes) in try ScanningSupport.simulatedFiles(seed: 5, notifications: 100) {
-            let decoder = BundleDecoder(encoding: .sniff)
-            let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { lines.append(record.json) } }
-            try bytes.withUnsafeBytes { try decoder.consume($0, collect) }
-            try decoder.finish(collect)
-        }
+        let lines = try ScanningSupport.simulatedRecords(seed: 5, notifications: 100).map(\.json)
         #expect(lines.count > 1_000)
         for line in lines {
             #expect(alone(line) == .some(ScanningSupport.strict(Record.self, line)!.ts), "line: \(line)")

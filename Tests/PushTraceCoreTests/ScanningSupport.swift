@@ -1,4 +1,5 @@
 import Foundation
+import PushTraceCore
 import PushTraceSimulator
 
 /// What the one-pass reader suites share: the strict decoder's reading of a line, and a simulated corpus's files.
@@ -16,5 +17,17 @@ enum ScanningSupport {
         let names = FileManager.default.enumerator(atPath: directory.path)!.compactMap { $0 as? String }
             .filter { $0.hasSuffix(".ndjson") || $0.hasSuffix(".ndjson.gz") }
         return try names.map { ($0, try [UInt8](Data(contentsOf: directory.appendingPathComponent($0)))) }
+    }
+
+    /// Every record line of a simulated corpus's files, decoded as the server decodes an upload.
+    static func simulatedRecords(seed: UInt64, notifications: Int) throws -> [DecodedRecord] {
+        var records: [DecodedRecord] = []
+        for (_, bytes) in try simulatedFiles(seed: seed, notifications: notifications) {
+            let decoder = BundleDecoder(encoding: .sniff)
+            let collect: (BundleItem) -> Void = { if case .record(let record) = $0 { records.append(record) } }
+            try bytes.withUnsafeBytes { try decoder.consume($0, collect) }
+            try decoder.finish(collect)
+        }
+        return records
     }
 }
