@@ -58,9 +58,7 @@ struct BlockReader {
         while let row = try rows.next() {
             let offset: Int64 = row[6]
             for var text in try decode(row) {
-                guard let ts = StoredRecord.timestamp(storedBody: &text) else {
-                    throw DatabaseError(message: "a stored record body is not a JSON object")
-                }
+                guard let ts = StoredRecord.timestamp(storedBody: &text) else { throw DiagnosisReader.notAnObject }
                 try body(text, ts.map { ClockCorrection.corrected($0, by: offset) })
             }
         }

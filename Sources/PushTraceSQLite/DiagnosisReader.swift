@@ -70,11 +70,12 @@ extension DiagnosisReader {
     /// A stored record body read back (``StoredRecord/record(storedBody:)``); a body that is not a JSON object is
     /// a damaged store.
     static func record(storedBody body: inout String) throws -> PushTraceRecords.Record {
-        guard let record = StoredRecord.record(storedBody: &body) else {
-            throw DatabaseError(message: "a stored record body is not a JSON object")
-        }
+        guard let record = StoredRecord.record(storedBody: &body) else { throw notAnObject }
         return record
     }
+
+    /// What reading a damaged stored line back throws.
+    static let notAnObject = DatabaseError(message: "a stored record body is not a JSON object")
 }
 
 /// A reader's memo of config records (one reader is used by one thread at a time).
