@@ -39,8 +39,10 @@ release: deps
 	$(SWIFT) build -c release --product pushtrace-load
 
 # The Swift tests, then the agent's Apple-only code and docs/agent.md's samples type-checked against the SDK stand-in.
-test: deps
-	$(SWIFT) test
+# The whole suite beside a throwaway PostgreSQL cluster: the store-interface tests run on both engines (a test
+# fails if the cluster is missing), and the server's on PostgreSQL too.
+test: deps postgres-deps
+	scripts/with-postgres.sh env PUSHTRACE_REQUIRE_POSTGRES=1 $(SWIFT) test
 	SWIFT=$(SWIFT) scripts/check-apple-build.sh
 
 # The agent's Apple-only code and docs/agent.md's samples, type-checked on Linux (Tests/AppleSDKStandIn).

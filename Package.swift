@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "PushTraceCore", targets: ["PushTraceCore"]),
         .library(name: "PushTraceStore", targets: ["PushTraceStore"]),
         .library(name: "PushTraceSQLite", targets: ["PushTraceSQLite"]),
+        .library(name: "PushTracePostgres", targets: ["PushTracePostgres"]),
         .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),
     ],
     dependencies: [
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // zlib from the system (Debian's zlib1g-dev): streaming gzip/deflate.
@@ -73,6 +76,16 @@ let package = Package(
             // SQLite's C API, for the checkpointer's WAL hook (Checkpointer.swift).
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
         ]),
+        // The PostgreSQL engine behind the same interface (postgres-nio): one database shared by many servers (SPEC §9).
+        .target(name: "PushTracePostgres", dependencies: [
+            "PushTraceCore", "PushTraceRecords", "PushTraceStore",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
         // store's interface only; the command that serves picks the engine.
         .target(name: "PushTraceServer", dependencies: [
@@ -91,7 +104,8 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .executableTarget(name: "pushtrace", dependencies: [
-            "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTraceSimulator", "PushTraceRecords", "PushTraceServer",
+            "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceSimulator", "PushTraceRecords",
+            "PushTraceServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -106,8 +120,8 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
-        .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceSQLite", "PushTraceCore",
-                                                             "PushTraceSimulator"],
+        .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceSQLite", "PushTracePostgres",
+                                                             "PushTraceCore", "PushTraceSimulator"],
                 path: "Tests/PushTraceTestSupport"),
         .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip", "PushTraceSimulator",
                                                                 "PushTraceFuzzing"],

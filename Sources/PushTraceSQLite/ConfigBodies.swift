@@ -19,7 +19,7 @@ final class ConfigBodies {
 
     /// The row id of the body holding `line` (with its App Group), stored now when there is none.
     func reference(_ line: String, appGroup: String?, dictionary: RecordDictionaries.Current, db: Database) throws -> Int64 {
-        let digest = Self.digest(line)
+        let digest = ConfigBodyDigest.of(line)
         if let id = known[digest]?.first(where: { $0.line.utf8.elementsEqual(line.utf8) && $0.appGroup == appGroup })?.id {
             return id
         }
@@ -47,15 +47,5 @@ final class ConfigBodies {
         // A group of a whole bulk ingest meets every device's config: the memo is bounded, and starts again.
         if known.count >= 50_000 { known.removeAll(keepingCapacity: true) }
         known[digest, default: []].append((id, line, appGroup))
-    }
-
-    /// The digest `config_body.digest` holds: 64-bit FNV-1a of the line's UTF-8 bytes. Part of the file format.
-    static func digest(_ line: String) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in line.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        return Int64(bitPattern: hash)
     }
 }

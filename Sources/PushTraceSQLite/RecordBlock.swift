@@ -32,11 +32,7 @@ extension ConfigBody {
         switch value.storage {
         case .string(let text): return text
         case .blob(let data):
-            // Output grows as it is decoded; the bound only stops a damaged blob.
-            let bytes = try [UInt8](data).withUnsafeBytes { input in
-                try DictionaryDeflate.decompress(input, limit: Int(Int32.max)) { dictionaries.lookup($0, in: db) }
-            }
-            return String(decoding: bytes, as: UTF8.self)
+            return try text(compressed: [UInt8](data)) { dictionaries.lookup($0, in: db) }
         default:
             throw DatabaseError(message: "a stored config record has no body")
         }

@@ -73,30 +73,13 @@ extension SQLiteStore {
 
     private static func dailyRows(_ db: Database, appID: String, period: ReportPeriod) throws -> [DailyCounts] {
         try Row.fetchAll(db, sql: """
-            SELECT day, category, app_version, os, cause, attachment_failure, notifications, sent, apns_accepted,
-                device_reached, service_ran, service_delivered, service_timeouts, service_crashed, content_crashed,
-                expanded, acted, downloads, download_bytes, attachment_failed, size_under_100k, size_under_1m,
-                size_under_10m, size_over_10m
+            SELECT \(RollupReading.dailyColumns)
             FROM daily WHERE app_id = ? AND day >= ? AND day < ? AND notifications > 0
             """, arguments: [appID, period.days.lowerBound, period.days.upperBound]).map { row in
-            var counts = DeliveryCounts()
-            counts.notifications = row[6]
-            counts.sent = row[7]
-            counts.apnsAccepted = row[8]
-            counts.deviceReached = row[9]
-            counts.serviceRan = row[10]
-            counts.serviceDelivered = row[11]
-            counts.serviceTimeouts = row[12]
-            counts.serviceCrashed = row[13]
-            counts.contentCrashed = row[14]
-            counts.expanded = row[15]
-            counts.acted = row[16]
-            counts.downloads = row[17]
-            counts.downloadBytes = Self.clampedSum(row[18])
-            counts.attachmentFailed = row[19]
-            counts.sizeBands = [row[20], row[21], row[22], row[23]]
-            return DailyCounts(day: row[0], category: row[1], appVersion: row[2], os: row[3], cause: row[4],
-                               attachmentFailure: row[5], counts: counts)
+            // download_bytes, a sum that may pass 2^63, is clamped.
+            RollupReading.dailyCounts(day: row[0], category: row[1], appVersion: row[2], os: row[3], cause: row[4],
+                                      attachmentFailure: row[5],
+                                      measures: (6..<24).map { $0 == 18 ? Self.clampedSum(row[$0]) : row[$0] as Int })
         }
     }
 
@@ -111,7 +94,7 @@ extension SQLiteStore {
     private static func causeExamples(_ db: Database, appID: String, period: ReportPeriod) throws -> [String: String] {
         let candidates = try Row.fetchAll(db, sql: """
             SELECT cause, example_id FROM daily WHERE app_id = ? AND day >= ? AND day < ? AND notifications > 0
-            ORDER BY day DESC
+            ORDER BY day DESC, category DESC, app_version DESC, os DESC, attachment_failure DESC
             """, arguments: [appID, period.days.lowerBound, period.days.upperBound])
         let check = try db.cachedStatement(sql: """
             SELECT 1 FROM notification WHERE app_id = ? AND notification_id = ? AND cause = ? AND first_ts >= ? AND first_ts < ?

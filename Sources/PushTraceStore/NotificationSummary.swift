@@ -18,6 +18,25 @@ public struct NotificationSummary: Codable, Sendable, Hashable {
     /// The primary cause; nil until settled.
     public var cause: String?
 
+    package init(appID: String, notificationID: String, deviceID: String?, category: String?, appVersion: String?,
+                 os: String?, firstTs: Int64?, lastTs: Int64?, sentTs: Int64?, apnsStatus: Int64?, serviceMs: Int64?,
+                 actions: Int, records: Int, cause: String?) {
+        self.appID = appID
+        self.notificationID = notificationID
+        self.deviceID = deviceID
+        self.category = category
+        self.appVersion = appVersion
+        self.os = os
+        self.firstTs = firstTs
+        self.lastTs = lastTs
+        self.sentTs = sentTs
+        self.apnsStatus = apnsStatus
+        self.serviceMs = serviceMs
+        self.actions = actions
+        self.records = records
+        self.cause = cause
+    }
+
     enum CodingKeys: String, CodingKey {
         case appID = "app_id", notificationID = "notification_id", deviceID = "device_id", category
         case appVersion = "app_version", os, firstTs = "first_ts", lastTs = "last_ts", sentTs = "sent_ts"

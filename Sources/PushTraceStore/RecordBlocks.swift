@@ -133,4 +133,26 @@ package enum ConfigBody {
     package static func compressed(_ line: String, dictionary: BlockDictionary) -> [UInt8] {
         LineBlock.compress([line], with: dictionary.deflater).data
     }
+
+    /// A compressed body's line; `dictionaries` finds a dictionary by its Adler-32. Output grows as it is decoded;
+    /// the bound only stops a damaged body.
+    package static func text(compressed bytes: [UInt8], dictionaries: (UInt32) -> [UInt8]?) throws -> String {
+        let line = try bytes.withUnsafeBytes { input in
+            try DictionaryDeflate.decompress(input, limit: Int(Int32.max), dictionary: dictionaries)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+}
+
+/// The digest a config body is found again by (`config_body.digest`): 64-bit FNV-1a of the line's UTF-8 bytes.
+/// Part of the file format: it never changes.
+package enum ConfigBodyDigest {
+    package static func of(_ line: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in line.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PushTraceRecords
+import PushTracePostgres
 import PushTraceSQLite
 import PushTraceStore
 
@@ -42,12 +43,11 @@ enum StoreEngine: Equatable {
             return try SQLiteStore(path: path, durability: tuning.durability, busyTimeout: tuning.busyTimeout,
                                    writerCacheMiB: tuning.writerCacheMiB, readerCacheMiB: tuning.readerCacheMiB,
                                    checkpointPages: tuning.checkpointPages, converting: converting)
-        case .postgres:
-            throw UsageError("this pushtrace stores to SQLite only: --db takes the path of an SQLite file, not a "
-                             + "PostgreSQL URL")
+        case .postgres(let url):
+            return try PostgresStore(url: url)
         case .unknown(let scheme):
             throw UsageError("--db names a \(TerminalText.escaped(scheme)):// URL, which no store engine reads: give the "
-                             + "path of an SQLite file")
+                             + "path of an SQLite file or a postgres:// URL")
         }
     }
 

@@ -7,7 +7,8 @@ import Testing
 struct AccessInterfaceTests {
     @Test("a token verifies with its secret only, covers its app, and stops verifying once revoked", arguments: TestEngine.all)
     func tokens(engine: TestEngine) throws {
-        let store = try TemporaryStore(engine: engine).store
+        let temporary = try TemporaryStore(engine: engine)
+        let store = temporary.store
         let (info, text) = try store.createToken(appID: "app.one", scope: .ingest, label: "ci", now: Lines.t0)
         #expect(try store.verifyToken(text.text) == info)
         #expect(info.covers(appID: "app.one") && !info.covers(appID: "app.two"))

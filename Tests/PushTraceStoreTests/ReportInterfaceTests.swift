@@ -20,7 +20,7 @@ struct ReportInterfaceTests {
           arguments: TestEngine.all)
     func golden(engine: TestEngine) throws {
         let temporary = try TemporaryStore.simulated(engine: engine)
-        let report = try temporary.sqlite.report(appID: Self.app, period: Self.week)
+        let report = try temporary.store.report(appID: Self.app, period: Self.week)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let outputs = [

@@ -2,15 +2,24 @@ import Foundation
 import GRDB
 import PushTraceCore
 import PushTraceSimulator
+import PushTracePostgres
 import PushTraceSQLite
 import PushTraceStore
 
 /// An engine the store-interface suite runs against: `@Test(arguments: TestEngine.all)`.
 public enum TestEngine: String, Sendable, CaseIterable, CustomStringConvertible {
     case sqlite
+    case postgres
 
-    /// The engines every interface test runs on.
-    public static let all = allCases
+    /// The cluster the PostgreSQL engine is tested on: `scripts/with-postgres.sh` (which `make test` runs the tests
+    /// beside) starts a throwaway one and sets it.
+    public static var postgresCluster: String? {
+        ProcessInfo.processInfo.environment["PUSHTRACE_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The engines every interface test runs on: PostgreSQL when a test cluster is given (`make test` always gives
+    /// one, and a test fails when it is asked for and missing: `PUSHTRACE_REQUIRE_POSTGRES`).
+    public static let all: [TestEngine] = postgresCluster == nil ? [.sqlite] : [.sqlite, .postgres]
 
     public var description: String { rawValue }
 }
@@ -21,12 +30,24 @@ public final class TemporaryStore: Sendable {
     public let store: any TraceStore
     public let engine: TestEngine
 
+    /// The database of its own a PostgreSQL store was given, dropped with it.
+    private let database: String?
+
     public init(engine: TestEngine = .sqlite) throws {
         self.engine = engine
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         switch engine {
-        case .sqlite: store = try SQLiteStore(path: directory.appendingPathComponent("test.sqlite").path)
+        case .sqlite:
+            store = try SQLiteStore(path: directory.appendingPathComponent("test.sqlite").path)
+            database = nil
+        case .postgres:
+            guard let cluster = TestEngine.postgresCluster else {
+                throw TestSetupError("no PostgreSQL test cluster: run the tests with scripts/with-postgres.sh (make test does)")
+            }
+            let name = "pt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            store = try PostgresStore(url: try PostgresDatabases.create(name, cluster: cluster), connections: 4)
+            database = name
         }
     }
 
@@ -36,7 +57,13 @@ public final class TemporaryStore: Sendable {
     /// The database file (SQLite) or URL.
     public var path: String { store.location }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+        if let database, let cluster = TestEngine.postgresCluster {
+            try? store.close()
+            try? PostgresDatabases.drop(database, cluster: cluster)
+        }
+    }
 
     /// Stores one bundle's bytes as the CLI and the server do.
     @discardableResult
@@ -68,6 +95,12 @@ public final class TemporaryStore: Sendable {
         }
         return counts
     }
+}
+
+/// A test's set-up could not be made.
+public struct TestSetupError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Lines of small bundles for store tests.

@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// The store's connections to its database, lent to one caller at a time.
+///
+/// The store's interface is synchronous (its callers run off the cooperative threads: the server's writer thread and
+/// NIO's blocking pool, or a CLI command), so a query is sent on an event loop and its answer waited for. A
+/// connection that broke (the server restarted, the network went away) is dropped when it comes back; the next
+/// lease opens a new one, so the store reconnects by itself once the database is reachable again.
+final class PostgresConnections: @unchecked Sendable {
+    private let location: PostgresLocation
+    private let logger: Logger
+    /// Guards every var below.
+    private let condition = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var open = 0
+    private var closed = false
+    private var nextID = 0
+    /// The most connections open at once.
+    let limit: Int
+
+    init(location: PostgresLocation, limit: Int, logger: Logger) {
+        self.location = location
+        self.limit = max(1, limit)
+        self.logger = logger
+    }
+
+    /// Runs `body` with a connection of its own. With `reusable` false the connection is closed afterwards (a
+    /// statement of the operator's may have changed its settings).
+    func withSession<T>(reusable: Bool = true, _ body: (PostgresSession) throws -> T) throws -> T {
+        let connection = try lease()
+        var healthy = false
+        defer { giveBack(connection, healthy: healthy) }
+        let result = try body(PostgresSession(connection: connection, logger: logger))
+        healthy = reusable
+        return result
+    }
+
+    /// Closes every connection; leases fail from then on.
+    func close() {
+        condition.lock()
+        closed = true
+        let connections = idle
+        idle.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        for connection in connections { try? connection.close().wait() }
+    }
+
+    private func lease() throws -> PostgresConnection {
+        condition.lock()
+        while !closed && idle.isEmpty && open >= limit { condition.wait() }
+        if closed {
+            condition.unlock()
+            throw PostgresStoreError.closed(location.description)
+        }
+        if let connection = idle.popLast() {
+            condition.unlock()
+            if !connection.isClosed { return connection }
+            condition.lock()
+            open -= 1
+            condition.unlock()
+            return try lease()
+        }
+        open += 1
+        nextID += 1
+        let id = nextID
+        condition.unlock()
+        do {
+            return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
+                                                  configuration: try location.configuration(), id: id, logger: logger).wait()
+        } catch {
+            condition.lock()
+            open -= 1
+            condition.signal()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    /// A connection whose work failed may be in any state (a transaction left open, a half-read answer): it is
+    /// closed rather than lent again.
+    private func giveBack(_ connection: PostgresConnection, healthy: Bool) {
+        condition.lock()
+        if healthy && !closed && !connection.isClosed {
+            idle.append(connection)
+            condition.signal()
+            condition.unlock()
+            return
+        }
+        open -= 1
+        condition.signal()
+        condition.unlock()
+        try? connection.close().wait()
+    }
+}
+
+/// One connection's queries, answered synchronously.
+struct PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Every row of the answer.
+    @discardableResult
+    func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try connection.query(query, logger: logger).wait()
+    }
+
+    /// The rows changed (or returned) by the statement.
+    func execute(_ query: PostgresQuery) throws -> Int {
+        try self.query(query).metadata.rows ?? 0
+    }
+
+    /// Each row handed to `row` as it arrives, without keeping them all; `row` runs on the connection's event loop,
+    /// so it must not block.
+    func stream(_ query: PostgresQuery, _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
+        _ = try connection.query(query, logger: logger, row).wait()
+    }
+
+    /// Runs `body` in a transaction, committed when it returns and rolled back when it throws.
+    func transaction<T>(_ mode: String = "READ WRITE", _ body: () throws -> T) throws -> T {
+        try query(PostgresQuery(unsafeSQL: "BEGIN \(mode)"))
+        do {
+            let result = try body()
+            try query("COMMIT")
+            return result
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a savepoint of the transaction: what it did is undone when it throws, the transaction goes on.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try query("SAVEPOINT bundle")
+        do {
+            let result = try body()
+            try query("RELEASE SAVEPOINT bundle")
+            return result
+        } catch {
+            _ = try? query("ROLLBACK TO SAVEPOINT bundle")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Creating and dropping whole databases of a cluster: what the tests and the benchmarks use to give each store a
+/// database of its own.
+package enum PostgresDatabases {
+    /// Creates the database `name` (letters, digits and `_` only) on the cluster `url` reaches; returns the URL of
+    /// the new database.
+    package static func create(_ name: String, cluster url: String) throws -> String {
+        try run("CREATE DATABASE \(try quoted(name))", cluster: url)
+        guard var components = URLComponents(string: url) else { throw PostgresLocationError("not a URL") }
+        components.path = "/" + name
+        return components.string!
+    }
+
+    /// Drops the database `name`, closing what is connected to it.
+    package static func drop(_ name: String, cluster url: String) throws {
+        try run("DROP DATABASE IF EXISTS \(try quoted(name)) WITH (FORCE)", cluster: url)
+    }
+
+    private static func quoted(_ name: String) throws -> String {
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x61...0x7a).contains($0) })
+        else { throw PostgresLocationError("a database name of lower-case letters, digits and _ is needed") }
+        return "\"\(name)\""
+    }
+
+    private static func run(_ sql: String, cluster url: String) throws {
+        let connections = PostgresConnections(location: try PostgresLocation(url: url), limit: 1,
+                                              logger: Logger(label: "pushtrace.postgres"))
+        defer { connections.close() }
+        try connections.withSession(reusable: false) { session in _ = try session.query(PostgresQuery(unsafeSQL: sql)) }
+    }
+}

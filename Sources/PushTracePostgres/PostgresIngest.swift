@@ -1,0 +1,298 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushTraceCore
+import PushTraceRecords
+import PushTraceStore
+
+extension PostgresStore {
+    /// Summaries are merged as each group commits (``IngestSession/defersSummaries`` is false): with several servers
+    /// on one database, a summary merged under its row lock at commit is what every server reads.
+    public func makeIngestSession(deferringSummaries: Bool) throws -> any IngestSession {
+        PostgresIngestSession(store: self)
+    }
+}
+
+/// A writer's session on a PostgreSQL store: each group one transaction, its summaries merged before it commits.
+final class PostgresIngestSession: IngestSession {
+    private let store: PostgresStore
+    /// How often a group that met another server's transaction in a deadlock or a serialization failure is run
+    /// again before its error is the answer.
+    static let attempts = 4
+
+    init(store: PostgresStore) {
+        self.store = store
+    }
+
+    var defersSummaries: Bool { false }
+    var hasPendingSummaries: Bool { false }
+    func summariesDue(after delay: Duration, notifications: Int) -> Bool { false }
+    func writeSummaries() throws {}
+
+    func inGroupCommit<T>(_ body: (any IngestGroup) throws -> T) throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try store.withSession { session in
+                    try session.transaction {
+                        let group = PostgresGroup(session: session, store: store)
+                        let result = try body(group)
+                        try PostgresSummaryWriter.merge(group.summaries, session)
+                        return result
+                    }
+                }
+            } catch let error as PSQLError where attempt < Self.attempts && PostgresFailure.isTransientConflict(error) {
+                // Another server's transaction held rows this one needed in another order: nothing of this group
+                // was stored, and running it again is safe (its results were not handed out).
+                store.dictionaries.forget()
+                attempt += 1
+            } catch {
+                store.dictionaries.forget()
+                throw error
+            }
+        }
+    }
+}
+
+extension PostgresFailure {
+    /// A deadlock or a serialization failure: the transaction was undone and may simply be run again.
+    static func isTransientConflict(_ error: PSQLError) -> Bool {
+        let state = error.serverInfo?[.sqlState]
+        return state == "40P01" || state == "40001"
+    }
+}
+
+/// Bundles being stored in one transaction of a PostgreSQL store.
+final class PostgresGroup: IngestGroup {
+    let session: PostgresSession
+    let store: PostgresStore
+    /// The facts of the bundles stored so far, merged into the summaries before the group commits.
+    let summaries = PendingSummaries()
+    /// Config bodies met by this group: digest → (row id, line, App Group).
+    private var configBodies: [Int64: [(id: Int64, line: String, appGroup: String?)]] = [:]
+
+    init(session: PostgresSession, store: PostgresStore) {
+        self.session = session
+        self.store = store
+    }
+
+    func ingest(source: String?, receivedAt: Int64,
+                _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult {
+        var writer = PostgresBundleWriter(group: self, source: source, receivedAt: receivedAt)
+        let result: IngestResult
+        do {
+            result = try session.savepoint {
+                try produce { item in try writer.add(item) }
+                return try writer.finish()
+            }
+        } catch {
+            // The bundle's rows are gone with its savepoint: so are the config bodies it stored.
+            configBodies.removeAll()
+            throw error
+        }
+        if !result.duplicate {
+            try store.dictionaries.trainIfDue(appID: result.appID, added: writer.storedBytes, session)
+            summaries.merge(appID: result.appID, writer.facts)
+        }
+        return result
+    }
+
+    /// The id of the config body holding `line` (with its App Group), stored now when there is none. Found again by
+    /// the 64-bit FNV-1a digest of the line and taken only when the stored line is the same, byte for byte.
+    func configBody(_ line: String, appGroup: String?, dictionary: BlockDictionary) throws -> Int64 {
+        let digest = ConfigBodyDigest.of(line)
+        if let id = configBodies[digest]?.first(where: { $0.line.utf8.elementsEqual(line.utf8) && $0.appGroup == appGroup })?.id {
+            return id
+        }
+        for row in try session.query("SELECT id, app_group, body FROM config_body WHERE digest = \(digest)") {
+            let (id, group, body) = try row.decode((Int64, String?, ByteBuffer).self)
+            guard group == appGroup else { continue }
+            if try store.configText(body, session).utf8.elementsEqual(line.utf8) {
+                remember(digest, id, line, appGroup)
+                return id
+            }
+        }
+        let body = ByteBuffer(bytes: ConfigBody.compressed(line, dictionary: dictionary))
+        let id = try session.query("""
+            INSERT INTO config_body (digest, app_group, body) VALUES (\(digest), \(appGroup), \(body)) RETURNING id
+            """).first(where: { _ in true })!.decode(Int64.self)
+        remember(digest, id, line, appGroup)
+        return id
+    }
+
+    private func remember(_ digest: Int64, _ id: Int64, _ line: String, _ appGroup: String?) {
+        if configBodies.count >= 50_000 { configBodies.removeAll(keepingCapacity: true) }
+        configBodies[digest, default: []].append((id, line, appGroup))
+    }
+}
+
+/// Stores one bundle's items inside its group's transaction: the bundle row, its accepted lines in compressed blocks
+/// with the index of the notifications in each, rejected lines with their reasons, config records, the device, and
+/// the bundle's facts per notification for the group to merge.
+struct PostgresBundleWriter {
+    private let group: PostgresGroup
+    private let source: String?
+    private let receivedAt: Int64
+    private var session: PostgresSession { group.session }
+    private var manifest: Manifest?
+    private var bundleRef: Int64 = 0
+    private var offset: Int64 = 0
+    private var duplicateOf: IngestResult?
+    private var accepted = 0
+    private var rejected = 0
+    private var blocks = BlockBuilder(dictionary: .none)
+    private var dictionary = BlockDictionary.none
+    private var rejections: [IngestResult.Rejection] = []
+    private(set) var facts: [String: NotificationFacts] = [:]
+    private var deviceLastSeen: Int64?
+    private var deviceFirstSeen: Int64?
+    private var lineTimes = BundleTimeSpan.Builder()
+    private var configTimes = BundleTimeSpan.Builder()
+
+    init(group: PostgresGroup, source: String?, receivedAt: Int64) {
+        self.group = group
+        self.source = source
+        self.receivedAt = receivedAt
+    }
+
+    var storedBytes: Int { blocks.storedBytes }
+
+    mutating func add(_ item: BundleItem) throws {
+        guard duplicateOf == nil else { return }
+        switch item {
+        case .manifest(let manifest): try begin(manifest)
+        case .record(let decoded): try store(decoded)
+        case .rejected(let line):
+            rejected += 1
+            if rejections.count < IngestResult.listedRejections {
+                rejections.append(.init(line: line.line, reason: line.reason))
+            }
+            try session.query("""
+                INSERT INTO rejected_line (bundle_ref, line, reason, raw)
+                VALUES (\(bundleRef), \(Int64(line.line)), \(line.reason), \(ByteBuffer(bytes: line.raw)))
+                """)
+        }
+    }
+
+    private mutating func begin(_ manifest: Manifest) throws {
+        let appID = manifest.appID!, bundleID = manifest.bundleID!
+        self.manifest = manifest
+        offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
+        // The same bundle sent to two servers at once: the second insert waits for the first transaction and, once
+        // it commits, inserts nothing; that bundle is then a duplicate here.
+        let deviceID = manifest.isFromServer ? nil : manifest.deviceID
+        if let row = try session.query("""
+            INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
+                                received_at, clock_offset_ms, source)
+            VALUES (\(appID), \(bundleID), \(deviceID), \(manifest.appVersion), \(manifest.build), \(manifest.os),
+                    \(manifest.deviceModel), \(manifest.sdk), \(manifest.uploadedAt), \(receivedAt), \(offset), \(source))
+            ON CONFLICT (app_id, bundle_id) DO NOTHING RETURNING id
+            """).first(where: { _ in true }) {
+            bundleRef = try row.decode(Int64.self)
+        } else {
+            let row = try session.query("""
+                SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = \(appID) AND bundle_id = \(bundleID)
+                """).first(where: { _ in true })!
+            let (accepted, rejected, offset) = try row.decode((Int64, Int64, Int64).self)
+            duplicateOf = IngestResult(appID: appID, bundleID: bundleID, accepted: Int(accepted), rejected: Int(rejected),
+                                       duplicate: true, rejections: [], clockOffsetMs: offset)
+            return
+        }
+        dictionary = try group.store.dictionaries.current(for: appID, session)
+        blocks = BlockBuilder(dictionary: dictionary)
+        blocks.bundleRef = bundleRef
+    }
+
+    private mutating func store(_ decoded: DecodedRecord) throws {
+        guard let manifest else { return }
+        let record = decoded.record
+        let ts = record.ts.map { ClockCorrection.corrected($0, by: offset) }
+        let deviceTs = offset != 0 ? record.ts : nil
+        let deviceID = manifest.isFromServer ? nil : manifest.deviceID
+        let session = self.session
+        try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!) { try Self.insert($0, session) }
+        accepted += 1
+        if let ts {
+            if record.recordType == .config { configTimes.add(ts) } else { lineTimes.add(ts) }
+        }
+        if let ts, deviceID != nil {
+            deviceLastSeen = max(deviceLastSeen ?? ts, ts)
+            deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
+        }
+        if record.recordType == .config, let deviceID, let ts, let process = record.process {
+            let body = try group.configBody(decoded.json, appGroup: record.appGroup, dictionary: dictionary)
+            try session.query("""
+                INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref)
+                VALUES (\(manifest.appID!), \(deviceID), \(process), \(ts), \(deviceTs), \(body))
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        if let id = decoded.notificationID {
+            facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)
+        }
+    }
+
+    /// Stores a block and its index entries; returns its id.
+    private static func insert(_ block: FinishedBlock, _ session: PostgresSession) throws -> Int64 {
+        let id = try session.query("""
+            INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data)
+            VALUES (\(block.bundleRef), \(Int64(block.lines)), \(Int64(block.rawBytes)), \(block.dictionary), \(ByteBuffer(bytes: block.data)))
+            RETURNING id
+            """).first(where: { _ in true })!.decode(Int64.self)
+        if !block.keys.isEmpty {
+            try session.query("""
+                INSERT INTO notification_block (key, block) SELECT unnest(\(block.keys)::bigint[]), \(id) ON CONFLICT DO NOTHING
+                """)
+        }
+        return id
+    }
+
+    /// Writes the device and the bundle's counts; the group merges ``facts`` into the summaries.
+    mutating func finish() throws -> IngestResult {
+        guard let manifest else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        if let duplicateOf { return duplicateOf }
+        let appID = manifest.appID!
+        if let deviceID = manifest.deviceID, !manifest.isFromServer, let last = deviceLastSeen, let first = deviceFirstSeen {
+            try session.query("""
+                INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
+                VALUES (\(appID), \(deviceID), \(first), \(last), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel))
+                ON CONFLICT (app_id, device_id) DO UPDATE SET
+                    first_seen = least(device.first_seen, excluded.first_seen),
+                    last_seen = greatest(device.last_seen, excluded.last_seen),
+                    app_version = coalesce(excluded.app_version, device.app_version),
+                    os = coalesce(excluded.os, device.os),
+                    device_model = coalesce(excluded.device_model, device.device_model)
+                """)
+            // Silence from this device now means something for the pushes it has not mentioned: settle them again,
+            // their counts taken out of the rollups until then.
+            let rollups = RollupDeltas()
+            for row in try session.query("""
+                SELECT notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+                WHERE app_id = \(appID) AND device_id = \(deviceID) AND cause = 'awaiting_device_logs'
+                    AND sent_ts <= \(last - group.store.settings.notDeliveredAfterMs)
+                ORDER BY notification_id FOR UPDATE
+                """) {
+                let columns = row.makeRandomAccess()
+                let id = try columns[0].decode(String.self)
+                let facts = try NotificationFacts(stored: columns, at: 1)
+                // Checked again under the lock: another server may have settled it anew meanwhile.
+                guard let cause = try columns[25].decode(String?.self) else { continue }
+                rollups.add(appID: appID, notificationID: id, facts: facts, cause: cause, sign: -1)
+                try session.query("UPDATE notification SET cause = NULL WHERE app_id = \(appID) AND notification_id = \(id)")
+            }
+            try PostgresSummaryWriter.write(rollups, session)
+        }
+        let session = self.session
+        try blocks.flush { try Self.insert($0, session) }
+        let lines = lineTimes.span(receivedAt: receivedAt, stretched: true)
+        let configs = configTimes.span(receivedAt: receivedAt, stretched: false)
+        try session.query("""
+            UPDATE bundle SET accepted = \(Int64(accepted)), rejected = \(Int64(rejected)),
+                ts_from = \(lines?.from), ts_to = \(lines?.to), config_ts_from = \(configs?.from),
+                config_ts_to = \(configs.flatMap { $0.to == $0.from ? nil : $0.to })
+            WHERE id = \(bundleRef)
+            """)
+        return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
+                            duplicate: false, rejections: rejections, clockOffsetMs: offset)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// Where a PostgreSQL store lives and how to reach it: a `postgres://` URL (SPEC §9), with what it leaves out taken
+/// from the standard `PG*` variables, as `psql` would.
+///
+/// `postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE&connect_timeout=SECONDS`. Only TCP
+/// is spoken (no Unix socket). `sslmode` is libpq's: `disable`, `allow` and `prefer` (TLS when the server offers it,
+/// unverified), `require` (TLS, unverified), `verify-ca` (TLS, the certificate signed by `sslrootcert`) and
+/// `verify-full` (that, and the host name in it).
+public struct PostgresLocation: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var sslMode: SSLMode
+    /// The certificate authorities the server's certificate is checked against (`verify-ca`, `verify-full`); the
+    /// system's when nil.
+    public var sslRootCertificate: String?
+    public var connectTimeoutSeconds: Int64
+
+    /// libpq's `sslmode`.
+    public enum SSLMode: String, Sendable, CaseIterable {
+        case disable, allow, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    /// The URL read, its gaps filled from `environment` (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`,
+    /// `PGSSLMODE`, `PGSSLROOTCERT`, `PGCONNECT_TIMEOUT`). Throws a message naming what is wrong.
+    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        guard let components = URLComponents(string: text),
+              let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
+            throw PostgresLocationError("not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)")
+        }
+        let env = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? env("PGHOST") ?? "localhost"
+        if host.hasPrefix("/") { throw PostgresLocationError("the host is a Unix socket folder; give a TCP host name or address") }
+        if let port = components.port {
+            self.port = port
+        } else if let text = env("PGPORT") {
+            guard let port = Int(text) else { throw PostgresLocationError("PGPORT is not a port number") }
+            self.port = port
+        } else {
+            port = 5432
+        }
+        guard (1...65_535).contains(port) else { throw PostgresLocationError("the port is not between 1 and 65535") }
+        user = components.user.flatMap { $0.isEmpty ? nil : $0 } ?? env("PGUSER") ?? env("USER") ?? "postgres"
+        password = components.password ?? env("PGPASSWORD")
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = path.isEmpty ? (env("PGDATABASE") ?? user) : path
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        let known: Set = ["sslmode", "sslrootcert", "connect_timeout", "application_name"]
+        if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
+            throw PostgresLocationError("the URL parameter \(unknown) is not one pushtrace reads (it reads sslmode, "
+                                        + "sslrootcert, connect_timeout)")
+        }
+        let mode = query["sslmode"] ?? env("PGSSLMODE") ?? "prefer"
+        guard let sslMode = SSLMode(rawValue: mode) else {
+            throw PostgresLocationError("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.sslMode = sslMode
+        sslRootCertificate = query["sslrootcert"] ?? env("PGSSLROOTCERT")
+        let timeout = query["connect_timeout"] ?? env("PGCONNECT_TIMEOUT") ?? "10"
+        guard let seconds = Int64(timeout), seconds > 0, seconds <= 3_600 else {
+            throw PostgresLocationError("connect_timeout must be a number of seconds from 1 to 3600")
+        }
+        connectTimeoutSeconds = seconds
+    }
+
+    /// The URL without its password: what logs and messages show.
+    public var description: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "postgres://\(user)@\(shownHost):\(port)/\(database)"
+    }
+
+    /// postgres-nio's configuration for a connection.
+    func configuration() throws -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
+                                                             database: database, tls: try tls())
+        configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
+        return configuration
+    }
+
+    private func tls() throws -> PostgresConnection.Configuration.TLS {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch sslMode {
+        case .disable: return .disable
+        case .allow, .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let file = sslRootCertificate, sslMode == .verifyCA || sslMode == .verifyFull {
+            do {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
+            } catch {
+                throw PostgresLocationError("cannot read the certificates of sslrootcert \(file): \(error)")
+            }
+        }
+        let context: NIOSSLContext
+        do { context = try NIOSSLContext(configuration: tls) } catch {
+            throw PostgresLocationError("cannot set up TLS: \(error)")
+        }
+        return sslMode == .require || sslMode == .verifyCA || sslMode == .verifyFull ? .require(context) : .prefer(context)
+    }
+}
+
+/// A `postgres://` URL pushtrace cannot use, and why.
+public struct PostgresLocationError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    init(_ reason: String) { description = "the PostgreSQL URL given to --db: \(reason)" }
+}

@@ -1,0 +1,237 @@
+import PostgresNIO
+import PushTraceStore
+
+/// The database schema, as named, ordered migrations recorded in `pushtrace_migration`. A migration never changes
+/// once released: a new one follows it. `docs/schema.md` describes the tables; they hold what the SQLite engine's
+/// do, so that `pushtrace sql` reads the same columns on both.
+enum PostgresSchema {
+    /// Every migration this build knows, in the order they run.
+    static let migrations: [(name: String, sql: String)] = [
+        ("v1-blocks-summaries-rollups-tokens", v1),
+    ]
+
+    /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
+    /// others then find it done.
+    static let migrationLock: Int64 = 0x7075_7368_7472_0001
+
+    /// Applies the migrations the database lacks, in one transaction under ``migrationLock``; refuses a database a
+    /// newer pushtrace migrated (migrations this build does not know) and a database of another program.
+    static func migrate(_ session: PostgresSession, location: String) throws {
+        try session.transaction {
+            try session.query("SELECT pg_advisory_xact_lock(\(migrationLock))")
+            let tables = try session.query("""
+                SELECT table_name::text FROM information_schema.tables
+                WHERE table_schema = current_schema() ORDER BY table_name
+                """).map { try $0.decode(String.self) }
+            if !tables.isEmpty && !tables.contains("pushtrace_migration") {
+                throw PostgresStoreError.otherDatabase(location, tables: tables)
+            }
+            try session.query("""
+                CREATE TABLE IF NOT EXISTS pushtrace_migration (
+                    name text PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """)
+            let applied = Set(try session.query("SELECT name FROM pushtrace_migration").map { try $0.decode(String.self) })
+            let known = Set(migrations.map(\.name))
+            let unknown = applied.subtracting(known).sorted()
+            if !unknown.isEmpty { throw StoreError.newerSchema(location, migrations: unknown) }
+            for migration in migrations where !applied.contains(migration.name) {
+                // One statement at a time: the extended protocol takes one per query.
+                for statement in migration.sql.components(separatedBy: ";\n") where !statement.allSatisfy(\.isWhitespace) {
+                    try session.query(PostgresQuery(unsafeSQL: statement))
+                }
+                try session.query("INSERT INTO pushtrace_migration (name) VALUES (\(migration.name))")
+            }
+        }
+    }
+
+    /// The data model of SQLite's 14 migrations, in one: bundles, record blocks and their index, rejected lines,
+    /// config records, devices, per-notification summaries, tokens and the rollups. Integers are `bigint` and flags
+    /// 0/1, as in SQLite; texts compare byte by byte (`COLLATE "C"`), as in SQLite, whatever the database's locale.
+    /// Record blocks are compressed already: PostgreSQL stores them as they are
+    /// (`STORAGE EXTERNAL`), without compressing them again. A bundle's blocks are found by `bundle_ref` (several
+    /// servers write at once, so a bundle's block ids are not one contiguous run).
+    private static let v1 = """
+        CREATE TABLE bundle (
+            id bigserial PRIMARY KEY,
+            app_id text COLLATE "C" NOT NULL,
+            bundle_id text COLLATE "C" NOT NULL,
+            device_id text COLLATE "C",
+            app_version text COLLATE "C",
+            build text COLLATE "C",
+            os text COLLATE "C",
+            device_model text COLLATE "C",
+            sdk text COLLATE "C",
+            uploaded_at bigint,
+            received_at bigint NOT NULL,
+            clock_offset_ms bigint NOT NULL,
+            source text COLLATE "C",
+            accepted bigint NOT NULL DEFAULT 0,
+            rejected bigint NOT NULL DEFAULT 0,
+            pruned_at bigint,
+            ts_from bigint,
+            ts_to bigint,
+            config_ts_from bigint,
+            config_ts_to bigint,
+            UNIQUE (app_id, bundle_id)
+        );
+        CREATE INDEX bundle_by_received ON bundle (received_at) WHERE pruned_at IS NULL;
+        CREATE TABLE dictionary (
+            id bigserial PRIMARY KEY,
+            app_id text COLLATE "C",
+            adler32 bigint NOT NULL UNIQUE,
+            trained_at bigint NOT NULL,
+            bytes bytea NOT NULL
+        );
+        CREATE INDEX dictionary_by_app ON dictionary (app_id, id);
+        CREATE TABLE record_block (
+            id bigserial PRIMARY KEY,
+            bundle_ref bigint NOT NULL REFERENCES bundle (id),
+            lines bigint NOT NULL,
+            raw_bytes bigint NOT NULL,
+            dictionary bigint NOT NULL,
+            data bytea NOT NULL
+        );
+        ALTER TABLE record_block ALTER COLUMN data SET STORAGE EXTERNAL;
+        CREATE INDEX record_block_by_bundle ON record_block (bundle_ref);
+        CREATE TABLE notification_block (
+            key bigint NOT NULL,
+            block bigint NOT NULL,
+            PRIMARY KEY (key, block)
+        );
+        CREATE TABLE rejected_line (
+            id bigserial PRIMARY KEY,
+            bundle_ref bigint NOT NULL REFERENCES bundle (id),
+            line bigint NOT NULL,
+            reason text COLLATE "C" NOT NULL,
+            raw bytea NOT NULL
+        );
+        CREATE INDEX rejected_line_by_bundle ON rejected_line (bundle_ref);
+        CREATE TABLE config_body (
+            id bigserial PRIMARY KEY,
+            digest bigint NOT NULL,
+            app_group text COLLATE "C",
+            body bytea NOT NULL
+        );
+        ALTER TABLE config_body ALTER COLUMN body SET STORAGE EXTERNAL;
+        CREATE INDEX config_body_by_digest ON config_body (digest);
+        CREATE TABLE config (
+            app_id text COLLATE "C" NOT NULL,
+            device_id text COLLATE "C" NOT NULL,
+            process text COLLATE "C" NOT NULL,
+            ts bigint NOT NULL,
+            device_ts bigint,
+            body_ref bigint NOT NULL,
+            PRIMARY KEY (app_id, device_id, process, ts)
+        );
+        CREATE INDEX config_by_process ON config (app_id, process, ts);
+        CREATE TABLE device (
+            app_id text COLLATE "C" NOT NULL,
+            device_id text COLLATE "C" NOT NULL,
+            first_seen bigint NOT NULL,
+            last_seen bigint NOT NULL,
+            app_version text COLLATE "C",
+            os text COLLATE "C",
+            device_model text COLLATE "C",
+            PRIMARY KEY (app_id, device_id)
+        );
+        CREATE TABLE notification (
+            app_id text COLLATE "C" NOT NULL,
+            notification_id text COLLATE "C" NOT NULL,
+            device_id text COLLATE "C",
+            category text COLLATE "C",
+            app_version text COLLATE "C",
+            os text COLLATE "C",
+            first_ts bigint,
+            last_ts bigint,
+            sent_ts bigint,
+            apns_status bigint,
+            has_alert bigint,
+            mutable_content bigint,
+            service_received bigint NOT NULL DEFAULT 0,
+            service_delivered bigint NOT NULL DEFAULT 0,
+            service_expired bigint NOT NULL DEFAULT 0,
+            service_ms bigint,
+            service_crashed bigint NOT NULL DEFAULT 0,
+            content_received bigint NOT NULL DEFAULT 0,
+            content_crashed bigint NOT NULL DEFAULT 0,
+            actions bigint NOT NULL DEFAULT 0,
+            app_responses bigint NOT NULL DEFAULT 0,
+            records bigint NOT NULL DEFAULT 0,
+            device_reached bigint NOT NULL DEFAULT 0,
+            downloads bigint NOT NULL DEFAULT 0,
+            download_bytes bigint,
+            attachment_failure text COLLATE "C",
+            cause text COLLATE "C",
+            action_list text COLLATE "C",
+            PRIMARY KEY (app_id, notification_id)
+        );
+        CREATE INDEX notification_by_id ON notification (notification_id);
+        CREATE INDEX notification_by_time ON notification (app_id, first_ts);
+        CREATE INDEX notification_unsettled ON notification (app_id, device_id) WHERE cause IS NULL;
+        CREATE INDEX notification_awaiting ON notification (app_id, device_id) WHERE cause = 'awaiting_device_logs';
+        CREATE TABLE token (
+            id text COLLATE "C" PRIMARY KEY,
+            app_id text COLLATE "C",
+            scope text COLLATE "C" NOT NULL CHECK (scope IN ('ingest', 'read', 'admin', 'metrics')),
+            secret_sha256 bytea NOT NULL,
+            label text COLLATE "C",
+            created_at bigint NOT NULL,
+            revoked_at bigint,
+            CHECK (app_id IS NOT NULL OR scope IN ('admin', 'metrics'))
+        );
+        CREATE TABLE daily (
+            app_id text COLLATE "C" NOT NULL, day bigint NOT NULL, category text COLLATE "C" NOT NULL, app_version text COLLATE "C" NOT NULL,
+            os text COLLATE "C" NOT NULL, cause text COLLATE "C" NOT NULL, attachment_failure text COLLATE "C" NOT NULL,
+            notifications bigint NOT NULL, sent bigint NOT NULL, apns_accepted bigint NOT NULL,
+            device_reached bigint NOT NULL, service_ran bigint NOT NULL, service_delivered bigint NOT NULL,
+            service_timeouts bigint NOT NULL, service_crashed bigint NOT NULL, content_crashed bigint NOT NULL,
+            expanded bigint NOT NULL, acted bigint NOT NULL, downloads bigint NOT NULL, download_bytes bigint NOT NULL,
+            attachment_failed bigint NOT NULL, size_under_100k bigint NOT NULL, size_under_1m bigint NOT NULL,
+            size_under_10m bigint NOT NULL, size_over_10m bigint NOT NULL, example_id text COLLATE "C",
+            PRIMARY KEY (app_id, day, category, app_version, os, cause, attachment_failure)
+        );
+        CREATE TABLE hourly (
+            app_id text COLLATE "C" NOT NULL, hour bigint NOT NULL, category text COLLATE "C" NOT NULL, cause text COLLATE "C" NOT NULL,
+            notifications bigint NOT NULL, service_ran bigint NOT NULL, service_timeouts bigint NOT NULL,
+            extension_runs bigint NOT NULL, extension_crashes bigint NOT NULL, attachment_tries bigint NOT NULL,
+            attachment_failures bigint NOT NULL,
+            PRIMARY KEY (app_id, hour, category, cause)
+        );
+        CREATE TABLE minutely (
+            minute bigint NOT NULL, app_id text COLLATE "C" NOT NULL, category text COLLATE "C" NOT NULL,
+            notifications bigint NOT NULL, service_ran bigint NOT NULL, service_timeouts bigint NOT NULL,
+            extension_runs bigint NOT NULL, extension_crashes bigint NOT NULL, attachment_tries bigint NOT NULL,
+            attachment_failures bigint NOT NULL,
+            PRIMARY KEY (minute, app_id, category)
+        );
+        CREATE TABLE daily_duration (
+            app_id text COLLATE "C" NOT NULL, day bigint NOT NULL, ms bigint NOT NULL, n bigint NOT NULL,
+            PRIMARY KEY (app_id, day, ms)
+        );
+        CREATE TABLE daily_action (
+            app_id text COLLATE "C" NOT NULL, day bigint NOT NULL, action text COLLATE "C" NOT NULL, response text COLLATE "C" NOT NULL, n bigint NOT NULL,
+            PRIMARY KEY (app_id, day, action, response)
+        );
+        """
+}
+
+/// Failures of a PostgreSQL store its operator can act on.
+public enum PostgresStoreError: Error, CustomStringConvertible, Equatable {
+    /// The database holds tables of another program and none of pushtrace's migrations.
+    case otherDatabase(String, tables: [String])
+    /// The store was closed, and then used.
+    case closed(String)
+
+    public var description: String {
+        switch self {
+        case .otherDatabase(let location, let tables):
+            let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+            return "\(location) holds tables of another program (\(named)) and none of pushtrace's: give pushtrace a "
+                + "database of its own (CREATE DATABASE pushtrace); it leaves this one as it is"
+        case .closed(let location):
+            return "the store \(location) was closed"
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushTraceCore
+import PushTraceRecords
+import PushTraceStore
+
+extension PostgresStore {
+    public func appIDs() throws -> [String] {
+        try reading { session in try Self.appIDs(session) }
+    }
+
+    /// The apps with a summary, found by skipping through the summaries' primary key rather than scanning it.
+    static func appIDs(_ session: PostgresSession) throws -> [String] {
+        try session.query("""
+            WITH RECURSIVE app(id) AS (
+                SELECT min(app_id) FROM notification
+                UNION ALL
+                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
+            )
+            SELECT id FROM app WHERE id IS NOT NULL
+            """).map { try $0.decode(String.self) }
+    }
+
+    public func apps(forNotification id: String) throws -> [String] {
+        let key = NotificationKey.normalize(id)
+        return try reading { session in
+            try session.query("SELECT app_id FROM notification WHERE notification_id = \(key) ORDER BY app_id")
+                .map { try $0.decode(String.self) }
+        }
+    }
+
+    public func why(appID: String, notificationID: String) throws -> WhyReport {
+        let key = NotificationKey.normalize(notificationID)
+        let input = try reading { session in try PostgresDiagnosisReader(session, store: self).input(appID: appID, notificationID: key) }
+        return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
+    }
+
+    public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
+        let key = NotificationKey.normalize(notificationID)
+        return try reading { session in
+            DiagnosisAssembly.entries(try PostgresDiagnosisReader(session, store: self).lines(appID: appID, notificationID: key),
+                                      type: "log")
+        }
+    }
+
+    public func search(_ query: SearchQuery) throws -> [NotificationSummary] {
+        var conditions: [String] = []
+        var binds = PostgresBindings()
+        func condition(_ sql: String) { conditions.append(sql.replacingOccurrences(of: "?", with: "$\(binds.count)")) }
+        if let app = query.appID { binds.append(app); condition("app_id = ?") }
+        if let cause = query.cause { binds.append(cause.rawValue); condition("cause = ?") }
+        if let category = query.category { binds.append(category); condition("category = ?") }
+        if let device = query.deviceID { binds.append(device); condition("device_id = ?") }
+        if let since = query.since { binds.append(since); condition("first_ts >= ?") }
+        if let until = query.until { binds.append(until); condition("first_ts < ?") }
+        binds.append(Int64(query.limit))
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        // Ordered as SQLite orders: a summary without a first time after every timed one.
+        let sql = """
+            SELECT app_id, notification_id, device_id, category, app_version, os, first_ts, last_ts, sent_ts, apns_status,
+                service_ms, actions, records, cause
+            FROM notification \(whereClause) ORDER BY first_ts DESC NULLS LAST, notification_id COLLATE "C" LIMIT $\(binds.count)
+            """
+        return try reading { session in
+            try session.query(PostgresQuery(unsafeSQL: sql, binds: binds)).map { row in
+                let c = row.makeRandomAccess()
+                return NotificationSummary(
+                    appID: try c[0].decode(String.self), notificationID: try c[1].decode(String.self),
+                    deviceID: try c[2].decode(String?.self), category: try c[3].decode(String?.self),
+                    appVersion: try c[4].decode(String?.self), os: try c[5].decode(String?.self),
+                    firstTs: try c[6].decode(Int64?.self), lastTs: try c[7].decode(Int64?.self),
+                    sentTs: try c[8].decode(Int64?.self), apnsStatus: try c[9].decode(Int64?.self),
+                    serviceMs: try c[10].decode(Int64?.self), actions: Int(try c[11].decode(Int64.self)),
+                    records: Int(try c[12].decode(Int64.self)), cause: try c[13].decode(String?.self))
+            }
+        }
+    }
+
+    public func causeCounts(since: Int64) throws -> [CauseCount] {
+        try reading { session in
+            try session.query("""
+                SELECT app_id, category, cause, sum(notifications)::bigint FROM hourly WHERE hour >= \(since / 3_600_000)
+                GROUP BY app_id, category, cause HAVING sum(notifications) > 0
+                """).map { row in
+                let (app, category, cause, count) = try row.decode((String, String, String, Int64).self)
+                return CauseCount(appID: app, category: category.isEmpty ? nil : category, cause: cause, count: Int(count))
+            }
+        }
+    }
+
+    public func latestConfiguration(appID: String) throws -> AppConfiguration? {
+        try reading { session in
+            var latest: [ProcessKind: Record] = [:]
+            for process in [ProcessKind.app, .service, .content] {
+                guard let row = try session.query("""
+                    SELECT b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                    WHERE c.app_id = \(appID) AND c.process = \(process.rawValue)
+                    ORDER BY c.ts DESC, c.device_id COLLATE "C" DESC LIMIT 1
+                    """).first(where: { _ in true }) else { continue }
+                let body = try configText(try row.decode(ByteBuffer.self), session)
+                guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else { continue }
+                latest[process] = Record(jsonObject: object)
+            }
+            guard !latest.isEmpty else { return nil }
+            return AppConfiguration(registeredCategories: latest[.app]?.categories?.map(\.id),
+                                    contentCategories: latest[.content]?.infoPlist?.categories,
+                                    hasServiceExtension: latest[.service] != nil)
+        }
+    }
+
+    /// A config body's line.
+    func configText(_ body: ByteBuffer, _ session: PostgresSession) throws -> String {
+        try ConfigBody.text(compressed: Array(body.readableBytesView)) { dictionaries.lookup($0, session) }
+    }
+
+    /// The columns ``blockRow(_:)`` reads, for a query over `record_block b JOIN bundle u`.
+    static let blockColumns = "b.id, b.lines, b.raw_bytes, b.data, u.app_id, u.device_id, u.clock_offset_ms"
+
+    /// A row selected with ``blockColumns``.
+    static func blockRow(_ row: PostgresRow) throws -> StoredBlockRow {
+        let (id, lines, rawBytes, data, appID, deviceID, offset) =
+            try row.decode((Int64, Int64, Int64, ByteBuffer, String, String?, Int64).self)
+        return StoredBlockRow(id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: Array(data.readableBytesView),
+                              appID: appID, deviceID: deviceID, clockOffsetMs: offset)
+    }
+}
+
+/// Reads what the diagnosis of a notification needs (``DiagnosisAssembly``) in one transaction.
+struct PostgresDiagnosisReader {
+    let session: PostgresSession
+    let store: PostgresStore
+    private let reader: StoredLineReader
+    private let configs = ConfigMemo()
+
+    init(_ session: PostgresSession, store: PostgresStore) {
+        self.session = session
+        self.store = store
+        reader = StoredLineReader { [dictionaries = store.dictionaries] in dictionaries.lookup($0, session) }
+    }
+
+    func input(appID: String, notificationID: String) throws -> DiagnosisInput {
+        try input(appID: appID, notificationID: notificationID, lines: lines(appID: appID, notificationID: notificationID))
+    }
+
+    func input(appID: String, notificationID: String, lines: [StoredLine]) throws -> DiagnosisInput {
+        try DiagnosisAssembly.input(
+            appID: appID, notificationID: notificationID, lines: lines,
+            configs: { try configs(appID: appID, deviceID: $0, process: $1) },
+            lastSeen: { deviceID in
+                try session.query("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")
+                    .first(where: { _ in true })?.decode(Int64.self)
+            })
+    }
+
+    /// The stored lines of one app's notification, in the order they were stored.
+    func lines(appID: String, notificationID: String) throws -> [StoredLine] {
+        let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
+        let rows = try session.query("""
+            SELECT \(unescaped: PostgresStore.blockColumns) FROM notification_block n
+            JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
+            WHERE n.key = \(key) AND u.app_id = \(appID) ORDER BY b.id
+            """)
+        return try reader.lines(appID: appID, notificationID: notificationID) { each in
+            for row in rows { try each(try PostgresStore.blockRow(row)) }
+        }
+    }
+
+    /// The lines of many notifications of their blocks, read with one query: what settling a batch needs.
+    func lines(of keys: [(appID: String, notificationID: String)]) throws -> [[StoredLine]] {
+        let hashes = Array(Set(keys.map { NotificationBlockKey.of(appID: $0.appID, notificationID: $0.notificationID) }))
+        var blocksByKey: [Int64: [StoredBlockRow]] = [:]
+        for row in try session.query("""
+            SELECT n.key, \(unescaped: PostgresStore.blockColumns) FROM notification_block n
+            JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
+            WHERE n.key = ANY(\(hashes)::bigint[]) ORDER BY b.id
+            """) {
+            let c = row.makeRandomAccess()
+            let key = try c[0].decode(Int64.self)
+            let (id, lines, rawBytes, data) = (try c[1].decode(Int64.self), try c[2].decode(Int64.self),
+                                               try c[3].decode(Int64.self), try c[4].decode(ByteBuffer.self))
+            blocksByKey[key, default: []].append(StoredBlockRow(
+                id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: Array(data.readableBytesView),
+                appID: try c[5].decode(String.self), deviceID: try c[6].decode(String?.self),
+                clockOffsetMs: try c[7].decode(Int64.self)))
+        }
+        return try keys.map { key in
+            let blocks = blocksByKey[NotificationBlockKey.of(appID: key.appID, notificationID: key.notificationID)] ?? []
+            return try reader.lines(appID: key.appID, notificationID: key.notificationID) { each in
+                for block in blocks { try each(block) }
+            }
+        }
+    }
+
+    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [TimelineEntry] {
+        let key = [appID, deviceID, process.rawValue]
+        if let cached = configs.entries[key] { return cached }
+        let all = try session.query("""
+            SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+            WHERE c.app_id = \(appID) AND c.device_id = \(deviceID) AND c.process = \(process.rawValue) ORDER BY c.ts
+            """).map { row in
+            let (ts, deviceTs, device, body) = try row.decode((Int64, Int64?, String, ByteBuffer).self)
+            return try DiagnosisAssembly.configEntry(ts: ts, deviceTs: deviceTs, deviceID: device,
+                                                     body: store.configText(body, session))
+        }
+        if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
+        configs.entries[key] = all
+        return all
+    }
+}
+
+/// A reader's memo of config records (one reader is used by one thread at a time).
+private final class ConfigMemo {
+    var entries: [[String]: [TimelineEntry]] = [:]
+}

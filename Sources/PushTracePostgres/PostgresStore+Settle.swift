@@ -1,0 +1,68 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushTraceCore
+import PushTraceStore
+
+extension PostgresStore {
+    /// Settles the causes of notifications whose summaries changed since they were last settled, a batch per
+    /// transaction. Any number of servers may settle at once: a batch is claimed with `FOR UPDATE SKIP LOCKED`, so no
+    /// notification is settled by two at once, and a server that dies mid-batch leaves its batch unsettled (its
+    /// transaction undone, its locks released) for the next.
+    ///
+    /// The batch's rows stay locked until it commits: a bundle mentioning one of them waits for that commit, and its
+    /// facts then mark it to settle again.
+    @discardableResult
+    public func settleCauses(limit: Int?, batchSize: Int, progress: ((Int, Int) -> Void)?) throws -> Int {
+        let waiting = try withSession { session in
+            try session.query("SELECT count(*) FROM notification WHERE cause IS NULL").first(where: { _ in true })!.decode(Int64.self)
+        }
+        let total = min(Int(waiting), limit ?? .max)
+        guard total > 0 else { return 0 }
+        progress?(0, total)
+        let diagnoser = Diagnoser(settings: settings)
+        var done = 0
+        while done < total {
+            let size = min(max(1, batchSize), total - done)
+            let settled = try inTransaction { session in try settleBatch(size: size, diagnoser: diagnoser, session) }
+            guard settled > 0 else { break }
+            done += settled
+            progress?(done, total)
+        }
+        return done
+    }
+
+    /// Claims up to `size` unsettled notifications (in device order: the order causes are written in, which decides
+    /// each rollup row's example), diagnoses them and writes their causes and rollup counts.
+    private func settleBatch(size: Int, diagnoser: Diagnoser, _ session: PostgresSession) throws -> Int {
+        var claimed: [(appID: String, notificationID: String, facts: NotificationFacts)] = []
+        for row in try session.query("""
+            SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+            WHERE cause IS NULL ORDER BY app_id, device_id NULLS FIRST, notification_id LIMIT \(Int64(size))
+            FOR UPDATE SKIP LOCKED
+            """) {
+            let c = row.makeRandomAccess()
+            claimed.append((try c[0].decode(String.self), try c[1].decode(String.self), try NotificationFacts(stored: c, at: 2)))
+        }
+        guard !claimed.isEmpty else { return 0 }
+        let reader = PostgresDiagnosisReader(session, store: self)
+        let lines = try reader.lines(of: claimed.map { ($0.appID, $0.notificationID) })
+        let rollups = RollupDeltas()
+        var apps: [String] = [], ids: [String] = [], causes: [String] = []
+        for (index, key) in claimed.enumerated() {
+            let input = try reader.input(appID: key.appID, notificationID: key.notificationID, lines: lines[index])
+            let cause = diagnoser.diagnose(input).cause.rawValue
+            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: key.facts, cause: cause, sign: 1)
+            apps.append(key.appID)
+            ids.append(key.notificationID)
+            causes.append(cause)
+        }
+        try session.query("""
+            UPDATE notification n SET cause = c.cause
+            FROM unnest(\(apps)::text[], \(ids)::text[], \(causes)::text[]) AS c(app_id, notification_id, cause)
+            WHERE n.app_id = c.app_id AND n.notification_id = c.notification_id
+            """)
+        try PostgresSummaryWriter.write(rollups, session)
+        return claimed.count
+    }
+}

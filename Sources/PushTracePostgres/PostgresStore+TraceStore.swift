@@ -1,0 +1,3 @@
+import PushTraceStore
+
+extension PostgresStore: TraceStore {}

@@ -1,0 +1,145 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushTraceStore
+
+extension PostgresStore {
+    /// The advisory lock key of retention: one server at a time deletes.
+    static let retentionLock: Int64 = 0x7075_7368_7472_0002
+
+    /// Deletes what is older than `cutoff`, as the SQLite engine does (the lines of bundles received before it, whose
+    /// rows stay, marked pruned; settled summaries whose records all precede it; superseded config records and the
+    /// bodies none refers to; minute-rollup rows), in transactions of about `batchSize` lines. One server at a time
+    /// runs it (an advisory lock held for the pass); another finds the lock taken and deletes nothing.
+    @discardableResult
+    public func deleteExpired(before cutoff: Int64, batchSize: Int,
+                              progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
+        try withSession { lockHolder in
+            let locked = try lockHolder.query("SELECT pg_try_advisory_lock(\(Self.retentionLock))").first(where: { _ in true })!
+                .decode(Bool.self)
+            guard locked else { return RetentionReport() }
+            defer { _ = try? lockHolder.query("SELECT pg_advisory_unlock(\(Self.retentionLock))") }
+            return try deleteExpiredHoldingLock(before: cutoff, batchSize: max(1, batchSize), progress: progress)
+        }
+    }
+
+    private func deleteExpiredHoldingLock(before cutoff: Int64, batchSize: Int,
+                                          progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
+        var report = RetentionReport()
+        while true {
+            let deleted = try inTransaction { session -> Bool in
+                var bundles: [Int64] = [], lines = 0
+                for row in try session.query("""
+                    SELECT id, accepted FROM bundle WHERE received_at < \(cutoff) AND pruned_at IS NULL
+                    ORDER BY received_at LIMIT \(Int64(max(1, batchSize / 10))) FOR UPDATE SKIP LOCKED
+                    """) {
+                    let (id, accepted) = try row.decode((Int64, Int64).self)
+                    guard lines < batchSize || bundles.isEmpty else { break }
+                    bundles.append(id)
+                    lines += Int(accepted)
+                }
+                guard !bundles.isEmpty else { return false }
+                // A block goes with its bundle, and so do the index entries of the notifications its lines mention.
+                let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
+                var keys: [Int64] = [], blocks: [Int64] = []
+                for row in try session.query("""
+                    SELECT \(unescaped: Self.blockColumns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                    WHERE b.bundle_ref = ANY(\(bundles)::bigint[])
+                    """) {
+                    let block = try Self.blockRow(row)
+                    var mentioned: Set<Int64> = []
+                    do {
+                        try reader.forEachLine(of: block) { line in
+                            report.records += 1
+                            if let id = line.notificationID {
+                                mentioned.insert(NotificationBlockKey.of(appID: line.appID, notificationID: id))
+                            }
+                        }
+                    } catch {
+                        // A block that cannot be read back still goes: the index entries only it could name stay
+                        // behind, pointing at nothing, and retention goes on.
+                        report.records += block.lines
+                    }
+                    for key in mentioned {
+                        keys.append(key)
+                        blocks.append(block.id)
+                    }
+                }
+                try session.query("""
+                    DELETE FROM notification_block WHERE (key, block) IN (SELECT * FROM unnest(\(keys)::bigint[], \(blocks)::bigint[]))
+                    """)
+                try session.query("DELETE FROM record_block WHERE bundle_ref = ANY(\(bundles)::bigint[])")
+                report.rejectedLines += try session.execute("DELETE FROM rejected_line WHERE bundle_ref = ANY(\(bundles)::bigint[])")
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                try session.query("UPDATE bundle SET pruned_at = \(now) WHERE id = ANY(\(bundles)::bigint[])")
+                report.bundles += bundles.count
+                return true
+            }
+            guard deleted else { break }
+            if progress?(report) == false { return report }
+        }
+        while true {
+            let count = try inTransaction { session in
+                try session.execute("""
+                    DELETE FROM notification WHERE ctid IN (
+                        SELECT ctid FROM notification WHERE first_ts < \(cutoff) AND last_ts < \(cutoff) AND cause IS NOT NULL
+                        LIMIT \(Int64(batchSize)) FOR UPDATE SKIP LOCKED)
+                    """)
+            }
+            guard count > 0 else { break }
+            report.notifications += count
+            if progress?(report) == false { return report }
+        }
+        while true {
+            // A config record is superseded by a later one of the same app, device and process; the latest stays.
+            let count = try inTransaction { session in
+                try session.execute("""
+                    DELETE FROM config WHERE ctid IN (
+                        SELECT c.ctid FROM config c WHERE c.ts < \(cutoff) AND EXISTS (
+                            SELECT 1 FROM config d WHERE d.app_id = c.app_id AND d.device_id = c.device_id
+                            AND d.process = c.process AND d.ts > c.ts)
+                        LIMIT \(Int64(batchSize)))
+                    """)
+            }
+            guard count > 0 else { break }
+            report.configs += count
+            if progress?(report) == false { return report }
+        }
+        try inTransaction { session in
+            try session.query("DELETE FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)")
+            report.minuteRows = try session.execute("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
+        }
+        _ = progress?(report)
+        return report
+    }
+
+    /// PostgreSQL gives deleted rows' room back in place: `VACUUM` makes it reusable and truncates empty pages at
+    /// the end of each table.
+    public func releasesInPlace() throws -> Bool { true }
+
+    /// Runs `VACUUM` on every table (outside a transaction: it cannot run in one); returns the bytes the database
+    /// gave back to the file system.
+    public func releaseFreePages(pagesPerStep: Int, progress: ((_ released: Int64, _ toGo: Int64) -> Bool)?) throws -> Int64 {
+        try withSession { session in
+            let size = { try session.query("SELECT pg_database_size(current_database())").first(where: { _ in true })!.decode(Int64.self) }
+            let before = try size()
+            let tables = try session.query("""
+                SELECT table_name::text FROM information_schema.tables
+                WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name
+                """).map { try $0.decode(String.self) }
+            for (index, table) in tables.enumerated() {
+                try session.query(PostgresQuery(unsafeSQL: "VACUUM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\""))
+                if progress?(max(0, before - (try size())), Int64(tables.count - index - 1)) == false { break }
+            }
+            return max(0, before - (try size()))
+        }
+    }
+
+    /// `VACUUM FULL`: rewrites every table compactly. It locks each table while it rewrites it (uploads wait), so
+    /// `pushtrace vacuum` runs the in-place release unless asked for this.
+    public func vacuum(starting: ((RebuildRoom) -> Void)?) throws {
+        try withSession { session in
+            _ = try session.query("VACUUM FULL")
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import PushTraceCore
+import PushTraceStore
+
+/// A pushtrace store in a PostgreSQL database (SPEC §9): the data model of the SQLite engine, shared by any number
+/// of `pushtrace serve` processes.
+///
+/// Every bundle is stored atomically (a savepoint in its group's transaction). What several servers could do to the
+/// same rows at once is made safe by the database, not by a single writer: a bundle's `(app_id, bundle_id)` is
+/// unique, so the same bundle sent to two servers is stored once; a summary is merged under its row lock; rollup
+/// counts are added by upserts; settling claims its notifications with `FOR UPDATE SKIP LOCKED`. Rows are locked in
+/// key order, so two servers' transactions wait for each other rather than deadlock.
+public final class PostgresStore: Sendable {
+    /// Where the database is (its URL without the password).
+    public let location: String
+    /// The thresholds causes are settled with.
+    public let settings: DiagnosisSettings
+    let connections: PostgresConnections
+    /// The record blocks' dictionaries, as read back.
+    let dictionaries = PostgresDictionaries()
+
+    /// Connects to the database `url` names (gaps filled from the `PG*` variables), and migrates it when needed.
+    ///
+    /// - Parameter connections: the most connections this process opens at once (each is a server process of
+    ///   PostgreSQL's: `max_connections` bounds their sum over every pushtrace process).
+    public init(url: String, settings: DiagnosisSettings = .default, connections: Int = 8,
+                environment: [String: String] = ProcessInfo.processInfo.environment,
+                logger: Logger = Logger(label: "pushtrace.postgres")) throws {
+        let place = try PostgresLocation(url: url, environment: environment)
+        location = place.description
+        self.settings = settings
+        self.connections = PostgresConnections(location: place, limit: connections, logger: logger)
+        do {
+            try self.connections.withSession { try PostgresSchema.migrate($0, location: place.description) }
+        } catch {
+            self.connections.close()
+            throw explaining(error)
+        }
+    }
+
+    public func close() throws {
+        connections.close()
+    }
+
+    /// Runs `body` with a connection of the store's.
+    func withSession<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try connections.withSession(body)
+    }
+
+    /// Runs `body` in a transaction on a connection of the store's.
+    func inTransaction<T>(_ mode: String = "READ WRITE", _ body: (PostgresSession) throws -> T) throws -> T {
+        try connections.withSession { session in try session.transaction(mode) { try body(session) } }
+    }
+
+    /// Runs `body` in a read-only transaction that sees one moment of the database (repeatable read).
+    func reading<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try inTransaction("ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+}
+
+extension PostgresStore {
+    public func isUnavailable(_ error: any Error) -> Bool {
+        PostgresFailure(error).isUnavailable
+    }
+
+    public func unavailableReason(_ error: any Error) -> String {
+        PostgresFailure(error).reason
+    }
+
+    public func explaining(_ error: any Error) -> any Error {
+        if error is StoreError || error is PostgresStoreError || error is PostgresLocationError { return error }
+        let failure = PostgresFailure(error)
+        return failure.isUnavailable ? PostgresUnavailable(location: location, reason: failure.reason) : error
+    }
+}
+
+/// The database could not be reached or could not commit, in the operator's terms.
+public struct PostgresUnavailable: Error, CustomStringConvertible {
+    public var location: String
+    public var reason: String
+    public var description: String { "\(location): \(reason)" }
+}
+
+/// What an error of postgres-nio (or of the network under it) says about the database.
+struct PostgresFailure {
+    var isUnavailable: Bool
+    var reason: String
+
+    init(_ error: any Error) {
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .server:
+                let state = error.serverInfo?[.sqlState] ?? ""
+                // Connection exceptions, the server shutting down or starting, out of resources, a read-only
+                // (standby or read-only transaction) server: every bundle would fail the same way.
+                if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "25006" {
+                    isUnavailable = true
+                    reason = "the database cannot take writes now (PostgreSQL \(state)): try again shortly"
+                } else {
+                    isUnavailable = false
+                    reason = error.serverInfo?[.message] ?? "PostgreSQL refused the statement"
+                }
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+                 .sslUnsupported, .failedToAddSSLHandler:
+                isUnavailable = true
+                reason = "the database cannot be reached now: try again shortly"
+            default:
+                isUnavailable = false
+                reason = "PostgreSQL: \(error.code)"
+            }
+        } else if error is ChannelError || error is IOError || error is NIOConnectionError {
+            isUnavailable = true
+            reason = "the database cannot be reached now: try again shortly"
+        } else {
+            isUnavailable = false
+            reason = String(describing: error)
+        }
+    }
+}

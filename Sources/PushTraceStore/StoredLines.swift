@@ -1,0 +1,168 @@
+import Foundation
+import PushTraceCore
+import PushTraceRecords
+
+/// One stored line read back from its block, with what is derived from it and its bundle.
+package struct StoredLine {
+    /// The line exactly as received.
+    package var body: String
+    package var record: Record
+    /// The notification ID in its stored form, when the record has one.
+    package var notificationID: String?
+    /// The line's time corrected by its bundle's clock offset (what the store orders and filters by).
+    package var ts: Int64?
+    /// The device's own time, when the correction changed it.
+    package var deviceTs: Int64?
+    /// The uploading device; nil for the backend's bundles.
+    package var deviceID: String?
+    package var appID: String
+    /// The block's id and the line's place in it: the order lines were stored in.
+    package var block: Int64
+    package var index: Int
+}
+
+/// A `record_block` row with what its bundle says of every line in it: all that reading its lines needs, whichever
+/// engine read the row.
+package struct StoredBlockRow {
+    package var id: Int64
+    package var lines: Int
+    package var rawBytes: Int
+    package var data: [UInt8]
+    package var appID: String
+    package var deviceID: String?
+    package var clockOffsetMs: Int64
+
+    package init(id: Int64, lines: Int, rawBytes: Int, data: [UInt8], appID: String, deviceID: String?, clockOffsetMs: Int64) {
+        self.id = id
+        self.lines = lines
+        self.rawBytes = rawBytes
+        self.data = data
+        self.appID = appID
+        self.deviceID = deviceID
+        self.clockOffsetMs = clockOffsetMs
+    }
+}
+
+/// What reading a damaged stored line or block back throws: the store holds something pushtrace never writes.
+package struct DamagedStoreError: Error, CustomStringConvertible, Equatable {
+    package var description: String
+
+    /// A stored line that is not a JSON object.
+    package static let notAnObject = DamagedStoreError(description: "a stored record body is not a JSON object")
+}
+
+extension StoredRecord {
+    /// A stored record body read back (``record(storedBody:)``); a body that is not a JSON object is a damaged store.
+    package static func readRecord(storedBody body: inout String) throws -> Record {
+        guard let record = record(storedBody: &body) else { throw DamagedStoreError.notAnObject }
+        return record
+    }
+}
+
+/// Reads record blocks back as ``StoredLine``s, in every engine. Used by one thread at a time.
+package final class StoredLineReader {
+    /// A dictionary's bytes by its Adler-32, as blocks name it; nil when the store has no such dictionary.
+    private let dictionary: (UInt32) -> [UInt8]?
+    /// The last blocks decoded: a device's notifications share its bundles' blocks, and causes are settled device by
+    /// device (and a backend's block of `push.sent` lines holds many notifications).
+    private var recent: [Int64: DecodedBlock] = [:]
+    private var order: [Int64] = []
+    private static let capacity = 128
+
+    package init(dictionary: @escaping (UInt32) -> [UInt8]?) {
+        self.dictionary = dictionary
+    }
+
+    /// The lines of a block, decompressed.
+    package func decode(_ row: StoredBlockRow) throws -> [String] {
+        try RecordBlock.decode(row.data, lines: row.lines, rawBytes: row.rawBytes, dictionaries: dictionary)
+    }
+
+    /// The block's lines, each with its corrected time and nothing else read from it: what an export needs.
+    package func forEachLineTime(of row: StoredBlockRow, _ body: (_ line: String, _ correctedTs: Int64?) throws -> Void) throws {
+        for var text in try decode(row) {
+            guard let ts = StoredRecord.timestamp(storedBody: &text) else { throw DamagedStoreError.notAnObject }
+            try body(text, ts.map { ClockCorrection.corrected($0, by: row.clockOffsetMs) })
+        }
+    }
+
+    /// The block's lines. With `mentioning` (a notification ID, folded by ``BlockMentions/folded(_:)``), only the
+    /// lines that may be that notification's are parsed; the caller still checks each line's parsed ID.
+    package func forEachLine(of row: StoredBlockRow, mentioning: [UInt8]? = nil, _ body: (StoredLine) throws -> Void) throws {
+        let decoded: DecodedBlock
+        if let known = recent[row.id] {
+            decoded = known
+        } else {
+            decoded = DecodedBlock(try decode(row))
+            if order.count == Self.capacity { recent[order.removeFirst()] = nil }
+            order.append(row.id)
+            recent[row.id] = decoded
+        }
+        let texts = decoded.lines
+        let offset = row.clockOffsetMs
+        let indices = mentioning.map { decoded.mentions.lines(mentioning: $0) } ?? Array(texts.indices)
+        for index in indices {
+            var text = texts[index]
+            let record = try StoredRecord.readRecord(storedBody: &text)
+            try body(StoredLine(body: text, record: record, notificationID: record.notificationID.map(NotificationKey.normalize),
+                                ts: record.ts.map { ClockCorrection.corrected($0, by: offset) },
+                                deviceTs: offset != 0 ? record.ts : nil, deviceID: row.deviceID, appID: row.appID,
+                                block: row.id, index: index))
+        }
+    }
+
+    /// The lines of one app's notification found in `blocks` (the blocks its index key names, in the order stored),
+    /// in the order they were stored. A line can only be this notification's if its ID is in it (a line with an
+    /// escape is parsed anyway: its ID may be spelled with one); the parsed ID is compared byte for byte, as the
+    /// index key was computed (not Unicode equivalence).
+    package func lines(appID: String, notificationID: String,
+                       blocks: (_ each: (StoredBlockRow) throws -> Void) throws -> Void) throws -> [StoredLine] {
+        var found: [StoredLine] = []
+        let folded = BlockMentions.folded(Array(notificationID.utf8))
+        try blocks { row in
+            guard row.appID == appID else { return }
+            try forEachLine(of: row, mentioning: folded) { line in
+                if line.notificationID?.utf8.elementsEqual(notificationID.utf8) == true { found.append(line) }
+            }
+        }
+        return found
+    }
+}
+
+/// Assembling what diagnosis needs from stored lines and config records, the same in every engine.
+package enum DiagnosisAssembly {
+    /// The notification's records of one type (`event`, `log`), ordered as the store always has: by corrected time
+    /// (none first), then as stored.
+    package static func entries(_ lines: [StoredLine], type: String) -> [TimelineEntry] {
+        lines.filter { $0.record.type == type }
+            .sorted { ($0.ts ?? .min, $0.block, $0.index) < ($1.ts ?? .min, $1.block, $1.index) }
+            .map { TimelineEntry(ts: $0.ts ?? 0, deviceTs: $0.deviceTs, deviceID: $0.deviceID, record: $0.record, json: $0.body) }
+    }
+
+    /// The diagnosis input of one notification from its stored lines: the config in force is the latest of each
+    /// process (`configs`, oldest first) at its first event; `lastSeen` is its device's latest upload.
+    package static func input(appID: String, notificationID: String, lines: [StoredLine],
+                              configs: (_ deviceID: String, _ process: ProcessKind) throws -> [TimelineEntry],
+                              lastSeen: (_ deviceID: String) throws -> Int64?) throws -> DiagnosisInput {
+        let entries = entries(lines, type: "event")
+        let deviceID = entries.first(where: { $0.deviceID != nil })?.deviceID
+            ?? entries.first(where: { $0.event == .pushSent })?.record.deviceID
+        var config = ConfigInForce()
+        var seen: Int64?
+        if let deviceID, let first = entries.first?.ts {
+            config.app = try configs(deviceID, .app).last { $0.ts <= first }
+            config.service = try configs(deviceID, .service).last { $0.ts <= first }
+            config.content = try configs(deviceID, .content).last { $0.ts <= first }
+            seen = try lastSeen(deviceID)
+        }
+        return DiagnosisInput(appID: appID, notificationID: notificationID, entries: entries, config: config,
+                              deviceLastSeen: seen)
+    }
+
+    /// A stored config record read back as a timeline entry.
+    package static func configEntry(ts: Int64?, deviceTs: Int64?, deviceID: String?, body: String) throws -> TimelineEntry {
+        var body = body
+        let record = try StoredRecord.readRecord(storedBody: &body)
+        return TimelineEntry(ts: ts ?? 0, deviceTs: deviceTs, deviceID: deviceID, record: record, json: body)
+    }
+}
