@@ -141,8 +141,8 @@ let package = Package(
             "PushTraceTestSupport", "PushTraceGzip",
         ]),
         .testTarget(name: "PushTraceServerTests", dependencies: [
-            "PushTraceServer", "PushTraceStore", "PushTraceSQLite", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
-            "PushTraceTestSupport", "PushTraceGzip",
+            "PushTraceServer", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceCore", "PushTraceSimulator",
+            "PushTraceRecords", "PushTraceTestSupport", "PushTraceGzip",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -57,7 +57,7 @@ struct Authenticator: Sendable {
     }
 
     /// The caller, if its token has one of `scopes`.
-    func caller(of request: Request, allowing scopes: Set<TokenScope>, toDo action: String) throws -> Caller {
+    func caller(of request: Request, allowing scopes: Set<TokenScope>, toDo action: String) async throws -> Caller {
         guard requiresTokens else { return .anyone }
         guard let header = request.headers[.authorization] else {
             throw APIError.unauthorized("no token: send `Authorization: Bearer <token>` (pushtrace token create makes one)")
@@ -65,7 +65,7 @@ struct Authenticator: Sendable {
         guard let text = Self.bearerToken(header) else {
             throw APIError.unauthorized("the Authorization header must be `Bearer <token>`")
         }
-        guard let token = try verify(text) else {
+        guard let token = try await verify(text) else {
             throw APIError.unauthorized("unknown or revoked token")
         }
         guard scopes.contains(token.scope) else {
@@ -77,10 +77,10 @@ struct Authenticator: Sendable {
     /// Whether a `GET /metrics` may include the series by app: with a metrics or admin token (or `--no-auth`).
     /// Without an `Authorization` header it may not; a header with a token that is unknown (401) or of another
     /// scope (403) is refused, so that a scraper misconfigured is told so rather than served less.
-    func mayReadAppMetrics(_ request: Request) throws -> Bool {
+    func mayReadAppMetrics(_ request: Request) async throws -> Bool {
         guard requiresTokens else { return true }
         guard request.headers[.authorization] != nil else { return false }
-        _ = try caller(of: request, allowing: [.metrics, .admin], toDo: "read the metrics by app")
+        _ = try await caller(of: request, allowing: [.metrics, .admin], toDo: "read the metrics by app")
         return true
     }
 
@@ -97,10 +97,13 @@ struct Authenticator: Sendable {
         return String(Substring(token[...last]))
     }
 
-    private func verify(_ text: String) throws -> TokenInfo? {
+    /// A token not remembered is read from the store on NIO's blocking threads (``BlockingWork``): a stranger
+    /// sending made-up tokens costs a store read each, never a cooperative thread waiting on the database.
+    private func verify(_ text: String) async throws -> TokenInfo? {
         let now = Date()
         if let cached = verified.withLockedValue({ $0[text] }), cached.until > now { return cached.token }
-        guard let token = try store.verifyToken(text) else {
+        let store = self.store
+        guard let token = try await BlockingWork.run({ try store.verifyToken(text) }) else {
             verified.withLockedValue { _ = $0.removeValue(forKey: text) }
             return nil
         }

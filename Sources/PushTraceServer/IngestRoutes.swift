@@ -40,7 +40,7 @@ struct IngestRoutes: Sendable {
         let started = ContinuousClock.now
         let caller: Authenticator.Caller
         do {
-            caller = try authenticator.caller(of: request, allowing: [.ingest, .admin], toDo: "upload")
+            caller = try await authenticator.caller(of: request, allowing: [.ingest, .admin], toDo: "upload")
         } catch var refusal as APIError {
             // Nothing of the body is read for a caller without a token (see `closesUnread`).
             refusal.closesConnection = Self.closesUnread(request)

@@ -20,7 +20,7 @@ struct ReadRoutes: Sendable {
     /// The `why` JSON of SPEC §7, or its text with `Accept: text/plain`. 404 (with the `unknown_notification`
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
     func why(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
+        let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let id = try context.parameters.require("id")
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
         if app == nil {
@@ -47,7 +47,7 @@ struct ReadRoutes: Sendable {
     /// Notification summaries, newest first: `app`, `cause`, `category`, `device`, `since`, `until` (epoch
     /// milliseconds or ISO 8601), `limit`.
     func search(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
+        let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let parameters = request.uri.queryParameters
         var query = SearchQuery(appID: try caller.app(asking: request.uri.queryParameters["app"].map(String.init)))
         if let cause = parameters["cause"].map(String.init) {

@@ -17,7 +17,7 @@ struct ReportRoutes: Sendable {
     /// The delivery report of `app` (implied by a read token) for `week` (`2026-W46`; default the last complete
     /// week): JSON, or text with `Accept: text/plain`, or Markdown with `Accept: text/markdown`.
     func weekly(_ request: Request) async throws -> Response {
-        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read reports")
+        let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read reports")
         let parameters = request.uri.queryParameters
         guard let app = try caller.app(asking: parameters["app"].map(String.init)) else {
             throw APIError.badRequest("app is required: /v1/reports/weekly?app=APP_ID&week=2026-W46")
@@ -43,7 +43,7 @@ struct ReportRoutes: Sendable {
     /// The alert rules evaluated as of `now` (epoch milliseconds or ISO 8601; default the current time). A read
     /// token sees only its app's alerts. Always 200: firing is an answer, not an error.
     func alerts(_ request: Request) async throws -> Response {
-        let caller = try authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read alerts")
+        let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read alerts")
         let now = try request.uri.queryParameters["now"].map { try ReadRoutes.instant(String($0), name: "now") }
             ?? Int64(Date().timeIntervalSince1970 * 1000)
         // A read token's answer is its app's alone: the firing alerts and the count of windows judged.

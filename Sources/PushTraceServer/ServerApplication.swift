@@ -31,7 +31,7 @@ public enum ServerApplication {
         router.get("/metrics") { request, _ in
             // Without a token, the server's own series only; the series by app (every tenant's apps, categories,
             // volumes and firing alerts) need a metrics or admin token (docs/security.md).
-            let apps = try authenticator.mayReadAppMetrics(request)
+            let apps = try await authenticator.mayReadAppMetrics(request)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(apps: apps))))
         }

@@ -10,8 +10,9 @@ import Testing
 /// `POST /v1/bundles` and `POST /v1/events` against a live server: every answer of SPEC §8, and the store unchanged
 /// after every error.
 @Suite struct IngestEndpointTests {
-    @Test func storesABundleAndAcknowledgesItsDuplicate() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func storesABundleAndAcknowledgesItsDuplicate(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let bundleID = UUID().uuidString.lowercased()
         let body = Bodies.bundle(bundle: bundleID)
         try await server.run { client in
@@ -46,8 +47,9 @@ import Testing
     }
     #endif
 
-    @Test func takesTheBackendsEventsAndRefusesADeviceBundleThere() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func takesTheBackendsEventsAndRefusesADeviceBundleThere(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         try await server.run { client in
             let events = try await client.upload(Bodies.events(notification: "n-1"), token: server.ingestToken,
                                                  path: "/v1/events")
@@ -59,8 +61,9 @@ import Testing
         #expect(try server.counts()["bundle"] == 1)
     }
 
-    @Test func readsEveryGzipMemberAndPlainNDJSON() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func readsEveryGzipMemberAndPlainNDJSON(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let lines = [Lines.manifest(app: TestServer.app)] + Lines.serviceSteps("n-2") + Lines.serviceSteps("n-3")
         let members = Bodies.gzip(Array(lines[0..<2])) + Bodies.gzip(Array(lines[2...]))
         try await server.run { client in
@@ -75,8 +78,9 @@ import Testing
         }
     }
 
-    @Test func refusesUndecodableBodiesWith400() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func refusesUndecodableBodiesWith400(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let before = try server.counts()
         let whole = Bodies.bundle()
         try await server.run { client in
@@ -91,8 +95,9 @@ import Testing
         #expect(try server.counts() == before)
     }
 
-    @Test func refusesMissingAndUnknownTokensWith401() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func refusesMissingAndUnknownTokensWith401(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let before = try server.counts()
         try await server.run { client in
             try expectError(try await client.upload(Bodies.bundle(), token: nil), .unauthorized, "unauthorized")
@@ -131,8 +136,9 @@ import Testing
         #expect(try server.counts()["bundle"] == 1)
     }
 
-    @Test func refusesAnotherAppsBundleAndTheWrongScopeWith403() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func refusesAnotherAppsBundleAndTheWrongScopeWith403(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let before = try server.counts()
         try await server.run { client in
             let otherApp = try await client.upload(Bodies.bundle(app: TestServer.app), token: server.otherAppToken)

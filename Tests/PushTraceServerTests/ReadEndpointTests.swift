@@ -7,8 +7,9 @@ import Testing
 
 /// The read side: `why` and search over HTTP, tenancy of read tokens, metrics and liveness.
 @Suite struct ReadEndpointTests {
-    @Test func answersWhyAsJSONAndTextWithinTheTokensApp() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func answersWhyAsJSONAndTextWithinTheTokensApp(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let id = "6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10"
         try await server.run { client in
             #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
@@ -36,8 +37,9 @@ import Testing
         }
     }
 
-    @Test func searchesTheTokensAppOnly() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func searchesTheTokensAppOnly(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         try await server.run { client in
             for app in [TestServer.app, TestServer.otherApp] {
                 let token = app == TestServer.app ? server.ingestToken : server.otherAppToken
@@ -62,8 +64,9 @@ import Testing
         }
     }
 
-    @Test func exportsIngestAndProductMetrics() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func exportsIngestAndProductMetrics(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         try await server.run { client in
             let lines = [Lines.manifest(app: TestServer.app)] + Lines.serviceSteps("n-1", expired: true) + Lines.serviceSteps("n-2")
             #expect(try await client.upload(Bodies.gzip(lines), token: server.ingestToken).status == .ok)

@@ -8,8 +8,9 @@ import Testing
 
 /// `GET /v1/reports/weekly`, `GET /v1/alerts`, and the `pushtrace_alert_firing` gauge.
 @Suite struct ReportEndpointTests {
-    @Test func answersTheWeeklyReportAsJSONTextOrMarkdownWithinTheTokensApp() async throws {
-        let server = try TestServer()
+    @Test(arguments: TestEngine.all)
+    func answersTheWeeklyReportAsJSONTextOrMarkdownWithinTheTokensApp(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
         let bundles = server.folder.directory.appendingPathComponent("bundles")
         _ = try Simulator.run(SimulationOptions(seed: 3, notifications: 600), into: bundles)
         try server.folder.ingestFiles(in: bundles)
@@ -37,8 +38,9 @@ import Testing
         }
     }
 
-    @Test func evaluatesAlertsOnRequestAndEveryIntervalIntoTheFiringGauge() async throws {
-        let server = try TestServer { $0.alertInterval = .milliseconds(200) }
+    @Test(arguments: TestEngine.all)
+    func evaluatesAlertsOnRequestAndEveryIntervalIntoTheFiringGauge(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine) { $0.alertInterval = .milliseconds(200) }
         // A week of runs at 3% timeouts, then an hour at 30%, ending now.
         let now = Int64(Date().timeIntervalSince1970 * 1000), hour: Int64 = 3_600_000
         var lines = [Lines.manifest(app: TestServer.app)]

@@ -9,6 +9,7 @@ import NIOCore
 import PushTraceCore
 import PushTraceGzip
 import PushTraceServer
+import PushTracePostgres
 @testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
@@ -32,8 +33,8 @@ struct TestServer: Sendable {
     static let app = "net.rorklab.dailypick"
     static let otherApp = "io.acme.fitlog"
 
-    init(configure: (inout ServerSettings) -> Void = { _ in }) throws {
-        folder = try TemporaryStore()
+    init(engine: TestEngine = .sqlite, configure: (inout ServerSettings) -> Void = { _ in }) throws {
+        folder = try TemporaryStore(engine: engine)
         settings = ServerSettings()
         settings.port = 0
         configure(&settings)
@@ -53,9 +54,16 @@ struct TestServer: Sendable {
         var logger = Logger(label: "pushtrace-test")
         logger.logLevel = .warning
         // The writer closes the store at shutdown: the server gets its own, the test keeps `folder.store`.
-        let store = try SQLiteStore(path: folder.path, busyTimeout: busyTimeout)
+        let store: any TraceStore
+        if folder.engine == .postgres {
+            store = try PostgresStore(url: folder.path, connections: 4)
+            let app = ServerApplication.make(store: store, settings: settings, logger: logger)
+            return try await app.test(.live, body)
+        }
+        let sqlite = try SQLiteStore(path: folder.path, busyTimeout: busyTimeout)
+        store = sqlite
         if diskFull {
-            try await store.pool.writeWithoutTransaction { db in
+            try await sqlite.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA max_page_count = \(try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0)")
             }
         }

@@ -32,6 +32,8 @@ public final class TemporaryStore: Sendable {
 
     /// The database of its own a PostgreSQL store was given, dropped with it.
     private let database: String?
+    /// The PostgreSQL store's URL, password included: what `--db` takes to open it again.
+    public let url: String?
 
     public init(engine: TestEngine = .sqlite) throws {
         self.engine = engine
@@ -41,12 +43,14 @@ public final class TemporaryStore: Sendable {
         case .sqlite:
             store = try SQLiteStore(path: directory.appendingPathComponent("test.sqlite").path)
             database = nil
+            url = nil
         case .postgres:
             guard let cluster = TestEngine.postgresCluster else {
                 throw TestSetupError("no PostgreSQL test cluster: run the tests with scripts/with-postgres.sh (make test does)")
             }
             let name = "pt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            store = try PostgresStore(url: try PostgresDatabases.create(name, cluster: cluster), connections: 4)
+            url = try PostgresDatabases.create(name, cluster: cluster)
+            store = try PostgresStore(url: url!, connections: 4)
             database = name
         }
     }
@@ -54,8 +58,8 @@ public final class TemporaryStore: Sendable {
     /// The SQLite store, for the SQLite engine's own tests.
     public var sqlite: SQLiteStore { store as! SQLiteStore }
 
-    /// The database file (SQLite) or URL.
-    public var path: String { store.location }
+    /// The database file (SQLite) or URL (PostgreSQL): what `--db` takes.
+    public var path: String { url ?? store.location }
 
     deinit {
         try? FileManager.default.removeItem(at: directory)
