@@ -149,6 +149,7 @@ let package = Package(
         ]),
         .testTarget(name: "PushTraceCLITests", dependencies: [
             "pushtrace", "PushTraceSimulator", "PushTraceCore", "PushTraceGzip", "PushTraceAgent", "pushtrace-agent-probe",
+            "PushTracePostgres", "PushTraceTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -24,7 +24,8 @@ final class PostgresConnections: @unchecked Sendable {
 
     init(location: PostgresLocation, limit: Int, logger: Logger) {
         self.location = location
-        self.limit = max(1, limit)
+        // Retention holds its lock on one connection while it works on another.
+        self.limit = max(2, limit)
         self.logger = logger
     }
 
@@ -62,6 +63,7 @@ final class PostgresConnections: @unchecked Sendable {
             if !connection.isClosed { return connection }
             condition.lock()
             open -= 1
+            condition.signal()
             condition.unlock()
             return try lease()
         }

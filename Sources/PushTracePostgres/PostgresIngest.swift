@@ -29,36 +29,33 @@ final class PostgresIngestSession: IngestSession {
     func summariesDue(after delay: Duration, notifications: Int) -> Bool { false }
     func writeSummaries() throws {}
 
+    /// A group that fails (another server's transaction held rows this one needed in another order: a deadlock)
+    /// leaves nothing behind; the server's writer then stores its bundles one by one, and `pushtrace ingest`
+    /// reports the failure. The group is not run again here: its body may not be one that can run twice.
     func inGroupCommit<T>(_ body: (any IngestGroup) throws -> T) throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try store.withSession { session in
-                    try session.transaction {
-                        let group = PostgresGroup(session: session, store: store)
-                        let result = try body(group)
-                        try PostgresSummaryWriter.merge(group.summaries, session)
-                        return result
-                    }
+        do {
+            return try store.writing { session in
+                do {
+                    let group = PostgresGroup(session: session, store: store)
+                    let result = try body(group)
+                    try PostgresSummaryWriter.merge(group.summaries, devices: group.devices, session)
+                    return result
                 }
-            } catch let error as PSQLError where attempt < Self.attempts && PostgresFailure.isTransientConflict(error) {
-                // Another server's transaction held rows this one needed in another order: nothing of this group
-                // was stored, and running it again is safe (its results were not handed out).
-                store.dictionaries.forget()
-                attempt += 1
-            } catch {
-                store.dictionaries.forget()
-                throw error
             }
+        } catch {
+            store.dictionaries.forget()
+            throw error
         }
     }
 }
 
 extension PostgresFailure {
-    /// A deadlock or a serialization failure: the transaction was undone and may simply be run again.
-    static func isTransientConflict(_ error: PSQLError) -> Bool {
+    /// A deadlock, a serialization failure or a lock waited for too long: the transaction was undone and may simply
+    /// be run again.
+    static func isTransientConflict(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
         let state = error.serverInfo?[.sqlState]
-        return state == "40P01" || state == "40001"
+        return state == "40P01" || state == "40001" || state == "55P03"
     }
 }
 
@@ -68,6 +65,8 @@ final class PostgresGroup: IngestGroup {
     let store: PostgresStore
     /// The facts of the bundles stored so far, merged into the summaries before the group commits.
     let summaries = PendingSummaries()
+    /// The devices whose uploads may unsettle pushes that waited for them, handled with the summaries.
+    var devices: Set<AwaitingDevice> = []
     /// Config bodies met by this group: digest → (row id, line, App Group).
     private var configBodies: [Int64: [(id: Int64, line: String, appGroup: String?)]] = [:]
 
@@ -85,6 +84,11 @@ final class PostgresGroup: IngestGroup {
                 try produce { item in try writer.add(item) }
                 return try writer.finish()
             }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState]?.hasPrefix("22") == true {
+            // A value PostgreSQL cannot hold (data exception): this bundle is refused, the group goes on.
+            configBodies.removeAll()
+            throw BundleError(.undecodable, "the bundle holds a value the database cannot store "
+                              + "(PostgreSQL \(error.serverInfo?[.sqlState] ?? ""))")
         } catch {
             // The bundle's rows are gone with its savepoint: so are the config bodies it stored.
             configBodies.removeAll()
@@ -93,6 +97,7 @@ final class PostgresGroup: IngestGroup {
         if !result.duplicate {
             try store.dictionaries.trainIfDue(appID: result.appID, added: writer.storedBytes, session)
             summaries.merge(appID: result.appID, writer.facts)
+            if let device = writer.awaitingDevice { devices.insert(device) }
         }
         return result
     }
@@ -104,7 +109,8 @@ final class PostgresGroup: IngestGroup {
         if let id = configBodies[digest]?.first(where: { $0.line.utf8.elementsEqual(line.utf8) && $0.appGroup == appGroup })?.id {
             return id
         }
-        for row in try session.query("SELECT id, app_group, body FROM config_body WHERE digest = \(digest)") {
+        // Locked against retention, which deletes bodies no committed config row refers to (this one's is not yet).
+        for row in try session.query("SELECT id, app_group, body FROM config_body WHERE digest = \(digest) FOR KEY SHARE") {
             let (id, group, body) = try row.decode((Int64, String?, ByteBuffer).self)
             guard group == appGroup else { continue }
             if try store.configText(body, session).utf8.elementsEqual(line.utf8) {
@@ -148,6 +154,8 @@ struct PostgresBundleWriter {
     private var deviceFirstSeen: Int64?
     private var lineTimes = BundleTimeSpan.Builder()
     private var configTimes = BundleTimeSpan.Builder()
+    /// The device this bundle heard from, whose waiting pushes are to be settled again.
+    private(set) var awaitingDevice: AwaitingDevice?
 
     init(group: PostgresGroup, source: String?, receivedAt: Int64) {
         self.group = group
@@ -263,24 +271,9 @@ struct PostgresBundleWriter {
                     os = coalesce(excluded.os, device.os),
                     device_model = coalesce(excluded.device_model, device.device_model)
                 """)
-            // Silence from this device now means something for the pushes it has not mentioned: settle them again,
-            // their counts taken out of the rollups until then.
-            let rollups = RollupDeltas()
-            for row in try session.query("""
-                SELECT notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
-                WHERE app_id = \(appID) AND device_id = \(deviceID) AND cause = 'awaiting_device_logs'
-                    AND sent_ts <= \(last - group.store.settings.notDeliveredAfterMs)
-                ORDER BY notification_id FOR UPDATE
-                """) {
-                let columns = row.makeRandomAccess()
-                let id = try columns[0].decode(String.self)
-                let facts = try NotificationFacts(stored: columns, at: 1)
-                // Checked again under the lock: another server may have settled it anew meanwhile.
-                guard let cause = try columns[25].decode(String?.self) else { continue }
-                rollups.add(appID: appID, notificationID: id, facts: facts, cause: cause, sign: -1)
-                try session.query("UPDATE notification SET cause = NULL WHERE app_id = \(appID) AND notification_id = \(id)")
-            }
-            try PostgresSummaryWriter.write(rollups, session)
+            // Silence from this device now means something for the pushes it has not mentioned: they are settled
+            // again (with the group's summaries, under their row locks).
+            awaitingDevice = AwaitingDevice(appID: appID, deviceID: deviceID, sentBy: last - group.store.settings.notDeliveredAfterMs)
         }
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }

@@ -24,7 +24,18 @@ extension PostgresStore {
         var done = 0
         while done < total {
             let size = min(max(1, batchSize), total - done)
-            let settled = try inTransaction { session in try settleBatch(size: size, diagnoser: diagnoser, session) }
+            var attempt = 1
+            let settled: Int
+            while true {
+                do {
+                    settled = try writing { session in try settleBatch(size: size, diagnoser: diagnoser, session) }
+                    break
+                } catch where attempt < 4 && PostgresFailure.isTransientConflict(error) {
+                    // Another server's transaction held rollup rows in the way: the batch was undone; claim again.
+                    attempt += 1
+                    Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.1))
+                }
+            }
             guard settled > 0 else { break }
             done += settled
             progress?(done, total)

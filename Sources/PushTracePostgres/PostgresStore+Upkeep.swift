@@ -14,11 +14,11 @@ extension PostgresStore {
     @discardableResult
     public func deleteExpired(before cutoff: Int64, batchSize: Int,
                               progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
-        try withSession { lockHolder in
+        // The lock's connection is closed afterwards (whatever happened to it), and the lock with it.
+        try connections.withSession(reusable: false) { lockHolder in
             let locked = try lockHolder.query("SELECT pg_try_advisory_lock(\(Self.retentionLock))").first(where: { _ in true })!
                 .decode(Bool.self)
             guard locked else { return RetentionReport() }
-            defer { _ = try? lockHolder.query("SELECT pg_advisory_unlock(\(Self.retentionLock))") }
             return try deleteExpiredHoldingLock(before: cutoff, batchSize: max(1, batchSize), progress: progress)
         }
     }
@@ -27,7 +27,7 @@ extension PostgresStore {
                                           progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
         var report = RetentionReport()
         while true {
-            let deleted = try inTransaction { session -> Bool in
+            let deleted = try writing { session -> Bool in
                 var bundles: [Int64] = [], lines = 0
                 for row in try session.query("""
                     SELECT id, accepted FROM bundle WHERE received_at < \(cutoff) AND pruned_at IS NULL
@@ -106,7 +106,12 @@ extension PostgresStore {
             if progress?(report) == false { return report }
         }
         try inTransaction { session in
-            try session.query("DELETE FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)")
+            // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
+            try session.query("""
+                DELETE FROM config_body WHERE id IN (
+                    SELECT b.id FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)
+                    FOR UPDATE SKIP LOCKED)
+                """)
             report.minuteRows = try session.execute("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
         }
         _ = progress?(report)

@@ -21,6 +21,8 @@ public final class PostgresStore: Sendable {
     let connections: PostgresConnections
     /// The record blocks' dictionaries, as read back.
     let dictionaries = PostgresDictionaries()
+    /// The shared tasks this process leads.
+    let leadership: PostgresLeadership
 
     /// Connects to the database `url` names (gaps filled from the `PG*` variables), and migrates it when needed.
     ///
@@ -33,16 +35,24 @@ public final class PostgresStore: Sendable {
         location = place.description
         self.settings = settings
         self.connections = PostgresConnections(location: place, limit: connections, logger: logger)
+        leadership = PostgresLeadership(location: place, logger: logger)
         do {
             try self.connections.withSession { try PostgresSchema.migrate($0, location: place.description) }
         } catch {
             self.connections.close()
             throw explaining(error)
         }
+        // A store's errors carry PostgreSQL's words from here on (postgres-nio's own description hides them).
     }
 
     public func close() throws {
+        leadership.close()
         connections.close()
+    }
+
+    /// Whether this process leads `task`: it holds the task's advisory lock (``PostgresLeadership``).
+    public func leads(_ task: SharedTask) throws -> Bool {
+        try leadership.leads(task)
     }
 
     /// Runs `body` with a connection of the store's.
@@ -53,6 +63,18 @@ public final class PostgresStore: Sendable {
     /// Runs `body` in a transaction on a connection of the store's.
     func inTransaction<T>(_ mode: String = "READ WRITE", _ body: (PostgresSession) throws -> T) throws -> T {
         try connections.withSession { session in try session.transaction(mode) { try body(session) } }
+    }
+
+    /// Runs `body` in a transaction that writes: one whose process disappears leaves PostgreSQL holding its row locks
+    /// no longer than the idle timeout, and a lock another server holds is waited for no longer than the lock
+    /// timeout (the transaction then fails; nothing of it is stored).
+    func writing<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try inTransaction { session in
+            try session.query("""
+                SELECT set_config('idle_in_transaction_session_timeout', '60s', true), set_config('lock_timeout', '30s', true)
+                """)
+            return try body(session)
+        }
     }
 
     /// Runs `body` in a read-only transaction that sees one moment of the database (repeatable read).
@@ -73,7 +95,23 @@ extension PostgresStore {
     public func explaining(_ error: any Error) -> any Error {
         if error is StoreError || error is PostgresStoreError || error is PostgresLocationError { return error }
         let failure = PostgresFailure(error)
-        return failure.isUnavailable ? PostgresUnavailable(location: location, reason: failure.reason) : error
+        if failure.isUnavailable { return PostgresUnavailable(location: location, reason: failure.reason) }
+        if let error = error as? PSQLError, let info = error.serverInfo {
+            return PostgresStatementError(location: location, sqlState: info[.sqlState] ?? "", message: info[.message] ?? "",
+                                          detail: info[.detail])
+        }
+        return error
+    }
+}
+
+/// A statement PostgreSQL refused, in its own words (postgres-nio's error hides them from its description).
+public struct PostgresStatementError: Error, CustomStringConvertible {
+    public var location: String
+    public var sqlState: String
+    public var message: String
+    public var detail: String?
+    public var description: String {
+        "\(location): PostgreSQL refused a statement (\(sqlState)): \(message)" + (detail.map { " (\($0))" } ?? "")
     }
 }
 
@@ -94,9 +132,11 @@ struct PostgresFailure {
             switch error.code {
             case .server:
                 let state = error.serverInfo?[.sqlState] ?? ""
+                // Also: the role or the database refused (28, 3D000): a setting to fix, every bundle refused alike.
                 // Connection exceptions, the server shutting down or starting, out of resources, a read-only
                 // (standby or read-only transaction) server: every bundle would fail the same way.
-                if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "25006" {
+                if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "25006"
+                    || state.hasPrefix("28") || state == "3D000" {
                     isUnavailable = true
                     reason = "the database cannot take writes now (PostgreSQL \(state)): try again shortly"
                 } else {

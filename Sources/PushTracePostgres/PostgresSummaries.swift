@@ -91,45 +91,105 @@ extension NotificationFacts {
     }
 }
 
+/// A notification's key in the order PostgreSQL's `COLLATE "C"` sorts it (byte by byte), the order rows are locked in.
+struct NotificationRowKey: Hashable {
+    var appID: String
+    var notificationID: String
+
+    static func precedes(_ a: NotificationRowKey, _ b: NotificationRowKey) -> Bool {
+        if a.appID != b.appID { return a.appID.utf8.lexicographicallyPrecedes(b.appID.utf8) }
+        return a.notificationID.utf8.lexicographicallyPrecedes(b.notificationID.utf8)
+    }
+}
+
+/// A device whose upload may unsettle its pushes that were waiting for it (`awaiting_device_logs`): those sent
+/// at or before `sentBy`.
+struct AwaitingDevice: Hashable {
+    var appID: String
+    var deviceID: String
+    var sentBy: Int64
+}
+
 /// Summaries merged and rollups counted by several servers at once.
 enum PostgresSummaryWriter {
-    /// Merges each notification's facts (a group's) into its stored summary, which is then to be settled again: a
-    /// summary that was settled takes its counts out of the rollups first. Rows are locked in key order (so that two
-    /// servers' groups wait for each other rather than deadlock) and merged under the lock: no update is lost.
-    static func merge(_ pending: PendingSummaries, _ session: PostgresSession) throws {
-        let all = pending.all.sorted { ($0.appID, $0.notificationID) < ($1.appID, $1.notificationID) }
-        guard !all.isEmpty else { return }
+    /// At the end of a group: merges each notification's facts into its stored summary (which is then to be
+    /// settled again; a summary that was settled takes its counts out of the rollups first), unsettles the pushes
+    /// of `devices` that were waiting for them, and writes every rollup delta once.
+    ///
+    /// Every row is locked in one pass, in key order, before it is read (so two servers' groups wait for each
+    /// other rather than deadlock, and nothing is merged into a stale read): the pushes to unsettle are found
+    /// without a lock, those that may have become `awaiting_device_logs` meanwhile included (a server settling
+    /// them now), and checked again once locked.
+    static func merge(_ pending: PendingSummaries, devices: Set<AwaitingDevice>, _ session: PostgresSession) throws {
+        var facts: [NotificationRowKey: NotificationFacts] = [:]
+        for (appID, notificationID, merged) in pending.all {
+            facts[NotificationRowKey(appID: appID, notificationID: notificationID)] = merged
+        }
+        var waiting: [NotificationRowKey: AwaitingDevice] = [:]
+        for device in devices {
+            for row in try session.query("""
+                SELECT notification_id FROM notification
+                WHERE app_id = \(device.appID) AND device_id = \(device.deviceID)
+                    AND (cause = 'awaiting_device_logs' OR cause IS NULL) AND sent_ts <= \(device.sentBy)
+                """) {
+                let key = NotificationRowKey(appID: device.appID, notificationID: try row.decode(String.self))
+                // Two bundles of the device in one group: the later upload decides.
+                if (waiting[key]?.sentBy ?? .min) < device.sentBy { waiting[key] = device }
+            }
+        }
+        let keys = Set(facts.keys).union(waiting.keys).sorted(by: NotificationRowKey.precedes)
+        guard !keys.isEmpty else { return }
         let rollups = RollupDeltas()
         // In chunks, so that one statement's parameters stay bounded.
-        for start in stride(from: 0, to: all.count, by: 1_000) {
-            let chunk = all[start..<min(start + 1_000, all.count)]
-            let apps = chunk.map(\.appID), ids = chunk.map(\.notificationID)
-            // Rows that do not exist yet are created empty (an empty summary merged with facts is those facts), so
-            // that every row can then be locked and merged alike.
-            try session.query("""
-                INSERT INTO notification (app_id, notification_id)
-                SELECT * FROM unnest(\(apps)::text[], \(ids)::text[]) ORDER BY 1, 2
-                ON CONFLICT DO NOTHING
-                """)
-            var stored: [String: [String: (NotificationFacts, String?)]] = [:]
-            for row in try session.query("""
-                SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
-                WHERE (app_id, notification_id) IN (SELECT * FROM unnest(\(apps)::text[], \(ids)::text[]))
-                ORDER BY app_id, notification_id FOR UPDATE
-                """) {
-                let columns = row.makeRandomAccess()
-                let app = try columns[0].decode(String.self), id = try columns[1].decode(String.self)
-                stored[app, default: [:]][id] = (try NotificationFacts(stored: columns, at: 2), try columns[26].decode(String?.self))
-            }
-            for (appID, notificationID, facts) in chunk {
-                guard let (old, cause) = stored[appID]?[notificationID] else { continue }
-                if let cause { rollups.add(appID: appID, notificationID: notificationID, facts: old, cause: cause, sign: -1) }
-                var merged = old
-                merged.merge(facts)
-                try write(merged, appID: appID, notificationID: notificationID, cause: nil, session)
+        for start in stride(from: 0, to: keys.count, by: 1_000) {
+            let chunk = Array(keys[start..<min(start + 1_000, keys.count)])
+            var stored = try lock(chunk, creating: chunk.filter { facts[$0] != nil }, session)
+            // A summary retention deleted between the two statements: created again, and locked.
+            let missing = chunk.filter { facts[$0] != nil && stored[$0] == nil }
+            if !missing.isEmpty { stored.merge(try lock(missing, creating: missing, session)) { $1 } }
+            for key in chunk {
+                guard let (old, cause, device, sentTs) = stored[key] else { continue }
+                if let new = facts[key] {
+                    if let cause { rollups.add(appID: key.appID, notificationID: key.notificationID, facts: old, cause: cause, sign: -1) }
+                    var merged = old
+                    merged.merge(new)
+                    try write(merged, appID: key.appID, notificationID: key.notificationID, cause: nil, session)
+                } else if let waited = waiting[key], cause == "awaiting_device_logs", device == waited.deviceID,
+                          let sentTs, sentTs <= waited.sentBy {
+                    rollups.add(appID: key.appID, notificationID: key.notificationID, facts: old, cause: cause!, sign: -1)
+                    try session.query("""
+                        UPDATE notification SET cause = NULL WHERE app_id = \(key.appID) AND notification_id = \(key.notificationID)
+                        """)
+                }
             }
         }
         try write(rollups, session)
+    }
+
+    /// Creates the rows of `creating` that do not exist (empty: an empty summary merged with facts is those facts),
+    /// then locks every row of `keys` (sorted) and reads it: its facts, cause, device and sent time.
+    private static func lock(_ keys: [NotificationRowKey], creating: [NotificationRowKey], _ session: PostgresSession)
+        throws -> [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] {
+        if !creating.isEmpty {
+            try session.query("""
+                INSERT INTO notification (app_id, notification_id)
+                SELECT * FROM unnest(\(creating.map(\.appID))::text[], \(creating.map(\.notificationID))::text[]) AS k(a, n)
+                ORDER BY a COLLATE "C", n COLLATE "C"
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        var stored: [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] = [:]
+        for row in try session.query("""
+            SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+            WHERE (app_id, notification_id) IN (SELECT * FROM unnest(\(keys.map(\.appID))::text[], \(keys.map(\.notificationID))::text[]))
+            ORDER BY app_id, notification_id FOR UPDATE
+            """) {
+            let columns = row.makeRandomAccess()
+            let key = NotificationRowKey(appID: try columns[0].decode(String.self), notificationID: try columns[1].decode(String.self))
+            let facts = try NotificationFacts(stored: columns, at: 2)
+            stored[key] = (facts, try columns[26].decode(String?.self), facts.deviceID, facts.sentTs)
+        }
+        return stored
     }
 
     /// Writes a summary whole (its row exists and is locked by the caller).
@@ -173,7 +233,7 @@ extension RollupValue {
     static func ordered(_ a: RollupValue, _ b: RollupValue) -> Bool {
         switch (a, b) {
         case (.integer(let x), .integer(let y)): return x < y
-        case (.text(let x), .text(let y)): return x < y
+        case (.text(let x), .text(let y)): return x.utf8.lexicographicallyPrecedes(y.utf8)
         case (.integer, .text): return true
         case (.text, .integer): return false
         }

@@ -34,9 +34,13 @@ final class AlertMonitor: Service, Sendable {
 
     private func evaluate(previous: Set<ServerMetrics.AlertKey>) async -> Set<ServerMetrics.AlertKey> {
         do {
-            let report = try await BlockingWork.run { [store, rules] in
-                try store.alerts(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
+            // With several servers on one database, one of them judges the rules and exports the gauge (whichever
+            // holds the role: another takes it over once that one is gone); the others export none firing.
+            let report = try await BlockingWork.run { [store, rules] () -> AlertReport? in
+                guard try store.leads(.alertMonitor) else { return nil }
+                return try store.alerts(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
             }
+            guard let report else { return metrics.alertsFiring([], previous: previous) }
             for alert in report.firing {
                 logger.warning("alert firing", metadata: ["rule": "\(alert.rule)", "app": "\(alert.appID)",
                                                           "category": "\(alert.category)", "text": "\(alert.text)"])

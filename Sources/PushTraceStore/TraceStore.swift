@@ -85,6 +85,10 @@ public protocol TraceStore: AnyObject, Sendable {
     /// Recomputes every rollup from the settled summaries.
     func rebuildRollups() throws
 
+    /// Whether this process is the one that runs `task` among every process sharing the store, taking the role
+    /// when no live process holds it. A store one process writes (SQLite) always answers true.
+    func leads(_ task: SharedTask) throws -> Bool
+
     // MARK: Failures
 
     /// Whether `error` means the storage cannot commit now (unreachable, locked, full, read-only) rather than that
@@ -94,6 +98,12 @@ public protocol TraceStore: AnyObject, Sendable {
     func unavailableReason(_ error: any Error) -> String
     /// `error` in the operator's terms where it has some (``StoreError``); anything else as it came.
     func explaining(_ error: any Error) -> any Error
+}
+
+/// Work that one process among those sharing a store does for all of them.
+public enum SharedTask: String, Sendable, CaseIterable {
+    /// Judging the alert rules and exporting the firing gauge.
+    case alertMonitor = "alert-monitor"
 }
 
 /// Settled notifications of one app, category and cause (``TraceStore/causeCounts(since:)``).
@@ -122,6 +132,9 @@ public enum StoreDefaults {
 }
 
 extension TraceStore {
+    /// One process writes the store: it leads every shared task.
+    public func leads(_ task: SharedTask) throws -> Bool { true }
+
     /// Stores one bundle in a transaction of its own (see ``IngestGroup/ingest(source:receivedAt:_:)``).
     public func ingest(source: String?, receivedAt: Int64,
                        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult {

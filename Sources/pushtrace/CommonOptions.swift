@@ -9,7 +9,7 @@ struct DatabaseOptions: ParsableArguments {
     /// The store a command uses when neither `--db` nor `PUSHTRACE_DB` names one.
     static let defaultPath = "pushtrace.sqlite"
 
-    @Option(name: .long, help: ArgumentHelp("The store: an SQLite database file (env PUSHTRACE_DB).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The store: an SQLite database file, or a PostgreSQL database as postgres://user:password@host:port/name (its gaps from PGHOST, PGUSER, PGPASSWORD, …) (env PUSHTRACE_DB).", valueName: "path-or-url"))
     var db = ProcessInfo.processInfo.environment["PUSHTRACE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? DatabaseOptions.defaultPath
 
     /// The engine `--db` names.

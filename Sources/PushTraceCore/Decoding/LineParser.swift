@@ -33,6 +33,11 @@ struct LineParser {
                 throw BundleError(.undecodable, line: number, "the manifest's `\(name)` \(why)")
             }
         }
+        for (value, name) in [(manifest.appVersion, "app_version"), (manifest.build, "build"), (manifest.os, "os"),
+                              (manifest.deviceModel, "device_model"), (manifest.sdk, "sdk")]
+            where value?.unicodeScalars.contains("\u{0}") == true {
+            throw BundleError(.undecodable, line: number, "the manifest's `\(name)` holds a NUL character (\\u0000)")
+        }
         if let uploadedAt = manifest.uploadedAt, let why = Self.checkMilliseconds(uploadedAt, field: "uploaded_at") {
             throw BundleError(.undecodable, line: number, "the manifest's \(why)")
         }
@@ -87,6 +92,12 @@ struct LineParser {
         for (value, key) in [(record.notificationID, Record.CodingKeys.notificationID), (record.category, .category),
                              (record.deviceID, .deviceID)] {
             if let value, !value.isEmpty, let why = WireBounds.identifierProblem(value) { return "`\(key.rawValue)` \(why)" }
+        }
+        // Free text the store keeps in columns of its own (every other field stays in the stored line only): no NUL,
+        // which PostgreSQL's text cannot hold, so that every engine stores the same lines.
+        for (value, key) in [(record.error, Record.CodingKeys.error), (record.action, .action), (record.response, .response),
+                             (record.appGroup, .appGroup)] where value?.unicodeScalars.contains("\u{0}") == true {
+            return "`\(key.rawValue)` holds a NUL character (\\u0000)"
         }
         if let process = record.process, ProcessKind(rawValue: process) == nil {
             return "`process` is \"\(TerminalText.escaped(process))\"; it must be one of app, service, content, server"
