@@ -132,7 +132,7 @@ let package = Package(
         // The store-interface suite: every test runs against each engine (TestEngine.all).
         .testTarget(name: "PushTraceStoreTests", dependencies: [
             "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
-            "PushTraceGzip",
+            "PushTraceGzip", "PushTracePostgres",
         ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources
         // What only the SQLite engine has: its schema and migrations, blocks, conversion, checkpoints, the backlog.
         .testTarget(name: "PushTraceSQLiteTests", dependencies: [

@@ -40,10 +40,18 @@ trap stop EXIT
 as_owner "$bin/initdb" -D "$folder/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
   --encoding=UTF8 --locale=C.UTF-8 >"$folder/initdb.log" 2>&1 \
   || { cat "$folder/initdb.log" >&2; exit 1; }
+# TLS with a self-signed certificate for 127.0.0.1 (its own authority): the tests connect with sslmode=require and
+# verify-full (PUSHTRACE_TEST_POSTGRES_CA), and without TLS.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+  -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$folder/server.key" -out "$folder/server.crt" \
+  >"$folder/openssl.log" 2>&1 || { cat "$folder/openssl.log" >&2; exit 1; }
+chmod 600 "$folder/server.key"
+chmod 644 "$folder/server.crt"
+chown "$owner" "$folder/server.key" "$folder/server.crt"
 # A test server: loopback only, its socket in the private folder. fsync stays on: a crash test restarts it with
 # `-m immediate` and expects every committed row.
 as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
-  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=256MB" \
+  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=256MB -c ssl=on -c ssl_cert_file=$folder/server.crt -c ssl_key_file=$folder/server.key" \
   start >/dev/null \
   || { cat "$folder/server.log" >&2; exit 1; }
 as_owner "$bin/psql" -q -h "$folder" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<'SQL' >/dev/null
@@ -52,7 +60,7 @@ CREATE DATABASE pushtrace OWNER pushtrace;
 SQL
 
 export PUSHTRACE_TEST_POSTGRES="postgres://pushtrace:pushtrace@127.0.0.1:$port/pushtrace"
-export PGBIN=$bin PUSHTRACE_TEST_POSTGRES_DATA=$folder/data
+export PGBIN=$bin PUSHTRACE_TEST_POSTGRES_DATA=$folder/data PUSHTRACE_TEST_POSTGRES_CA=$folder/server.crt
 echo "with-postgres: PostgreSQL $version on 127.0.0.1:$port (cluster in $folder, removed afterwards)" >&2
 status=0
 "$@" || status=$?
