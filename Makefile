@@ -9,7 +9,7 @@ DASHBOARD_DEBS := prometheus
 # Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
 POSTGRES_DEBS := postgresql
 
-.PHONY: all deps dashboard-deps postgres-deps check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
 
 all: build
 
@@ -98,6 +98,11 @@ attack-test: release
 # Kill the server with SIGKILL mid-upload, ROUNDS times (default 20): every acknowledged bundle stored once, none partial.
 crash-test: build
 	scripts/crash-test.sh
+
+# The same on PostgreSQL: two servers on one database, one killed each round; then PostgreSQL restarted mid-upload
+# (ROUNDS, RESTARTS).
+crash-test-postgres: build postgres-deps
+	scripts/with-postgres.sh scripts/crash-test-postgres.sh
 
 bench-http: release
 	BENCH_DIR=$(BENCH_DIR) PARTS=http scripts/bench.sh

@@ -104,11 +104,30 @@ final class PostgresConnections: @unchecked Sendable {
 struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
+    /// How long one statement's answer is waited for before the connection is given up (closed, and the
+    /// statement failed); nil: as long as it takes. Longer than every timeout the statements set themselves
+    /// (`lock_timeout`, `pushtrace sql`'s `statement_timeout`).
+    var deadline: TimeAmount? = .seconds(75)
 
     /// Every row of the answer.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try connection.query(query, logger: logger).wait()
+        try Self.wait(connection.query(query, logger: logger), connection: connection, deadline: deadline)
+    }
+
+    /// A statement's answer, waited for no longer than `deadline`. Once, after PostgreSQL was restarted mid-upload,
+    /// a statement's answer never came on a connection that was gone: without a deadline the server's writer
+    /// waited for it for ever.
+    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, connection: PostgresConnection, deadline: TimeAmount?) throws -> T {
+        guard let deadline else { return try future.wait() }
+        let promise = future.eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        let timer = future.eventLoop.scheduleTask(in: deadline) {
+            promise.fail(PostgresStoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
+            connection.close().whenComplete { _ in }
+        }
+        future.whenComplete { _ in timer.cancel() }
+        return try promise.futureResult.wait()
     }
 
     /// The rows changed (or returned) by the statement.
@@ -119,7 +138,7 @@ struct PostgresSession {
     /// Each row handed to `row` as it arrives, without keeping them all; `row` runs on the connection's event loop,
     /// so it must not block.
     func stream(_ query: PostgresQuery, _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
-        _ = try connection.query(query, logger: logger, row).wait()
+        _ = try Self.wait(connection.query(query, logger: logger, row), connection: connection, deadline: deadline)
     }
 
     /// Runs `body` in a transaction, committed when it returns and rolled back when it throws.

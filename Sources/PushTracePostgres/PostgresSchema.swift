@@ -223,6 +223,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Equatable {
     case otherDatabase(String, tables: [String])
     /// The store was closed, and then used.
     case closed(String)
+    /// A statement's answer did not come within the session's deadline: the connection was given up.
+    case noAnswer(seconds: Int64)
 
     public var description: String {
         switch self {
@@ -232,6 +234,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Equatable {
                 + "database of its own (CREATE DATABASE pushtrace); it leaves this one as it is"
         case .closed(let location):
             return "the store \(location) was closed"
+        case .noAnswer(let seconds):
+            return "PostgreSQL gave no answer within \(seconds) s: the connection was closed"
         }
     }
 }

@@ -148,7 +148,9 @@ extension PostgresStore {
     /// written through it and a runaway query ends. Rows are collected by the connection, then handed on.
     public func readOnlyQuery(_ sql: String, columns: ([String]) throws -> Void,
                               row: ([QueryValue]) throws -> Void) throws {
-        try connections.withSession(reusable: false) { session in
+        try connections.withSession(reusable: false) { pooled in
+            var session = pooled
+            session.deadline = .seconds(90)  // past the statement timeout below
             try session.transaction("READ ONLY") {
                 try session.query("SET LOCAL statement_timeout = '60s'")
                 let result: PostgresQueryResult

@@ -125,7 +125,9 @@ extension PostgresStore {
     /// Runs `VACUUM` on every table (outside a transaction: it cannot run in one); returns the bytes the database
     /// gave back to the file system.
     public func releaseFreePages(pagesPerStep: Int, progress: ((_ released: Int64, _ toGo: Int64) -> Bool)?) throws -> Int64 {
-        try withSession { session in
+        try withSession { pooled in
+            var session = pooled
+            session.deadline = nil  // VACUUM takes as long as the tables need
             let size = { try session.query("SELECT pg_database_size(current_database())").first(where: { _ in true })!.decode(Int64.self) }
             let before = try size()
             let tables = try session.query("""
@@ -143,7 +145,9 @@ extension PostgresStore {
     /// `VACUUM FULL`: rewrites every table compactly. It locks each table while it rewrites it (uploads wait), so
     /// `pushtrace vacuum` runs the in-place release unless asked for this.
     public func vacuum(starting: ((RebuildRoom) -> Void)?) throws {
-        try withSession { session in
+        try withSession { pooled in
+            var session = pooled
+            session.deadline = nil
             _ = try session.query("VACUUM FULL")
         }
     }

@@ -127,6 +127,11 @@ struct PostgresFailure {
     var isUnavailable: Bool
     var reason: String
 
+    private static func isNoAnswer(_ error: any Error) -> Bool {
+        if case .noAnswer? = error as? PostgresStoreError { return true }
+        return false
+    }
+
     init(_ error: any Error) {
         if let error = error as? PSQLError {
             switch error.code {
@@ -151,7 +156,7 @@ struct PostgresFailure {
                 isUnavailable = false
                 reason = "PostgreSQL: \(error.code)"
             }
-        } else if error is ChannelError || error is IOError || error is NIOConnectionError {
+        } else if error is ChannelError || error is IOError || error is NIOConnectionError || Self.isNoAnswer(error) {
             isUnavailable = true
             reason = "the database cannot be reached now: try again shortly"
         } else {
