@@ -140,20 +140,12 @@ struct PostgresBundleWriter {
     private let source: String?
     private let receivedAt: Int64
     private var session: PostgresSession { group.session }
-    private var manifest: Manifest?
+    /// What the bundle's items add up to, from its manifest on.
+    private var tally: BundleTally?
     private var bundleRef: Int64 = 0
-    private var offset: Int64 = 0
     private var duplicateOf: IngestResult?
-    private var accepted = 0
-    private var rejected = 0
     private var blocks = BlockBuilder(dictionary: .none)
     private var dictionary = BlockDictionary.none
-    private var rejections: [IngestResult.Rejection] = []
-    private(set) var facts: [String: NotificationFacts] = [:]
-    private var deviceLastSeen: Int64?
-    private var deviceFirstSeen: Int64?
-    private var lineTimes = BundleTimeSpan.Builder()
-    private var configTimes = BundleTimeSpan.Builder()
     /// The device this bundle heard from, whose waiting pushes are to be settled again.
     private(set) var awaitingDevice: AwaitingDevice?
 
@@ -164,6 +156,8 @@ struct PostgresBundleWriter {
     }
 
     var storedBytes: Int { blocks.storedBytes }
+    /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
+    var facts: [String: NotificationFacts] { tally?.facts ?? [:] }
 
     mutating func add(_ item: BundleItem) throws {
         guard duplicateOf == nil else { return }
@@ -171,10 +165,7 @@ struct PostgresBundleWriter {
         case .manifest(let manifest): try begin(manifest)
         case .record(let decoded): try store(decoded)
         case .rejected(let line):
-            rejected += 1
-            if rejections.count < IngestResult.listedRejections {
-                rejections.append(.init(line: line.line, reason: line.reason))
-            }
+            tally?.reject(line)
             try session.query("""
                 INSERT INTO rejected_line (bundle_ref, line, reason, raw)
                 VALUES (\(bundleRef), \(Int64(line.line)), \(line.reason), \(ByteBuffer(bytes: line.raw)))
@@ -184,16 +175,15 @@ struct PostgresBundleWriter {
 
     private mutating func begin(_ manifest: Manifest) throws {
         let appID = manifest.appID!, bundleID = manifest.bundleID!
-        self.manifest = manifest
-        offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
+        let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
+        self.tally = tally
         // The same bundle sent to two servers at once: the second insert waits for the first transaction and, once
         // it commits, inserts nothing; that bundle is then a duplicate here.
-        let deviceID = manifest.isFromServer ? nil : manifest.deviceID
         if let row = try session.query("""
             INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
                                 received_at, clock_offset_ms, source)
-            VALUES (\(appID), \(bundleID), \(deviceID), \(manifest.appVersion), \(manifest.build), \(manifest.os),
-                    \(manifest.deviceModel), \(manifest.sdk), \(manifest.uploadedAt), \(receivedAt), \(offset), \(source))
+            VALUES (\(appID), \(bundleID), \(tally.deviceID), \(manifest.appVersion), \(manifest.build), \(manifest.os),
+                    \(manifest.deviceModel), \(manifest.sdk), \(manifest.uploadedAt), \(receivedAt), \(tally.offset), \(source))
             ON CONFLICT (app_id, bundle_id) DO NOTHING RETURNING id
             """).first(where: { _ in true }) {
             bundleRef = try row.decode(Int64.self)
@@ -212,31 +202,20 @@ struct PostgresBundleWriter {
     }
 
     private mutating func store(_ decoded: DecodedRecord) throws {
-        guard let manifest else { return }
+        guard var tally else { return }
+        let appID = tally.manifest.appID!
         let record = decoded.record
-        let ts = record.ts.map { ClockCorrection.corrected($0, by: offset) }
-        let deviceTs = offset != 0 ? record.ts : nil
-        let deviceID = manifest.isFromServer ? nil : manifest.deviceID
+        let (ts, deviceTs) = tally.accept(decoded)
+        self.tally = tally
         let session = self.session
-        try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!) { try Self.insert($0, session) }
-        accepted += 1
-        if let ts {
-            if record.recordType == .config { configTimes.add(ts) } else { lineTimes.add(ts) }
-        }
-        if let ts, deviceID != nil {
-            deviceLastSeen = max(deviceLastSeen ?? ts, ts)
-            deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
-        }
-        if record.recordType == .config, let deviceID, let ts, let process = record.process {
+        try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: appID) { try Self.insert($0, session) }
+        if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
             let body = try group.configBody(decoded.json, appGroup: record.appGroup, dictionary: dictionary)
             try session.query("""
                 INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref)
-                VALUES (\(manifest.appID!), \(deviceID), \(process), \(ts), \(deviceTs), \(body))
+                VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body))
                 ON CONFLICT DO NOTHING
                 """)
-        }
-        if let id = decoded.notificationID {
-            facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)
         }
     }
 
@@ -257,10 +236,11 @@ struct PostgresBundleWriter {
 
     /// Writes the device and the bundle's counts; the group merges ``facts`` into the summaries.
     mutating func finish() throws -> IngestResult {
-        guard let manifest else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        guard let tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
         if let duplicateOf { return duplicateOf }
+        let manifest = tally.manifest
         let appID = manifest.appID!
-        if let deviceID = manifest.deviceID, !manifest.isFromServer, let last = deviceLastSeen, let first = deviceFirstSeen {
+        if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
             try session.query("""
                 INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
                 VALUES (\(appID), \(deviceID), \(first), \(last), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel))
@@ -277,15 +257,13 @@ struct PostgresBundleWriter {
         }
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }
-        let lines = lineTimes.span(receivedAt: receivedAt, stretched: true)
-        let configs = configTimes.span(receivedAt: receivedAt, stretched: false)
+        let spans = tally.spans
         try session.query("""
-            UPDATE bundle SET accepted = \(Int64(accepted)), rejected = \(Int64(rejected)),
-                ts_from = \(lines?.from), ts_to = \(lines?.to), config_ts_from = \(configs?.from),
-                config_ts_to = \(configs.flatMap { $0.to == $0.from ? nil : $0.to })
+            UPDATE bundle SET accepted = \(Int64(tally.accepted)), rejected = \(Int64(tally.rejected)),
+                ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to), config_ts_from = \(spans.configFrom),
+                config_ts_to = \(spans.configTo)
             WHERE id = \(bundleRef)
             """)
-        return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
-                            duplicate: false, rejections: rejections, clockOffsetMs: offset)
+        return tally.result
     }
 }

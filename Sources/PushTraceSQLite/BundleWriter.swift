@@ -14,26 +14,18 @@ struct BundleWriter {
     /// False when the bundle's facts go to a ``SummaryBacklog`` instead of `notification` before this commit.
     private let summarized: Bool
     private let settings: DiagnosisSettings
-    private var manifest: Manifest?
+    /// What the bundle's items add up to, from its manifest on.
+    private var tally: BundleTally?
     /// The stored bundle's row id (0 until its manifest is stored).
     private(set) var bundleRef: Int64 = 0
-    private var offset: Int64 = 0
     private var duplicateOf: IngestResult?
-    private var accepted = 0
-    private var rejected = 0
     /// The bundle's accepted lines, into blocks.
     private var blocks = BlockBuilder(dictionary: .none)
     /// What blocks and config bodies are compressed against: the app's, once the manifest names it.
     private let dictionaries: AppDictionaries
     private var dictionary = RecordDictionaries.Current.none
-    private var rejections: [IngestResult.Rejection] = []
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
-    private(set) var facts: [String: NotificationFacts] = [:]
-    private var deviceLastSeen: Int64?
-    private var deviceFirstSeen: Int64?
-    /// The corrected times of the bundle's accepted lines: config lines apart from the others.
-    private var lineTimes = BundleTimeSpan.Builder()
-    private var configTimes = BundleTimeSpan.Builder()
+    var facts: [String: NotificationFacts] { tally?.facts ?? [:] }
     private let insertRejected: Statement
     private let configBodies: ConfigBodies
     private let clients: Clients
@@ -63,10 +55,7 @@ struct BundleWriter {
         case .manifest(let manifest): try begin(manifest)
         case .record(let decoded): try store(decoded)
         case .rejected(let line):
-            rejected += 1
-            if rejections.count < IngestResult.listedRejections {
-                rejections.append(.init(line: line.line, reason: line.reason))
-            }
+            tally?.reject(line)
             insertRejected.setUncheckedArguments([bundleRef, line.line, line.reason, Data(line.raw)])
             try insertRejected.execute()
         }
@@ -74,7 +63,8 @@ struct BundleWriter {
 
     private mutating func begin(_ manifest: Manifest) throws {
         let appID = manifest.appID!, bundleID = manifest.bundleID!
-        self.manifest = manifest
+        let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
+        self.tally = tally
         if let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = ? AND bundle_id = ?
             """), arguments: [appID, bundleID]) {
@@ -82,7 +72,6 @@ struct BundleWriter {
                                        duplicate: true, rejections: [], clockOffsetMs: row[2])
             return
         }
-        offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: manifest.uploadedAt)
         let client = try clients.reference(Clients.Description(appVersion: manifest.appVersion, build: manifest.build,
                                                                os: manifest.os, deviceModel: manifest.deviceModel,
                                                                sdk: manifest.sdk), db: db)
@@ -91,7 +80,7 @@ struct BundleWriter {
                                 summarized)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, client,
-                             manifest.uploadedAt, receivedAt, offset, source, summarized])
+                             manifest.uploadedAt, receivedAt, tally.offset, source, summarized])
         bundleRef = db.lastInsertedRowID
         dictionary = try dictionaries.current(for: appID)
         blocks = BlockBuilder(dictionary: dictionary)
@@ -99,37 +88,27 @@ struct BundleWriter {
     }
 
     private mutating func store(_ decoded: DecodedRecord) throws {
-        guard let manifest else { return }
+        guard var tally else { return }
+        let manifest = tally.manifest
         let record = decoded.record
-        let ts = record.ts.map { ClockCorrection.corrected($0, by: offset) }
-        let deviceTs = offset != 0 ? record.ts : nil
-        let deviceID = manifest.isFromServer ? nil : manifest.deviceID
+        let (ts, deviceTs) = tally.accept(decoded)
+        self.tally = tally
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
-        accepted += 1
-        if let ts {
-            if record.recordType == .config { configTimes.add(ts) } else { lineTimes.add(ts) }
-        }
-        if let ts, deviceID != nil {
-            deviceLastSeen = max(deviceLastSeen ?? ts, ts)
-            deviceFirstSeen = min(deviceFirstSeen ?? ts, ts)
-        }
-        if record.recordType == .config, let deviceID, let ts, let process = record.process {
+        if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
             let body = try configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, db: db)
             try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, body_ref) VALUES (?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, body])
         }
-        if let id = decoded.notificationID {
-            facts[id, default: NotificationFacts()].add(record, ts: ts, manifest: manifest)
-        }
     }
 
     /// Writes the device and the bundle's counts; the caller merges ``facts`` into the summaries and commits.
     mutating func finish() throws -> IngestResult {
-        guard let manifest else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        guard let tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
         if let duplicateOf { return duplicateOf }
+        let manifest = tally.manifest
         let appID = manifest.appID!
-        if let deviceID = manifest.deviceID, !manifest.isFromServer, let last = deviceLastSeen, let first = deviceFirstSeen {
+        if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
             try db.cachedStatement(sql: """
                 INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -160,15 +139,13 @@ struct BundleWriter {
             }
         }
         try blocks.flush(db)
-        let lines = lineTimes.span(receivedAt: receivedAt, stretched: true)
-        let configs = configTimes.span(receivedAt: receivedAt, stretched: false)
+        let spans = tally.spans
         try db.cachedStatement(sql: """
             UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ?,
                 ts_from = ?, ts_to = ?, config_ts_from = ?, config_ts_to = ?
             WHERE id = ?
-            """).execute(arguments: [accepted, rejected, blocks.first, blocks.last, lines?.from, lines?.to,
-                                     configs?.from, configs.flatMap { $0.to == $0.from ? nil : $0.to }, bundleRef])
-        return IngestResult(appID: appID, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
-                            duplicate: false, rejections: rejections, clockOffsetMs: offset)
+            """).execute(arguments: [tally.accepted, tally.rejected, blocks.first, blocks.last, spans.lines?.from, spans.lines?.to,
+                                     spans.configFrom, spans.configTo, bundleRef])
+        return tally.result
     }
 }
