@@ -72,8 +72,7 @@ final class PostgresConnections: @unchecked Sendable {
         let id = nextID
         condition.unlock()
         do {
-            return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
-                                                  configuration: try location.configuration(), id: id, logger: logger).wait()
+            return try Self.connect(location, id: id, logger: logger)
         } catch {
             condition.lock()
             open -= 1
@@ -81,6 +80,25 @@ final class PostgresConnections: @unchecked Sendable {
             condition.unlock()
             throw error
         }
+    }
+
+    /// A new connection, waited for no longer than its connect timeout and a little more: the timeout covers only the
+    /// TCP connect, not TLS and the start-up exchange. One that comes too late is closed.
+    static func connect(_ location: PostgresLocation, id: Int, logger: Logger) throws -> PostgresConnection {
+        let future = PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
+                                                configuration: try location.configuration(), id: id, logger: logger)
+        let deadline = TimeAmount.seconds(location.connectTimeoutSeconds + 10)
+        let promise = future.eventLoop.makePromise(of: PostgresConnection.self)
+        let timer = future.eventLoop.scheduleTask(in: deadline) {
+            promise.fail(PostgresStoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
+        }
+        future.whenComplete { result in
+            timer.cancel()
+            // Given to the promise, unless it failed already (then nobody will use the connection: close it).
+            promise.futureResult.whenFailure { _ in if case .success(let late) = result { late.close().whenComplete { _ in _ = late } } }
+            promise.completeWith(result)
+        }
+        return try promise.futureResult.wait()
     }
 
     /// A connection whose work failed may be in any state (a transaction left open, a half-read answer): it is
@@ -124,7 +142,7 @@ struct PostgresSession {
         future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
             promise.fail(PostgresStoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
-            connection.close().whenComplete { _ in }
+            connection.close().whenComplete { _ in _ = connection }
         }
         future.whenComplete { _ in timer.cancel() }
         return try promise.futureResult.wait()

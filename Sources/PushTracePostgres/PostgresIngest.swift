@@ -202,11 +202,12 @@ struct PostgresBundleWriter {
     }
 
     private mutating func store(_ decoded: DecodedRecord) throws {
-        guard var tally else { return }
-        let appID = tally.manifest.appID!
+        // Changed in place: a copy would copy the facts of every notification so far, for each line.
+        guard tally != nil else { return }
+        let appID = tally!.manifest.appID!
         let record = decoded.record
-        let (ts, deviceTs) = tally.accept(decoded)
-        self.tally = tally
+        let (ts, deviceTs) = tally!.accept(decoded)
+        let tally = self.tally!
         let session = self.session
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: appID) { try Self.insert($0, session) }
         if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {

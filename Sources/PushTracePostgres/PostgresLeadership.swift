@@ -27,28 +27,41 @@ final class PostgresLeadership: @unchecked Sendable {
         }
     }
 
+    /// Connections given up are closed without waiting, each kept by its close's callback until it is closed
+    /// (postgres-nio asserts that a connection it frees was closed).
     func leads(_ task: SharedTask) throws -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { throw PostgresStoreError.closed(location.description) }
         if let connection = held[task] {
             // Still ours while the connection answers; a broken one lost the lock with it.
-            if !connection.isClosed, (try? connection.query("SELECT 1", logger: logger).wait()) != nil { return true }
+            if !connection.isClosed,
+               (try? PostgresSession.wait(connection.query("SELECT 1", logger: logger), connection: connection,
+                                          deadline: Self.deadline)) != nil {
+                return true
+            }
             held[task] = nil
-            try? connection.close().wait()
+            connection.close().whenComplete { _ in _ = connection }
         }
-        let connection = try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
-                                                        configuration: try location.configuration(), id: 0,
-                                                        logger: logger).wait()
-        let taken = try connection.query("SELECT pg_try_advisory_lock(\(Self.key(task)))", logger: logger).wait()
-            .first(where: { _ in true })?.decode(Bool.self) ?? false
-        if taken {
-            held[task] = connection
-        } else {
-            try? connection.close().wait()
+        let connection = try PostgresConnections.connect(location, id: 0, logger: logger)
+        do {
+            let taken = try PostgresSession.wait(connection.query("SELECT pg_try_advisory_lock(\(Self.key(task)))", logger: logger),
+                                                 connection: connection, deadline: Self.deadline)
+                .first(where: { _ in true })?.decode(Bool.self) ?? false
+            if taken {
+                held[task] = connection
+            } else {
+                connection.close().whenComplete { _ in _ = connection }
+            }
+            return taken
+        } catch {
+            connection.close().whenComplete { _ in _ = connection }
+            throw error
         }
-        return taken
     }
+
+    /// How long an answer about the lock is waited for.
+    private static let deadline: TimeAmount = .seconds(20)
 
     func close() {
         lock.lock()

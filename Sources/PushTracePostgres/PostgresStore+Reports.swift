@@ -108,7 +108,10 @@ extension PostgresStore {
     /// Recomputes every rollup from the settled summaries, by the same `Rollup.contributions` settling adds, in one
     /// transaction that locks the rollups against concurrent settling.
     public func rebuildRollups() throws {
-        try inTransaction { session in
+        try withSession { pooled in
+            var session = pooled
+            session.deadline = nil  // maintenance: as long as the scan of every settled summary takes
+            try session.transaction {
             try session.query("LOCK TABLE daily, hourly, minutely, daily_duration, daily_action IN EXCLUSIVE MODE")
             let deltas = RollupDeltas()
             for row in try session.query("""
@@ -122,6 +125,7 @@ extension PostgresStore {
             }
             for rollup in Rollup.all { try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(rollup.table)")) }
             try PostgresSummaryWriter.write(deltas, session)
+            }
         }
     }
 }

@@ -140,13 +140,26 @@ enum PostgresSummaryWriter {
         let keys = Set(facts.keys).union(waiting.keys).sorted(by: NotificationRowKey.precedes)
         guard !keys.isEmpty else { return }
         let rollups = RollupDeltas()
+        // Rows that do not exist yet are created empty (an empty summary merged with facts is those facts), all of
+        // them first, in key order; then every row is locked, in key order: one ascending pass of locks.
+        let creating = keys.filter { facts[$0] != nil }
+        for start in stride(from: 0, to: creating.count, by: 1_000) {
+            try create(Array(creating[start..<min(start + 1_000, creating.count)]), session)
+        }
         // In chunks, so that one statement's parameters stay bounded.
         for start in stride(from: 0, to: keys.count, by: 1_000) {
             let chunk = Array(keys[start..<min(start + 1_000, keys.count)])
-            var stored = try lock(chunk, creating: chunk.filter { facts[$0] != nil }, session)
-            // A summary retention deleted between the two statements: created again, and locked.
-            let missing = chunk.filter { facts[$0] != nil && stored[$0] == nil }
-            if !missing.isEmpty { stored.merge(try lock(missing, creating: missing, session)) { $1 } }
+            var stored = try lock(chunk, session)
+            // A summary retention deleted meanwhile: created again, and locked (out of order, rarely).
+            for _ in 0..<3 {
+                let missing = chunk.filter { facts[$0] != nil && stored[$0] == nil }
+                guard !missing.isEmpty else { break }
+                try create(missing, session)
+                stored.merge(try lock(missing, session)) { $1 }
+            }
+            if let lost = chunk.first(where: { facts[$0] != nil && stored[$0] == nil }) {
+                throw PostgresStoreError.summaryVanished(lost.appID, lost.notificationID)
+            }
             for key in chunk {
                 guard let (old, cause, device, sentTs) = stored[key] else { continue }
                 if let new = facts[key] {
@@ -166,18 +179,19 @@ enum PostgresSummaryWriter {
         try write(rollups, session)
     }
 
-    /// Creates the rows of `creating` that do not exist (empty: an empty summary merged with facts is those facts),
-    /// then locks every row of `keys` (sorted) and reads it: its facts, cause, device and sent time.
-    private static func lock(_ keys: [NotificationRowKey], creating: [NotificationRowKey], _ session: PostgresSession)
+    /// Creates the rows of `keys` (sorted) that do not exist, empty.
+    private static func create(_ keys: [NotificationRowKey], _ session: PostgresSession) throws {
+        try session.query("""
+            INSERT INTO notification (app_id, notification_id)
+            SELECT * FROM unnest(\(keys.map(\.appID))::text[], \(keys.map(\.notificationID))::text[]) AS k(a, n)
+            ORDER BY a COLLATE "C", n COLLATE "C"
+            ON CONFLICT DO NOTHING
+            """)
+    }
+
+    /// Locks every row of `keys` (sorted) and reads it: its facts, cause, device and sent time.
+    private static func lock(_ keys: [NotificationRowKey], _ session: PostgresSession)
         throws -> [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] {
-        if !creating.isEmpty {
-            try session.query("""
-                INSERT INTO notification (app_id, notification_id)
-                SELECT * FROM unnest(\(creating.map(\.appID))::text[], \(creating.map(\.notificationID))::text[]) AS k(a, n)
-                ORDER BY a COLLATE "C", n COLLATE "C"
-                ON CONFLICT DO NOTHING
-                """)
-        }
         var stored: [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] = [:]
         for row in try session.query("""
             SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification

@@ -88,11 +88,12 @@ struct BundleWriter {
     }
 
     private mutating func store(_ decoded: DecodedRecord) throws {
-        guard var tally else { return }
-        let manifest = tally.manifest
+        // Changed in place: a copy would copy the facts of every notification so far, for each line.
+        guard tally != nil else { return }
+        let manifest = tally!.manifest
         let record = decoded.record
-        let (ts, deviceTs) = tally.accept(decoded)
-        self.tally = tally
+        let (ts, deviceTs) = tally!.accept(decoded)
+        let tally = self.tally!
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
         if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
             let body = try configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, db: db)

@@ -102,8 +102,17 @@ struct Authenticator: Sendable {
     private func verify(_ text: String) async throws -> TokenInfo? {
         let now = Date()
         if let cached = verified.withLockedValue({ $0[text] }), cached.until > now { return cached.token }
+        // A text that cannot be a token is refused without a store read.
+        guard TokenText(text) != nil else { return nil }
         let store = self.store
-        guard let token = try await BlockingWork.run({ try store.verifyToken(text) }) else {
+        let found: TokenInfo?
+        do {
+            found = try await BlockingWork.run({ try store.verifyToken(text) })
+        } catch where store.isUnavailable(error) {
+            // The client retries a 503; a 500 would be final.
+            throw APIError.unavailable("the store cannot be read now: \(store.unavailableReason(error))", retryAfter: 5)
+        }
+        guard let token = found else {
             verified.withLockedValue { _ = $0.removeValue(forKey: text) }
             return nil
         }
