@@ -235,10 +235,12 @@ struct HostileClientTests {
             let start = ContinuousClock.now
             let answer = try await RawHTTP.exchangeWithEndDetached(
                 port: client.port!, send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
-                    + "Content-Length: 100000\r\n\r\n" + String(repeating: "\n", count: 100), readTimeout: 20)
+                    + "Content-Length: 100000\r\n\r\n" + String(repeating: "\n", count: 100), readTimeout: 60)
             #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
             #expect(answer.text.contains(expected), "\(answer.text)")
-            #expect(ContinuousClock.now - start < .seconds(10))
+            // Cut off by the server, well before the client would give up: a bound on liveness, not a speed claim
+            // (on a loaded machine the 2 s deadline has taken 11 s to be noticed).
+            #expect(ContinuousClock.now - start < .seconds(45))
             #expect(try await client.upload(Bodies.bundle(), token: server.ingestToken).status == .ok)
         }
     }
