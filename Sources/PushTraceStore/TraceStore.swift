@@ -85,6 +85,15 @@ public protocol TraceStore: AnyObject, Sendable {
     /// Recomputes every rollup from the settled summaries.
     func rebuildRollups() throws
 
+    // MARK: Copying (``StoreCopy``)
+
+    /// Reads the whole store out, in one snapshot, a page at a time, in the order of ``CopiedPart``. Fails with
+    /// ``StoreCopyError/sourceBusy(_:)`` when a process writing it keeps work it has not stored yet.
+    func copyOut(_ part: (CopiedPart) throws -> Void) throws
+    /// A writer of a copy into this store; fails with ``StoreCopyError/targetNotEmpty(_:table:)`` unless the store
+    /// holds nothing.
+    func makeCopyTarget() throws -> any StoreCopyTarget
+
     /// Whether this process is the one that runs `task` among every process sharing the store, taking the role
     /// when no live process holds it. A store one process writes (SQLite) always answers true.
     func leads(_ task: SharedTask) throws -> Bool

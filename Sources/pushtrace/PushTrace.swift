@@ -21,7 +21,7 @@ struct PushTrace: AsyncParsableCommand {
             """,
         version: versionText,
         subcommands: [Ingest.self, Why.self, Search.self, Logs.self, Report.self, Alerts.self, SQL.self, Simulate.self,
-                      Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self, Export.self, Check.self])
+                      Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self, Export.self, Check.self, Copy.self])
 
     /// What `--version` prints: the release, the bundle format it reads (SPEC §2) and the store schema it writes.
     static let versionText = "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "

@@ -1,0 +1,231 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushTraceStore
+
+extension PostgresStore {
+    /// How many bundles (with their blocks) and rows one part of a copy holds.
+    static let bundlesPerCopiedPage: Int64 = 64
+    static let rowsPerCopiedPage = 1_000
+
+    /// The whole store, in one repeatable-read transaction (one snapshot), a page at a time.
+    public func copyOut(_ part: (CopiedPart) throws -> Void) throws {
+        try reading { session in
+            try part(.bundleCount(Int(session.query("SELECT count(*) FROM bundle").first(where: { _ in true })!.decode(Int64.self))))
+            try part(.dictionaries(session.query("SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
+                let (id, app, adler32, trainedAt, bytes) = try $0.decode((Int64, String?, Int64, Int64, ByteBuffer).self)
+                return CopiedDictionary(id: id, appID: app, adler32: adler32, trainedAt: trainedAt, bytes: Array(bytes.readableBytesView))
+            }))
+            try forEachPage(session, "SELECT id, digest, app_group, body FROM config_body ORDER BY id") { rows in
+                try part(.configBodies(rows.map {
+                    let (id, digest, appGroup, body) = try $0.decode((Int64, Int64, String?, ByteBuffer).self)
+                    return CopiedConfigBody(id: id, digest: digest, appGroup: appGroup, body: Array(body.readableBytesView))
+                }))
+            }
+            try copyBundles(session, part)
+            for table in StoreCopy.tables {
+                try forEachPage(session, "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)") { rows in
+                    try part(.rows(table, rows.map { row in row.map { QueryValue($0) } }))
+                }
+            }
+        }
+    }
+
+    /// The rows of `sql`, a page at a time, through a cursor of the transaction.
+    private func forEachPage(_ session: PostgresSession, _ sql: String, _ body: ([PostgresRow]) throws -> Void) throws {
+        try session.query(PostgresQuery(unsafeSQL: "DECLARE pushtrace_copy NO SCROLL CURSOR FOR \(sql)"))
+        while true {
+            let rows = Array(try session.query(PostgresQuery(unsafeSQL: "FETCH \(Self.rowsPerCopiedPage) FROM pushtrace_copy")))
+            if rows.isEmpty { break }
+            try body(rows)
+        }
+        try session.query("CLOSE pushtrace_copy")
+    }
+
+    /// Bundles in the order stored, each with its blocks and rejected lines.
+    private func copyBundles(_ session: PostgresSession, _ part: (CopiedPart) throws -> Void) throws {
+        let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
+        var after: Int64 = 0
+        while true {
+            let rows = Array(try session.query("""
+                SELECT id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at, received_at,
+                       clock_offset_ms, source, accepted, rejected, pruned_at, ts_from, ts_to, config_ts_from, config_ts_to
+                FROM bundle WHERE id > \(after) ORDER BY id LIMIT \(Self.bundlesPerCopiedPage)
+                """))
+            guard !rows.isEmpty else { return }
+            var page: [CopiedBundle] = []
+            var index: [Int64: Int] = [:]
+            for row in rows {
+                let cells = row.makeRandomAccess()
+                let id = try cells[0].decode(Int64.self)
+                var bundle = CopiedBundle(appID: try cells[1].decode(String.self), bundleID: try cells[2].decode(String.self),
+                                          receivedAt: try cells[10].decode(Int64.self), clockOffsetMs: try cells[11].decode(Int64.self))
+                bundle.deviceID = try cells[3].decode(String?.self)
+                bundle.appVersion = try cells[4].decode(String?.self)
+                bundle.build = try cells[5].decode(String?.self)
+                bundle.os = try cells[6].decode(String?.self)
+                bundle.deviceModel = try cells[7].decode(String?.self)
+                bundle.sdk = try cells[8].decode(String?.self)
+                bundle.uploadedAt = try cells[9].decode(Int64?.self)
+                bundle.source = try cells[12].decode(String?.self)
+                bundle.accepted = try cells[13].decode(Int64.self)
+                bundle.rejected = try cells[14].decode(Int64.self)
+                bundle.prunedAt = try cells[15].decode(Int64?.self)
+                bundle.tsFrom = try cells[16].decode(Int64?.self)
+                bundle.tsTo = try cells[17].decode(Int64?.self)
+                bundle.configTsFrom = try cells[18].decode(Int64?.self)
+                bundle.configTsTo = try cells[19].decode(Int64?.self)
+                index[id] = page.count
+                page.append(bundle)
+                after = id
+            }
+            let first = try rows[0].makeRandomAccess()[0].decode(Int64.self)
+            for row in try session.query("""
+                SELECT bundle_ref, id, lines, raw_bytes, dictionary, data FROM record_block
+                WHERE bundle_ref BETWEEN \(first) AND \(after) ORDER BY bundle_ref, id
+                """) {
+                let (bundleRef, id, lines, rawBytes, dictionary, data) = try row.decode((Int64, Int64, Int64, Int64, Int64, ByteBuffer).self)
+                guard let at = index[bundleRef] else { continue }
+                let bytes = Array(data.readableBytesView)
+                let bundle = page[at]
+                let stored = StoredBlockRow(id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: bytes, appID: bundle.appID,
+                                            deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
+                page[at].blocks.append(CopiedBlock(lines: lines, rawBytes: rawBytes, dictionary: dictionary, data: bytes,
+                                                   keys: CopiedBlock.keys(of: stored, reader: reader)))
+            }
+            for row in try session.query("""
+                SELECT bundle_ref, line, reason, raw FROM rejected_line
+                WHERE bundle_ref BETWEEN \(first) AND \(after) ORDER BY bundle_ref, id
+                """) {
+                let (bundleRef, line, reason, raw) = try row.decode((Int64, Int64, String, ByteBuffer).self)
+                guard let at = index[bundleRef] else { continue }
+                page[at].rejectedLines.append(CopiedRejectedLine(line: line, reason: reason, raw: Array(raw.readableBytesView)))
+            }
+            try part(.bundles(page))
+        }
+    }
+
+    public func makeCopyTarget() throws -> any StoreCopyTarget {
+        try withSession { session in
+            for table in StoreCopy.countedTables
+            where try session.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(table))"))
+                .first(where: { _ in true })!.decode(Bool.self) {
+                throw StoreCopyError.targetNotEmpty(location, table: table)
+            }
+        }
+        return PostgresCopyTarget(store: self)
+    }
+}
+
+/// Writes a copy into an empty PostgreSQL store, a part to a transaction, in multi-row statements. Dictionary and
+/// config-body ids are kept (blocks and config rows name them); bundles, blocks and rejected lines take ids the
+/// sequences hand out, a page's worth at once.
+final class PostgresCopyTarget: StoreCopyTarget {
+    private let store: PostgresStore
+
+    init(store: PostgresStore) {
+        self.store = store
+    }
+
+    func write(_ part: CopiedPart) throws {
+        try store.writing { session in
+            switch part {
+            case .bundleCount: break
+            case .dictionaries(let dictionaries):
+                try Self.insert(session, "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"], dictionaries.map {
+                    [.integer($0.id), $0.appID.map(QueryValue.text) ?? .null, .integer($0.adler32), .integer($0.trainedAt), .blob($0.bytes)]
+                })
+            case .configBodies(let bodies):
+                try Self.insert(session, "config_body", ["id", "digest", "app_group", "body"], bodies.map {
+                    [.integer($0.id), .integer($0.digest), $0.appGroup.map(QueryValue.text) ?? .null, .blob($0.body)]
+                })
+            case .bundles(let bundles):
+                try insert(bundles, session)
+            case .rows(let table, let rows):
+                try Self.insert(session, table.name, table.columns, rows)
+            }
+        }
+    }
+
+    private func insert(_ bundles: [CopiedBundle], _ session: PostgresSession) throws {
+        let bundleIDs = try Self.reserve(bundles.count, "bundle", session)
+        let blockCount = bundles.reduce(0) { $0 + $1.blocks.count }
+        let blockIDs = try Self.reserve(blockCount, "record_block", session)
+        var bundleRows: [[QueryValue]] = [], blockRows: [[QueryValue]] = [], entries: [[QueryValue]] = []
+        var rejectedRows: [[QueryValue]] = []
+        var nextBlock = 0
+        func value(_ text: String?) -> QueryValue { text.map(QueryValue.text) ?? .null }
+        func value(_ integer: Int64?) -> QueryValue { integer.map(QueryValue.integer) ?? .null }
+        for (bundle, id) in zip(bundles, bundleIDs) {
+            bundleRows.append([.integer(id), .text(bundle.appID), .text(bundle.bundleID), value(bundle.deviceID), value(bundle.appVersion),
+                               value(bundle.build), value(bundle.os), value(bundle.deviceModel), value(bundle.sdk), value(bundle.uploadedAt),
+                               .integer(bundle.receivedAt), .integer(bundle.clockOffsetMs), value(bundle.source), .integer(bundle.accepted),
+                               .integer(bundle.rejected), value(bundle.prunedAt), value(bundle.tsFrom), value(bundle.tsTo),
+                               value(bundle.configTsFrom), value(bundle.configTsTo)])
+            for block in bundle.blocks {
+                let blockID = blockIDs[nextBlock]
+                nextBlock += 1
+                blockRows.append([.integer(blockID), .integer(id), .integer(block.lines), .integer(block.rawBytes),
+                                  .integer(block.dictionary), .blob(block.data)])
+                entries += block.keys.map { [.integer($0), .integer(blockID)] }
+            }
+            rejectedRows += bundle.rejectedLines.map { [.integer(id), .integer($0.line), .text($0.reason), .blob($0.raw)] }
+        }
+        try Self.insert(session, "bundle", ["id", "app_id", "bundle_id", "device_id", "app_version", "build", "os", "device_model",
+                                            "sdk", "uploaded_at", "received_at", "clock_offset_ms", "source", "accepted", "rejected",
+                                            "pruned_at", "ts_from", "ts_to", "config_ts_from", "config_ts_to"], bundleRows)
+        try Self.insert(session, "record_block", ["id", "bundle_ref", "lines", "raw_bytes", "dictionary", "data"], blockRows)
+        try Self.insert(session, "notification_block", ["key", "block"], entries, suffix: "ON CONFLICT DO NOTHING")
+        try Self.insert(session, "rejected_line", ["bundle_ref", "line", "reason", "raw"], rejectedRows)
+    }
+
+    /// Moves the sequences of the tables whose ids were copied past them.
+    func finish() throws {
+        try store.writing { session in
+            for table in ["dictionary", "config_body"] {
+                try session.query(PostgresQuery(unsafeSQL: """
+                    SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)
+                    """))
+            }
+        }
+    }
+
+    /// `count` ids from `table`'s sequence.
+    private static func reserve(_ count: Int, _ table: String, _ session: PostgresSession) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        return try session.query(PostgresQuery(unsafeSQL: """
+            SELECT nextval(pg_get_serial_sequence('\(table)', 'id')) FROM generate_series(1, \(count))
+            """)).map { try $0.decode(Int64.self) }
+    }
+
+    /// `rows` inserted into `table`, as many to a statement as its parameters allow.
+    private static func insert(_ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
+                               suffix: String = "") throws {
+        let perStatement = max(1, 30_000 / columns.count)
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + perStatement, rows.count)]
+            start += chunk.count
+            var binds = PostgresBindings(capacity: chunk.count * columns.count)
+            var tuples: [String] = []
+            tuples.reserveCapacity(chunk.count)
+            for row in chunk {
+                var placeholders: [String] = []
+                for value in row {
+                    switch value {
+                    case .null: binds.appendNull()
+                    case .integer(let integer): binds.append(integer)
+                    case .real(let real): binds.append(real)
+                    case .text(let text): binds.append(text)
+                    case .blob(let bytes): binds.append(ByteBuffer(bytes: bytes))
+                    }
+                    placeholders.append("$\(binds.count)")
+                }
+                tuples.append("(" + placeholders.joined(separator: ", ") + ")")
+            }
+            try session.query(PostgresQuery(unsafeSQL: """
+                INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(suffix)
+                """, binds: binds))
+        }
+    }
+}

@@ -1,0 +1,260 @@
+import PushTraceCore
+
+/// `pushtrace copy`: a whole store moved to another engine (or another file), nothing lost (SPEC §9).
+///
+/// The source reads itself out in one snapshot, a page at a time, as engine-neutral parts (``CopiedPart``); the
+/// target, which must hold nothing yet, writes each part as its own schema keeps it. What is copied is what the
+/// store holds, not what it was fed: compressed record blocks as they are (with the dictionaries they name),
+/// rejected lines, config bodies, pruned bundles (so that a re-upload is still answered `duplicate`), summaries,
+/// tokens (their hashes) and rollups (which outlive the records retention deletes). Nothing is derived again but
+/// the notification→block index, whose keys are computed from each block's lines as ingest computes them.
+public enum StoreCopy {
+    /// The tables whose rows are the same, column for column, in every engine: copied as rows.
+    public static let tables: [CopiedTable] = [
+        CopiedTable("config", ["app_id", "device_id", "process", "ts", "device_ts", "body_ref"]),
+        CopiedTable("device", ["app_id", "device_id", "first_seen", "last_seen", "app_version", "os", "device_model"]),
+        CopiedTable("notification", [
+            "app_id", "notification_id", "device_id", "category", "app_version", "os", "first_ts", "last_ts", "sent_ts",
+            "apns_status", "has_alert", "mutable_content", "service_received", "service_delivered", "service_expired",
+            "service_ms", "service_crashed", "content_received", "content_crashed", "actions", "app_responses", "records",
+            "device_reached", "downloads", "download_bytes", "attachment_failure", "cause", "action_list",
+        ]),
+        CopiedTable("token", ["id", "app_id", "scope", "secret_sha256", "label", "created_at", "revoked_at"]),
+        CopiedTable("daily", [
+            "app_id", "day", "category", "app_version", "os", "cause", "attachment_failure", "notifications", "sent",
+            "apns_accepted", "device_reached", "service_ran", "service_delivered", "service_timeouts", "service_crashed",
+            "content_crashed", "expanded", "acted", "downloads", "download_bytes", "attachment_failed", "size_under_100k",
+            "size_under_1m", "size_under_10m", "size_over_10m", "example_id",
+        ]),
+        CopiedTable("hourly", [
+            "app_id", "hour", "category", "cause", "notifications", "service_ran", "service_timeouts", "extension_runs",
+            "extension_crashes", "attachment_tries", "attachment_failures",
+        ]),
+        CopiedTable("minutely", [
+            "minute", "app_id", "category", "notifications", "service_ran", "service_timeouts", "extension_runs",
+            "extension_crashes", "attachment_tries", "attachment_failures",
+        ]),
+        CopiedTable("daily_duration", ["app_id", "day", "ms", "n"]),
+        CopiedTable("daily_action", ["app_id", "day", "action", "response", "n"]),
+    ]
+
+    /// The tables a copy counts on both sides when it is done: every table of the data model but the index (whose
+    /// entries a source may hold twice over for one block, after a crash its check reports).
+    public static let countedTables = ["bundle", "record_block", "rejected_line", "dictionary", "config_body"]
+        + tables.map(\.name)
+
+    /// Copies every part `source` reads out into `target` (which must hold nothing), then counts each table of
+    /// both and fails unless every count is the same. `progress` is told how far the bundles have gone.
+    public static func run(from source: any TraceStore, to target: any TraceStore,
+                           progress: ((CopyTally) -> Void)? = nil) throws -> CopyTally {
+        let writer = try target.makeCopyTarget()
+        var tally = CopyTally()
+        try source.copyOut { part in
+            try writer.write(part)
+            tally.add(part)
+            if case .bundles = part { progress?(tally) }
+        }
+        try writer.finish()
+        for table in countedTables {
+            let copied = try count(table, in: source)
+            let stored = try count(table, in: target)
+            guard copied == stored else {
+                throw StoreCopyError.countsDiffer(table: table, source: copied, target: stored)
+            }
+            tally.rows[table] = stored
+        }
+        return tally
+    }
+
+    private static func count(_ table: String, in store: any TraceStore) throws -> Int64 {
+        var count: Int64 = 0
+        try store.readOnlyQuery("SELECT count(*) FROM \(table)", columns: { _ in }) { row in
+            if case .integer(let value) = row.first { count = value }
+        }
+        return count
+    }
+}
+
+/// A table copied row by row, and the columns copied (every column it has in every engine).
+public struct CopiedTable: Sendable, Equatable {
+    public var name: String
+    public var columns: [String]
+
+    public init(_ name: String, _ columns: [String]) {
+        self.name = name
+        self.columns = columns
+    }
+}
+
+/// One page of what a store holds, in the order a copy writes them: dictionaries and config bodies first (blocks
+/// and config rows name them by id), then bundles, then the row tables.
+public enum CopiedPart: Sendable {
+    /// How many bundles the source holds (said once, first).
+    case bundleCount(Int)
+    case dictionaries([CopiedDictionary])
+    case configBodies([CopiedConfigBody])
+    case bundles([CopiedBundle])
+    case rows(CopiedTable, [[QueryValue]])
+}
+
+/// A dictionary record blocks were compressed against; its id is kept (blocks name it).
+public struct CopiedDictionary: Sendable, Equatable {
+    public var id: Int64
+    public var appID: String?
+    public var adler32: Int64
+    public var trainedAt: Int64
+    public var bytes: [UInt8]
+
+    package init(id: Int64, appID: String?, adler32: Int64, trainedAt: Int64, bytes: [UInt8]) {
+        (self.id, self.appID, self.adler32, self.trainedAt, self.bytes) = (id, appID, adler32, trainedAt, bytes)
+    }
+}
+
+/// A config record's body, compressed as stored, with its digest; its id is kept (config rows name it).
+public struct CopiedConfigBody: Sendable, Equatable {
+    public var id: Int64
+    public var digest: Int64
+    public var appGroup: String?
+    public var body: [UInt8]
+
+    package init(id: Int64, digest: Int64, appGroup: String?, body: [UInt8]) {
+        (self.id, self.digest, self.appGroup, self.body) = (id, digest, appGroup, body)
+    }
+}
+
+/// One stored bundle: what its manifest said, when and from where it came, its counts, and its blocks and rejected
+/// lines (none when retention pruned it: then only the bundle's row is kept, for idempotency).
+public struct CopiedBundle: Sendable, Equatable {
+    public var appID: String
+    public var bundleID: String
+    public var deviceID: String?
+    public var appVersion: String?
+    public var build: String?
+    public var os: String?
+    public var deviceModel: String?
+    public var sdk: String?
+    public var uploadedAt: Int64?
+    public var receivedAt: Int64
+    public var clockOffsetMs: Int64
+    public var source: String?
+    public var accepted: Int64
+    public var rejected: Int64
+    public var prunedAt: Int64?
+    /// ``BundleTimeSpan``: the hours its lines span (nil: unknown).
+    public var tsFrom: Int64?
+    public var tsTo: Int64?
+    public var configTsFrom: Int64?
+    public var configTsTo: Int64?
+    public var blocks: [CopiedBlock] = []
+    public var rejectedLines: [CopiedRejectedLine] = []
+
+    package init(appID: String, bundleID: String, receivedAt: Int64, clockOffsetMs: Int64) {
+        self.appID = appID
+        self.bundleID = bundleID
+        self.receivedAt = receivedAt
+        self.clockOffsetMs = clockOffsetMs
+        accepted = 0
+        rejected = 0
+    }
+}
+
+/// A record block as stored (``RecordBlock``), with the index keys of the notifications its lines name.
+public struct CopiedBlock: Sendable, Equatable {
+    public var lines: Int64
+    public var rawBytes: Int64
+    /// The id of the dictionary it was compressed against (0: none).
+    public var dictionary: Int64
+    public var data: [UInt8]
+    /// ``NotificationBlockKey``s, sorted; none when the block cannot be read back (it is copied as it is).
+    public var keys: [Int64]
+    /// Whether the source could read the block back (and so index it).
+    public var isReadable: Bool
+
+    /// `keys` nil: the block could not be read back.
+    package init(lines: Int64, rawBytes: Int64, dictionary: Int64, data: [UInt8], keys: [Int64]?) {
+        (self.lines, self.rawBytes, self.dictionary, self.data) = (lines, rawBytes, dictionary, data)
+        self.keys = keys ?? []
+        isReadable = keys != nil
+    }
+
+    /// The index keys of `row`'s lines, as ingest computes them; nil when the block cannot be read back.
+    package static func keys(of row: StoredBlockRow, reader: StoredLineReader) -> [Int64]? {
+        var keys: Set<Int64> = []
+        do {
+            for var text in try reader.decode(row) {
+                let record = try StoredRecord.readRecord(storedBody: &text)
+                if let id = record.notificationID.map(NotificationKey.normalize) {
+                    keys.insert(NotificationBlockKey.of(appID: row.appID, notificationID: id))
+                }
+            }
+        } catch {
+            return nil
+        }
+        return keys.sorted()
+    }
+}
+
+/// A line a bundle held that was not accepted: where, why, and its bytes as received.
+public struct CopiedRejectedLine: Sendable, Equatable {
+    public var line: Int64
+    public var reason: String
+    public var raw: [UInt8]
+
+    package init(line: Int64, reason: String, raw: [UInt8]) {
+        (self.line, self.reason, self.raw) = (line, reason, raw)
+    }
+}
+
+/// What a copy wrote, counted as it went; after it, every table's row count in the target.
+public struct CopyTally: Sendable {
+    /// How many bundles the source holds.
+    public var bundlesInSource = 0
+    public var bundles = 0
+    public var blocks = 0
+    /// Blocks that could not be read back for their index keys (copied as they are; `pushtrace check` names them).
+    public var unreadableBlocks = 0
+    /// Rows per table, once the copy is done.
+    public var rows: [String: Int64] = [:]
+
+    mutating func add(_ part: CopiedPart) {
+        switch part {
+        case .bundleCount(let count): bundlesInSource = count
+        case .bundles(let page):
+            bundles += page.count
+            for bundle in page {
+                blocks += bundle.blocks.count
+                unreadableBlocks += bundle.blocks.filter { !$0.isReadable }.count
+            }
+        case .dictionaries, .configBodies, .rows: break
+        }
+    }
+}
+
+/// The target's end of a copy: it writes each part as its engine keeps it.
+public protocol StoreCopyTarget: AnyObject {
+    func write(_ part: CopiedPart) throws
+    /// Ends the copy (an engine's id counters are moved past the ids copied).
+    func finish() throws
+}
+
+/// Why a copy stopped.
+public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
+    /// The target holds data already: a copy only fills an empty store.
+    case targetNotEmpty(String, table: String)
+    /// A process still writes the source (its summaries are not all written).
+    case sourceBusy(String)
+    /// A table's rows, counted in the source and the target after the copy, differ.
+    case countsDiffer(table: String, source: Int64, target: Int64)
+
+    public var description: String {
+        switch self {
+        case .targetNotEmpty(let location, let table):
+            return "\(location) holds data already (its \(table) table is not empty): copy into a new file or an "
+                + "empty database; nothing was written"
+        case .sourceBusy(let location):
+            return "a pushtrace serve is writing \(location) (some summaries are not written yet): stop it, then copy"
+        case .countsDiffer(let table, let source, let target):
+            return "after the copy, \(table) holds \(target) rows in the target and \(source) in the source"
+        }
+    }
+}
