@@ -65,7 +65,9 @@ bench-deps: deps
 		&& $(BENCH_DIR)/venv/bin/pip install -q sqlite-utils==3.38; }
 
 # Every figure with its target, in one run (scripts/bench.sh: PARTS, CORPUS, SCALE; docs/PERFORMANCE.md).
-bench: release bench-deps
+# PARTS=postgres: the same figures on PostgreSQL beside SQLite's, with a throwaway cluster and perf for the profile.
+bench: release bench-deps postgres-deps
+	@[ -z "$(findstring postgres,$(PARTS))" ] || command -v perf >/dev/null || $(MAKE) -s deps DEBS=linux-perf
 	BENCH_DIR=$(BENCH_DIR) scripts/bench.sh
 
 # Parts of make bench: ingest against sqlite3's .import and sqlite-utils; HTTP with 1, 8 and 64 uploaders.

@@ -2,7 +2,7 @@
 # make bench (docs/PERFORMANCE.md): every throughput and latency figure of pushtrace, side by side in one run, each
 # printed with its target. Run from the repository root after `make release` (the Makefile does both).
 #
-#   PARTS="ingest http scale"   which parts to run (default: all three)
+#   PARTS="ingest http scale"   which parts to run (default: these three; "postgres" runs on its own, see below)
 #   CORPUS=86000                notifications of the ingest/HTTP corpus (~1,000,000 records)
 #   SCALE=200000                notifications of the scale store (~11.4 records and ~0.8 bundle files each; 10000000
 #                               needs ~60 GB of disk, see docs/PERFORMANCE.md)
@@ -21,12 +21,25 @@
 #           (HTTP_PAIRS=3 pairs), and the median pair decides.
 #   scale   SCALE notifications simulated and ingested (progress shown), then `why` p50/p99 over HTTP for 1,000
 #           random notifications (target <= 3 ms p99), `report` (<= 1 s), `alerts` (<= 100 ms), export of one day (>= 100,000 lines/s), bytes per record.
+#   postgres  (issue 30) beside a throwaway PostgreSQL cluster (scripts/with-postgres.sh, started here): the corpus
+#           uploaded by 64 uploaders to one SQLite server, one PostgreSQL server, and two PostgreSQL servers on one
+#           database (32 uploaders each, half the files each), with a system-wide profile of the one-server run
+#           (which processes take the two cores); then the scale store (SCALE, default 1,000,000 here) copied into
+#           PostgreSQL with `pushtrace copy`, and `why` p50/p99 over HTTP, `report`, `alerts` and bytes per record
+#           on both engines, side by side. Targets: two servers not slower than one; why p99 <= 10 ms; report
+#           <= 1 s; alerts <= 100 ms.
 set -euo pipefail
 root=$(pwd)
 bin=$root/.build/release
 parts=${PARTS:-ingest http scale}
 corpus_n=${CORPUS:-86000}
-scale_n=${SCALE:-200000}
+if [[ " $parts " == *" postgres "* ]]; then
+  scale_n=${SCALE:-1000000}
+  # The PostgreSQL part runs beside a cluster of its own, started (and removed) by with-postgres.sh.
+  if [ -z "${PUSHTRACE_TEST_POSTGRES:-}" ]; then exec "$root/scripts/with-postgres.sh" "$0" "$@"; fi
+else
+  scale_n=${SCALE:-200000}
+fi
 for setting in CORPUS="$corpus_n" SCALE="$scale_n" SCALE_CHUNK="${SCALE_CHUNK:-200000}" HTTP_PAIRS="${HTTP_PAIRS:-3}"; do
   [[ ${setting#*=} =~ ^[1-9][0-9]*$ ]] || { echo "bench: ${setting%%=*} must be a positive whole number, not '${setting#*=}'" >&2; exit 2; }
 done
@@ -35,11 +48,45 @@ mkdir -p "$work"
 cd "$work"
 server_pid=""
 merge_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
+other_pid=""
+trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$other_pid" ] && kill -9 "$other_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
 now() { date +%s.%N; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 verdict() { python3 -c "import sys; v, op, t = float(sys.argv[1]), sys.argv[2], float(sys.argv[3]); print('met' if (v >= t if op == '>=' else v <= t) else 'NOT met')" "$@"; }
+why_over_http() { # target_p99_ms: `why` of every "app id" line of why-ids.txt from the server at $port
+  python3 - "$port" "$token" "$1" <<'PY'
+import http.client, statistics, sys, time
+port, token, target = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+conn = http.client.HTTPConnection("127.0.0.1", port)
+times = []
+for line in open("why-ids.txt"):
+    app, nid = line.split()
+    start = time.perf_counter()
+    conn.request("GET", f"/v1/notifications/{nid}?app={app}", headers={"Authorization": f"Bearer {token}"})
+    response = conn.getresponse(); response.read()
+    times.append((time.perf_counter() - start) * 1000)
+    if response.status != 200: sys.exit(f"why {nid}: HTTP {response.status}")
+times.sort()
+p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
+print(f"  why over HTTP, {len(times)} random notifications: p50 {p50:.2f} ms, p99 {p99:.2f} ms; "
+      f"target p99 <= {target:g} ms: {'met' if p99 <= target else 'NOT met'}")
+PY
+}
+timed() { # label target_ms command…
+  local label=$1 target=$2; shift 2
+  local all=()
+  for _ in 1 2 3 4 5 6 7 8 9 10 11; do
+    local s; s=$(now); "$@" > /dev/null; all+=("$(python3 -c "print(($(now) - $s) * 1000)")")
+  done
+  python3 - "$label" "$target" "${all[@]}" <<'PY'
+import statistics, sys
+label, target, runs = sys.argv[1], float(sys.argv[2]), sorted(map(float, sys.argv[3:]))
+median = statistics.median(runs)
+print(f"  {label}: median {median:.0f} ms, max {runs[-1]:.0f} ms of {len(runs)} runs (whole process); "
+    f"target <= {target:.0f} ms: {'met' if median <= target else 'NOT met'}")
+PY
+}
 simulate() { # notifications seed folder
   if [ ! -f "$3/scenarios.json" ]; then
     echo "== simulating $1 notifications into $work/$3 (once; reused by later runs)"
@@ -273,23 +320,7 @@ if [[ " $parts " == *" scale "* ]]; then
   echo "== scale: $notifications notifications, $records records, $((bytes / 1048576)) MB on disk, $((bytes / records)) bytes per record"
   sqlite3 "$db" "SELECT app_id || ' ' || notification_id FROM notification ORDER BY random() LIMIT 1000" > why-ids.txt
   start_server "$db"
-  python3 - "$port" "$token" <<'PY'
-import http.client, statistics, sys, time
-port, token = int(sys.argv[1]), sys.argv[2]
-conn = http.client.HTTPConnection("127.0.0.1", port)
-times = []
-for line in open("why-ids.txt"):
-    app, nid = line.split()
-    start = time.perf_counter()
-    conn.request("GET", f"/v1/notifications/{nid}?app={app}", headers={"Authorization": f"Bearer {token}"})
-    response = conn.getresponse(); response.read()
-    times.append((time.perf_counter() - start) * 1000)
-    if response.status != 200: sys.exit(f"why {nid}: HTTP {response.status}")
-times.sort()
-p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
-print(f"  why over HTTP, {len(times)} random notifications: p50 {p50:.2f} ms, p99 {p99:.2f} ms; "
-      f"target p99 <= 3 ms: {'met' if p99 <= 3 else 'NOT met'}")
-PY
+  why_over_http 3
   stop_server
   read -r app week last <<<"$(python3 - "$db" <<'PY'
 import datetime, sqlite3, sys
@@ -299,20 +330,6 @@ year, week, _ = datetime.datetime.fromtimestamp(last / 1000, datetime.timezone.u
 print(app, f"{year}-W{week:02d}", last)
 PY
 )"
-  timed() { # label target_ms command…
-    local label=$1 target=$2; shift 2
-    local all=()
-    for _ in 1 2 3 4 5 6 7 8 9 10 11; do
-      local s; s=$(now); "$@" > /dev/null; all+=("$(python3 -c "print(($(now) - $s) * 1000)")")
-    done
-    python3 - "$label" "$target" "${all[@]}" <<'PY'
-import statistics, sys
-label, target, runs = sys.argv[1], float(sys.argv[2]), sorted(map(float, sys.argv[3:]))
-median = statistics.median(runs)
-print(f"  {label}: median {median:.0f} ms, max {runs[-1]:.0f} ms of {len(runs)} runs (whole process); "
-      f"target <= {target:.0f} ms: {'met' if median <= target else 'NOT met'}")
-PY
-  }
   timed "report --app $app --week $week" 1000 "$bin/pushtrace" report --db "$db" --app "$app" --week "$week" --format json
   timed "alerts --now $last" 100 "$bin/pushtrace" alerts --db "$db" --now "$last" --format json
   # Export of one whole day (UTC) in the middle of the store's span, every app, three runs: lines per second.
@@ -336,4 +353,133 @@ median = statistics.median(rates)
 print(f"  export --since {day} (one day, every app, {lines:,} lines): median {median:,.0f} lines/s of {len(rates)} runs "
       f"(whole process); target >= 100,000 lines/s: {'met' if median >= 100_000 else 'NOT met'}")
 PY
+fi
+
+# --- postgres: the same corpus and the same scale store on PostgreSQL, beside SQLite, in one run -------------------
+if [[ " $parts " == *" postgres "* ]]; then
+  pg_base=${PUSHTRACE_TEST_POSTGRES%/*}
+  pg() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+  new_database() { # name: prints its URL
+    pg "$PUSHTRACE_TEST_POSTGRES" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null
+    echo "$pg_base/$1"
+  }
+  pg_bytes() { # url: every relation of the database (tables, TOAST, indexes)
+    pg "$1" -c "SELECT sum(pg_total_relation_size(oid)) FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
+  }
+  echo "== PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') (a throwaway cluster: shared_buffers 256MB, fsync on, synchronous_commit on), beside SQLite"
+  simulate "$corpus_n" 1 "$corpus"
+  # Half the corpus files each, hard links, for the two-server run.
+  if [ ! -d "$corpus-halves" ]; then
+    python3 - "$corpus" "$corpus-halves" <<'PY'
+import os, sys
+corpus, out = sys.argv[1], sys.argv[2]
+files = sorted(os.path.join(d, f) for d, _, fs in os.walk(corpus) for f in fs if ".ndjson" in f)
+for i, path in enumerate(files):
+    target = os.path.join(out, "ab"[i % 2], os.path.relpath(path, corpus))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.link(path, target)
+PY
+  fi
+  load() { # port uploaders json folder
+    PUSHTRACE_TOKEN=$token "$bin/pushtrace-load" --server "http://127.0.0.1:$1" --concurrency "$2" --replay --preload \
+      --format json "$4" > "$3"
+  }
+  echo "  HTTP ingest of the $corpus_n-notification corpus (pushtrace-load --replay --preload):"
+  printf '  %-44s %12s %9s %9s\n' "" "records/s" "p50 ms" "p99 ms"
+  row() { python3 - "$@" <<'PY'
+import json, sys
+label, files = sys.argv[1], sys.argv[2:]
+runs = [json.load(open(f)) for f in files]
+records = sum(r["records"] for r in runs)
+seconds = max(r["seconds"] for r in runs)
+print(f"  {label:<44} {records / seconds:12,.0f} {max(r['p50_ms'] for r in runs):9.1f} {max(r['p99_ms'] for r in runs):9.1f}")
+print(records / seconds, file=open(files[0] + ".rate", "w"))
+PY
+  }
+  rm -f pg-http.sqlite*
+  start_server pg-http.sqlite
+  load "$port" 64 pg-http-sqlite.json "$corpus"
+  stop_server
+  row "SQLite, one server, 64 uploaders" pg-http-sqlite.json
+  expected=$(sqlite3 pg-http.sqlite "SELECT sum(accepted) FROM bundle")
+
+  url=$(new_database bench_one)
+  start_server "$url"
+  # A system-wide profile while one server takes the 64 uploaders: where the two cores go.
+  # It starts once the generator has read the corpus into memory (--preload).
+  (sleep 8; perf record -a -g -o pg-one.perf -- sleep 20 > /dev/null 2>&1) &
+  perf_pid=$!
+  profiled=$server_pid
+  load "$port" 64 pg-http-one.json "$corpus"
+  wait "$perf_pid" || true
+  stop_server
+  row "PostgreSQL, one server, 64 uploaders" pg-http-one.json
+  stored=$(pg "$url" -c "SELECT sum(accepted) FROM bundle")
+  [ "$stored" = "$expected" ] || { echo "one server: stored $stored records, expected $expected"; exit 1; }
+
+  url=$(new_database bench_two)
+  start_server "$url"
+  first_pid=$server_pid first_port=$port
+  start_server "$url"
+  other_pid=$first_pid
+  load "$first_port" 32 pg-http-two-a.json "$corpus-halves/a" &
+  load_a=$!
+  load "$port" 32 pg-http-two-b.json "$corpus-halves/b"
+  wait "$load_a"
+  stop_server
+  server_pid=$other_pid; other_pid=""
+  stop_server
+  row "PostgreSQL, two servers, 32 uploaders each" pg-http-two-a.json pg-http-two-b.json
+  stored=$(pg "$url" -c "SELECT sum(accepted) FROM bundle")
+  [ "$stored" = "$expected" ] || { echo "two servers: stored $stored records, expected $expected"; exit 1; }
+  ratio=$(python3 -c "print(f'{float(open(\"pg-http-two-a.json.rate\").read()) / float(open(\"pg-http-one.json.rate\").read()):.2f}')")
+  echo "  two servers / one server: $ratio; target >= 1.00 (not slower): $(verdict "$ratio" '>=' 1.0)"
+  echo "  where the cores went while one server took 64 uploaders (perf, 20 s, every CPU; share of samples):"
+  perf report -i pg-one.perf --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -6 | sed 's/^ */    /'
+  echo "  the server's own hottest symbols:"
+  perf report -i pg-one.perf --no-children --pid "$profiled" --sort dso,symbol --stdio -g none 2>/dev/null \
+    | grep -E '^ +[0-9.]+%' | head -8 | cut -c1-150 | sed 's/^ */    /'
+
+  # The scale store, built for SQLite as the scale part builds it, copied into PostgreSQL.
+  scale=scale-$scale_n
+  db=$scale.sqlite
+  if [ ! -f "$db.done" ]; then
+    build_scale_store "$scale_n" "$scale" "$db"
+    touch "$db.done"
+  fi
+  url=$(new_database bench_scale)
+  s=$(now)
+  "$bin/pushtrace" copy --from "$db" --to "$url" > copy.txt 2> copy.log || { cat copy.log copy.txt; exit 1; }
+  records=$(sqlite3 "$db" "SELECT sum(accepted) FROM bundle")
+  notifications=$(sqlite3 "$db" "SELECT count(*) FROM notification")
+  python3 -c "print(f'== scale: {$notifications:,} notifications, {$records:,} records; pushtrace copy into PostgreSQL took {$(now) - $s:.0f} s ({$records / ($(now) - $s):,.0f} records/s)')"
+  pg "$url" -c "VACUUM ANALYZE" > /dev/null
+  sqlite3 "$db" "SELECT app_id || ' ' || notification_id FROM notification ORDER BY random() LIMIT 1000" > why-ids.txt
+  read -r app week last <<<"$(python3 - "$db" <<'PY'
+import datetime, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+app, last = db.execute("SELECT app_id, max(first_ts) FROM notification GROUP BY app_id ORDER BY count(*) DESC LIMIT 1").fetchone()
+year, week, _ = datetime.datetime.fromtimestamp(last / 1000, datetime.timezone.utc).isocalendar()
+print(app, f"{year}-W{week:02d}", last)
+PY
+)"
+  for store in "$db" "$url"; do
+    case $store in
+      postgres*) echo "  PostgreSQL:"; bytes=$(pg_bytes "$store") ;;
+      *) echo "  SQLite:"; bytes=$(( $(stat -c %s "$store") + $( [ -f "$store-wal" ] && stat -c %s "$store-wal" || echo 0) )) ;;
+    esac
+    python3 -c "print(f'  {$bytes / 1e6:,.1f} MB, {$bytes / $records:.1f} bytes per record')"
+    start_server "$store"
+    why_over_http 10
+    stop_server
+    timed "report --app $app --week $week" 1000 "$bin/pushtrace" report --db "$store" --app "$app" --week "$week" --format json
+    timed "alerts --now $last" 100 "$bin/pushtrace" alerts --db "$store" --now "$last" --format json
+  done
+  # Retention on PostgreSQL (the question of time-partitioned tables): the oldest day of the scale store deleted in
+  # batches, as `serve` deletes it while uploads go on.
+  days=$(sqlite3 "$db" "SELECT CAST(($(date +%s%3N) - min(received_at)) / 86400000 AS INTEGER) FROM bundle")
+  s=$(now)
+  "$bin/pushtrace" vacuum --db "$url" --retention "$days" --delete-only > retention.txt 2>&1 || { cat retention.txt; exit 1; }
+  python3 -c "print(f'  retention on PostgreSQL, bundles received over {$days} days ago: {$(now) - $s:.1f} s')"
+  sed 's/^/    /' retention.txt | tail -3
 fi

@@ -28,7 +28,18 @@ extension PostgresStore {
                     try part(.rows(table, rows.map { row in row.map { QueryValue($0) } }))
                 }
             }
+            try part(.counts(Self.counts(session)))
         }
+    }
+
+    /// Each of ``StoreCopy/countedTables``' rows.
+    static func counts(_ session: PostgresSession) throws -> [String: Int64] {
+        var counts: [String: Int64] = [:]
+        for table in StoreCopy.countedTables {
+            counts[table] = try session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
+                .first(where: { _ in true })!.decode(Int64.self)
+        }
+        return counts
     }
 
     /// The rows of `sql`, a page at a time, through a cursor of the transaction.
@@ -81,19 +92,6 @@ extension PostgresStore {
             }
             let first = try rows[0].makeRandomAccess()[0].decode(Int64.self)
             for row in try session.query("""
-                SELECT bundle_ref, id, lines, raw_bytes, dictionary, data FROM record_block
-                WHERE bundle_ref BETWEEN \(first) AND \(after) ORDER BY bundle_ref, id
-                """) {
-                let (bundleRef, id, lines, rawBytes, dictionary, data) = try row.decode((Int64, Int64, Int64, Int64, Int64, ByteBuffer).self)
-                guard let at = index[bundleRef] else { continue }
-                let bytes = Array(data.readableBytesView)
-                let bundle = page[at]
-                let stored = StoredBlockRow(id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: bytes, appID: bundle.appID,
-                                            deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
-                page[at].blocks.append(CopiedBlock(lines: lines, rawBytes: rawBytes, dictionary: dictionary, data: bytes,
-                                                   keys: CopiedBlock.keys(of: stored, reader: reader)))
-            }
-            for row in try session.query("""
                 SELECT bundle_ref, line, reason, raw FROM rejected_line
                 WHERE bundle_ref BETWEEN \(first) AND \(after) ORDER BY bundle_ref, id
                 """) {
@@ -101,7 +99,30 @@ extension PostgresStore {
                 guard let at = index[bundleRef] else { continue }
                 page[at].rejectedLines.append(CopiedRejectedLine(line: line, reason: reason, raw: Array(raw.readableBytesView)))
             }
-            try part(.bundles(page))
+            // Each bundle's blocks by a query of their own (a page of a day's backend bundles would be gigabytes),
+            // and the page handed on early once its blocks reach the bound.
+            var handedOn = 0, bytes = 0
+            for (id, at) in index.sorted(by: { $0.value < $1.value }) {
+                for row in try session.query("""
+                    SELECT id, lines, raw_bytes, dictionary, data FROM record_block WHERE bundle_ref = \(id) ORDER BY id
+                    """) {
+                    let (blockID, lines, rawBytes, dictionary, data) = try row.decode((Int64, Int64, Int64, Int64, ByteBuffer).self)
+                    let block = Array(data.readableBytesView)
+                    let bundle = page[at]
+                    let stored = StoredBlockRow(id: blockID, lines: Int(lines), rawBytes: Int(rawBytes), data: block,
+                                                appID: bundle.appID, deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
+                    page[at].blocks.append(CopiedBlock(id: blockID, lines: lines, rawBytes: rawBytes, dictionary: dictionary,
+                                                       data: block, keys: CopiedBlock.keys(of: stored, reader: reader)))
+                    bytes += block.count
+                }
+                if bytes >= StoreCopy.bytesPerPage, at + 1 < page.count {
+                    try part(.bundles(Array(page[handedOn...at])))
+                    for done in handedOn...at { page[done] = CopiedBundle(appID: "", bundleID: "", receivedAt: 0, clockOffsetMs: 0) }
+                    handedOn = at + 1
+                    bytes = 0
+                }
+            }
+            try part(.bundles(Array(page[handedOn...])))
         }
     }
 
@@ -122,6 +143,8 @@ extension PostgresStore {
 /// sequences hand out, a page's worth at once.
 final class PostgresCopyTarget: StoreCopyTarget {
     private let store: PostgresStore
+    /// Texts that held NUL (``insert(_:_:_:_:suffix:)``).
+    private var replacedNUL = 0
 
     init(store: PostgresStore) {
         self.store = store
@@ -130,30 +153,27 @@ final class PostgresCopyTarget: StoreCopyTarget {
     func write(_ part: CopiedPart) throws {
         try store.writing { session in
             switch part {
-            case .bundleCount: break
+            case .bundleCount, .counts: break
             case .dictionaries(let dictionaries):
-                try Self.insert(session, "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"], dictionaries.map {
+                try insert(session, "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"], dictionaries.map {
                     [.integer($0.id), $0.appID.map(QueryValue.text) ?? .null, .integer($0.adler32), .integer($0.trainedAt), .blob($0.bytes)]
                 })
             case .configBodies(let bodies):
-                try Self.insert(session, "config_body", ["id", "digest", "app_group", "body"], bodies.map {
+                try insert(session, "config_body", ["id", "digest", "app_group", "body"], bodies.map {
                     [.integer($0.id), .integer($0.digest), $0.appGroup.map(QueryValue.text) ?? .null, .blob($0.body)]
                 })
             case .bundles(let bundles):
                 try insert(bundles, session)
             case .rows(let table, let rows):
-                try Self.insert(session, table.name, table.columns, rows)
+                try insert(session, table.name, table.columns, rows)
             }
         }
     }
 
     private func insert(_ bundles: [CopiedBundle], _ session: PostgresSession) throws {
         let bundleIDs = try Self.reserve(bundles.count, "bundle", session)
-        let blockCount = bundles.reduce(0) { $0 + $1.blocks.count }
-        let blockIDs = try Self.reserve(blockCount, "record_block", session)
         var bundleRows: [[QueryValue]] = [], blockRows: [[QueryValue]] = [], entries: [[QueryValue]] = []
         var rejectedRows: [[QueryValue]] = []
-        var nextBlock = 0
         func value(_ text: String?) -> QueryValue { text.map(QueryValue.text) ?? .null }
         func value(_ integer: Int64?) -> QueryValue { integer.map(QueryValue.integer) ?? .null }
         for (bundle, id) in zip(bundles, bundleIDs) {
@@ -163,31 +183,37 @@ final class PostgresCopyTarget: StoreCopyTarget {
                                .integer(bundle.rejected), value(bundle.prunedAt), value(bundle.tsFrom), value(bundle.tsTo),
                                value(bundle.configTsFrom), value(bundle.configTsTo)])
             for block in bundle.blocks {
-                let blockID = blockIDs[nextBlock]
-                nextBlock += 1
+                // The source's id: lines of one notification in two bundles, stored in one millisecond, keep their order.
+                let blockID = block.id
                 blockRows.append([.integer(blockID), .integer(id), .integer(block.lines), .integer(block.rawBytes),
                                   .integer(block.dictionary), .blob(block.data)])
                 entries += block.keys.map { [.integer($0), .integer(blockID)] }
             }
             rejectedRows += bundle.rejectedLines.map { [.integer(id), .integer($0.line), .text($0.reason), .blob($0.raw)] }
         }
-        try Self.insert(session, "bundle", ["id", "app_id", "bundle_id", "device_id", "app_version", "build", "os", "device_model",
+        try insert(session, "bundle", ["id", "app_id", "bundle_id", "device_id", "app_version", "build", "os", "device_model",
                                             "sdk", "uploaded_at", "received_at", "clock_offset_ms", "source", "accepted", "rejected",
                                             "pruned_at", "ts_from", "ts_to", "config_ts_from", "config_ts_to"], bundleRows)
-        try Self.insert(session, "record_block", ["id", "bundle_ref", "lines", "raw_bytes", "dictionary", "data"], blockRows)
-        try Self.insert(session, "notification_block", ["key", "block"], entries, suffix: "ON CONFLICT DO NOTHING")
-        try Self.insert(session, "rejected_line", ["bundle_ref", "line", "reason", "raw"], rejectedRows)
+        try insert(session, "record_block", ["id", "bundle_ref", "lines", "raw_bytes", "dictionary", "data"], blockRows)
+        try insert(session, "notification_block", ["key", "block"], entries, suffix: "ON CONFLICT DO NOTHING")
+        try insert(session, "rejected_line", ["bundle_ref", "line", "reason", "raw"], rejectedRows)
     }
 
-    /// Moves the sequences of the tables whose ids were copied past them.
-    func finish() throws {
-        try store.writing { session in
-            for table in ["dictionary", "config_body"] {
+    /// Moves the sequences of the tables whose ids were copied past them, and counts what was stored.
+    func finish() throws -> CopyFinish {
+        let counts = try store.writing { session in
+            for table in ["dictionary", "config_body", "record_block"] {
                 try session.query(PostgresQuery(unsafeSQL: """
                     SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)
                     """))
             }
+            return try PostgresStore.counts(session)
         }
+        let notes = replacedNUL == 0 ? [] : [
+            "\(replacedNUL) texts held NUL, which PostgreSQL's text cannot: each NUL became U+FFFD "
+                + "(stores written before pushtrace refused NUL in free text)",
+        ]
+        return CopyFinish(counts: counts, notes: notes)
     }
 
     /// `count` ids from `table`'s sequence.
@@ -199,33 +225,47 @@ final class PostgresCopyTarget: StoreCopyTarget {
     }
 
     /// `rows` inserted into `table`, as many to a statement as its parameters allow.
-    private static func insert(_ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
-                               suffix: String = "") throws {
+    /// `rows` inserted into `table`, as many to a statement as its parameters allow and at most
+    /// ``bytesPerStatement`` of values. A text holding NUL (which an older SQLite store may keep) has each NUL
+    /// replaced by U+FFFD: PostgreSQL's `text` cannot hold it.
+    private func insert(_ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
+                        suffix: String = "") throws {
         let perStatement = max(1, 30_000 / columns.count)
         var start = 0
         while start < rows.count {
-            let chunk = rows[start..<min(start + perStatement, rows.count)]
-            start += chunk.count
-            var binds = PostgresBindings(capacity: chunk.count * columns.count)
+            var binds = PostgresBindings(capacity: min(perStatement, rows.count - start) * columns.count)
             var tuples: [String] = []
-            tuples.reserveCapacity(chunk.count)
-            for row in chunk {
+            var bytes = 0
+            while start < rows.count, tuples.count < perStatement, tuples.isEmpty || bytes < Self.bytesPerStatement {
                 var placeholders: [String] = []
-                for value in row {
+                for value in rows[start] {
+                    bytes += 8
                     switch value {
                     case .null: binds.appendNull()
                     case .integer(let integer): binds.append(integer)
                     case .real(let real): binds.append(real)
-                    case .text(let text): binds.append(text)
-                    case .blob(let bytes): binds.append(ByteBuffer(bytes: bytes))
+                    case .text(let text) where text.utf8.contains(0):
+                        replacedNUL += 1
+                        binds.append(text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}"))
+                        bytes += text.utf8.count
+                    case .text(let text):
+                        binds.append(text)
+                        bytes += text.utf8.count
+                    case .blob(let blob):
+                        binds.append(ByteBuffer(bytes: blob))
+                        bytes += blob.count
                     }
                     placeholders.append("$\(binds.count)")
                 }
                 tuples.append("(" + placeholders.joined(separator: ", ") + ")")
+                start += 1
             }
             try session.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(suffix)
                 """, binds: binds))
         }
     }
+
+    /// The most bytes of values one statement carries (a block is at most a few hundred kilobytes).
+    private static let bytesPerStatement = 16 << 20
 }

@@ -7,33 +7,46 @@ extension SQLiteStore {
     static let bundlesPerCopiedPage = 64
     static let rowsPerCopiedPage = 1_000
 
-    /// The whole store, in one read transaction (one snapshot), a page at a time.
+    /// The whole store, in one read transaction (one snapshot), a page at a time. A running server keeps the
+    /// summaries of what it stored last in memory a moment before writing them: the copy is refused while one runs
+    /// (a dead one's were written when this store was opened), and a server started meanwhile writes at once.
     public func copyOut(_ part: (CopiedPart) throws -> Void) throws {
-        try pool.read { db in
-            // Bundles left unsummarized here are a live server's backlog (a dead one's were written when this store
-            // was opened): their summaries exist only in that process.
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM bundle INDEXED BY bundle_unsummarized WHERE summarized = 0)")! {
-                throw StoreCopyError.sourceBusy(path)
-            }
-            try part(.bundleCount(Int.fetchOne(db, sql: "SELECT count(*) FROM bundle")!))
-            try part(.dictionaries(Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
-                CopiedDictionary(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3], bytes: [UInt8]($0[4] as Data))
-            }))
-            try copyConfigBodies(db, part)
-            try copyBundles(db, part)
-            for table in StoreCopy.tables {
-                let rows = try Row.fetchCursor(db, sql: "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)")
-                var page: [[QueryValue]] = []
-                while let row = try rows.next() {
-                    page.append(row.databaseValues.map(QueryValue.init))
-                    if page.count == Self.rowsPerCopiedPage {
-                        try part(.rows(table, page))
-                        page.removeAll(keepingCapacity: true)
-                    }
-                }
-                if !page.isEmpty { try part(.rows(table, page)) }
-            }
+        let copied: Void? = try withoutLiveBacklog { try pool.read { db in try copyOut(db, part) } }
+        if copied == nil { throw StoreCopyError.sourceBusy(path) }
+    }
+
+    private func copyOut(_ db: Database, _ part: (CopiedPart) throws -> Void) throws {
+        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM bundle INDEXED BY bundle_unsummarized WHERE summarized = 0)")! {
+            throw StoreCopyError.sourceBusy(path)
         }
+        try part(.bundleCount(Int.fetchOne(db, sql: "SELECT count(*) FROM bundle")!))
+        try part(.dictionaries(Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
+            CopiedDictionary(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3], bytes: [UInt8]($0[4] as Data))
+        }))
+        try copyConfigBodies(db, part)
+        try copyBundles(db, part)
+        for table in StoreCopy.tables {
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)")
+            var page: [[QueryValue]] = []
+            while let row = try rows.next() {
+                page.append(row.databaseValues.map(QueryValue.init))
+                if page.count == Self.rowsPerCopiedPage {
+                    try part(.rows(table, page))
+                    page.removeAll(keepingCapacity: true)
+                }
+            }
+            if !page.isEmpty { try part(.rows(table, page)) }
+        }
+        try part(.counts(Self.counts(db)))
+    }
+
+    /// Each of ``StoreCopy/countedTables``' rows.
+    static func counts(_ db: Database) throws -> [String: Int64] {
+        var counts: [String: Int64] = [:]
+        for table in StoreCopy.countedTables {
+            counts[table] = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
+        }
+        return counts
     }
 
     /// Config bodies, each with its digest: a body a store from before digests kept as text (digest NULL) is
@@ -77,6 +90,7 @@ extension SQLiteStore {
             guard let last = rows.last else { return }
             after = last[0]
             var page: [CopiedBundle] = []
+            var bytes = 0
             for row in rows {
                 var bundle = CopiedBundle(appID: row[1], bundleID: row[2], receivedAt: row[10], clockOffsetMs: row[11])
                 bundle.deviceID = row[3]
@@ -92,16 +106,22 @@ extension SQLiteStore {
                         let stored = StoredBlockRow(id: block[0], lines: block[1], rawBytes: block[2], data: data,
                                                     appID: bundle.appID, deviceID: bundle.deviceID,
                                                     clockOffsetMs: bundle.clockOffsetMs)
-                        bundle.blocks.append(CopiedBlock(lines: block[1], rawBytes: block[2], dictionary: block[3], data: data,
-                                                         keys: CopiedBlock.keys(of: stored, reader: reader)))
+                        bundle.blocks.append(CopiedBlock(id: block[0], lines: block[1], rawBytes: block[2], dictionary: block[3],
+                                                         data: data, keys: CopiedBlock.keys(of: stored, reader: reader)))
+                        bytes += data.count
                     }
                 }
                 bundle.rejectedLines = try Row.fetchAll(rejected, arguments: [row[0]]).map {
                     CopiedRejectedLine(line: $0[0], reason: $0[1], raw: [UInt8]($0[2] as Data))
                 }
                 page.append(bundle)
+                if bytes >= StoreCopy.bytesPerPage {
+                    try part(.bundles(page))
+                    page.removeAll()
+                    bytes = 0
+                }
             }
-            try part(.bundles(page))
+            if !page.isEmpty { try part(.bundles(page)) }
         }
     }
 
@@ -128,7 +148,7 @@ final class SQLiteCopyTarget: StoreCopyTarget {
     func write(_ part: CopiedPart) throws {
         try pool.write { db in
             switch part {
-            case .bundleCount: break
+            case .bundleCount, .counts: break
             case .dictionaries(let dictionaries):
                 for d in dictionaries {
                     try db.execute(sql: "INSERT INTO dictionary (id, app_id, adler32, trained_at, bytes) VALUES (?, ?, ?, ?, ?)",
@@ -183,7 +203,9 @@ final class SQLiteCopyTarget: StoreCopyTarget {
         }
     }
 
-    func finish() throws {}
+    func finish() throws -> CopyFinish {
+        CopyFinish(counts: try pool.read(SQLiteStore.counts))
+    }
 }
 
 extension QueryValue {

@@ -149,3 +149,12 @@ private final class SummaryLock {
         close(descriptor)
     }
 }
+
+extension SQLiteStore {
+    /// Runs `body` while no other process can keep a summary backlog for this store; nil, without running it, when
+    /// a live process keeps one (a running `pushtrace serve`, whose acknowledged bundles' summaries exist only in it).
+    func withoutLiveBacklog<T>(_ body: () throws -> T) throws -> T? {
+        guard let lock = SummaryLock(databasePath: path) else { return nil }
+        return try withExtendedLifetime(lock) { try body() }
+    }
+}

@@ -38,40 +38,76 @@ public enum StoreCopy {
         CopiedTable("daily_action", ["app_id", "day", "action", "response", "n"]),
     ]
 
-    /// The tables a copy counts on both sides when it is done: every table of the data model but the index (whose
-    /// entries a source may hold twice over for one block, after a crash its check reports).
+    /// The tables a copy counts on both sides when it is done: every table of the data model but the index, which is
+    /// computed again from the blocks (a source's check may find it holding less).
     public static let countedTables = ["bundle", "record_block", "rejected_line", "dictionary", "config_body"]
         + tables.map(\.name)
 
-    /// Copies every part `source` reads out into `target` (which must hold nothing), then counts each table of
-    /// both and fails unless every count is the same. `progress` is told how far the bundles have gone.
+    /// The most bytes of blocks one page of bundles holds (a page ends early when its bundles' blocks reach it):
+    /// a backend's bundle of a day's `push.sent` lines holds thousands of blocks.
+    public static let bytesPerPage = 32 << 20
+
+    /// Copies every part `source` reads out into `target` (which must hold nothing), then compares each table's
+    /// count in the target with the source's, counted in the source's snapshot: fails unless every count is the
+    /// same. `progress` is told after each part.
     public static func run(from source: any TraceStore, to target: any TraceStore,
                            progress: ((CopyTally) -> Void)? = nil) throws -> CopyTally {
-        let writer = try target.makeCopyTarget()
-        var tally = CopyTally()
-        try source.copyOut { part in
-            try writer.write(part)
-            tally.add(part)
-            if case .bundles = part { progress?(tally) }
+        let writer: any StoreCopyTarget
+        do {
+            writer = try target.makeCopyTarget()
+        } catch let error as StoreCopyError {
+            throw error
+        } catch {
+            throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(error))")
         }
-        try writer.finish()
-        for table in countedTables {
-            let copied = try count(table, in: source)
-            let stored = try count(table, in: target)
-            guard copied == stored else {
-                throw StoreCopyError.countsDiffer(table: table, source: copied, target: stored)
+        var tally = CopyTally()
+        var sourceCounts: [String: Int64] = [:]
+        do {
+            try source.copyOut { part in
+                if case .counts(let counts) = part {
+                    sourceCounts = counts
+                    return
+                }
+                do { try writer.write(part) } catch { throw TargetFailure(error: error) }
+                tally.add(part)
+                progress?(tally)
             }
+        } catch let failure as TargetFailure {
+            throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(failure.error))")
+        } catch let error as StoreCopyError {
+            throw error
+        } catch {
+            throw StoreCopyError.failed(writing: false, source.location, "\(source.explaining(error))")
+        }
+        let finished: CopyFinish
+        do {
+            finished = try writer.finish()
+        } catch {
+            throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(error))")
+        }
+        for table in countedTables {
+            let copied = sourceCounts[table] ?? -1, stored = finished.counts[table] ?? -1
+            guard copied == stored else { throw StoreCopyError.countsDiffer(table: table, source: copied, target: stored) }
             tally.rows[table] = stored
         }
+        tally.notes = finished.notes
         return tally
     }
 
-    private static func count(_ table: String, in store: any TraceStore) throws -> Int64 {
-        var count: Int64 = 0
-        try store.readOnlyQuery("SELECT count(*) FROM \(table)", columns: { _ in }) { row in
-            if case .integer(let value) = row.first { count = value }
-        }
-        return count
+    /// An error of the target's, told apart from the source's on its way out of the source's reading.
+    private struct TargetFailure: Error {
+        var error: any Error
+    }
+}
+
+/// What a target says when a copy is done: each counted table's rows, and what it had to change.
+public struct CopyFinish: Sendable {
+    public var counts: [String: Int64]
+    public var notes: [String]
+
+    package init(counts: [String: Int64], notes: [String] = []) {
+        self.counts = counts
+        self.notes = notes
     }
 }
 
@@ -91,6 +127,8 @@ public struct CopiedTable: Sendable, Equatable {
 public enum CopiedPart: Sendable {
     /// How many bundles the source holds (said once, first).
     case bundleCount(Int)
+    /// Each of ``StoreCopy/countedTables``' rows in the source's snapshot (said once, last).
+    case counts([String: Int64])
     case dictionaries([CopiedDictionary])
     case configBodies([CopiedConfigBody])
     case bundles([CopiedBundle])
@@ -160,6 +198,8 @@ public struct CopiedBundle: Sendable, Equatable {
 
 /// A record block as stored (``RecordBlock``), with the index keys of the notifications its lines name.
 public struct CopiedBlock: Sendable, Equatable {
+    /// Its id in the source: the order blocks were stored in, which a target keeps where its engine allows.
+    public var id: Int64
     public var lines: Int64
     public var rawBytes: Int64
     /// The id of the dictionary it was compressed against (0: none).
@@ -171,7 +211,8 @@ public struct CopiedBlock: Sendable, Equatable {
     public var isReadable: Bool
 
     /// `keys` nil: the block could not be read back.
-    package init(lines: Int64, rawBytes: Int64, dictionary: Int64, data: [UInt8], keys: [Int64]?) {
+    package init(id: Int64, lines: Int64, rawBytes: Int64, dictionary: Int64, data: [UInt8], keys: [Int64]?) {
+        self.id = id
         (self.lines, self.rawBytes, self.dictionary, self.data) = (lines, rawBytes, dictionary, data)
         self.keys = keys ?? []
         isReadable = keys != nil
@@ -213,8 +254,13 @@ public struct CopyTally: Sendable {
     public var blocks = 0
     /// Blocks that could not be read back for their index keys (copied as they are; `pushtrace check` names them).
     public var unreadableBlocks = 0
+    /// Rows copied so far, and the table they are of.
+    public var rowsCopied = 0
+    public var table: String?
     /// Rows per table, once the copy is done.
     public var rows: [String: Int64] = [:]
+    /// What the target had to change to keep what it was given (``CopyFinish/notes``).
+    public var notes: [String] = []
 
     mutating func add(_ part: CopiedPart) {
         switch part {
@@ -225,7 +271,10 @@ public struct CopyTally: Sendable {
                 blocks += bundle.blocks.count
                 unreadableBlocks += bundle.blocks.filter { !$0.isReadable }.count
             }
-        case .dictionaries, .configBodies, .rows: break
+        case .rows(let table, let page):
+            rowsCopied += page.count
+            self.table = table.name
+        case .dictionaries, .configBodies, .counts: break
         }
     }
 }
@@ -233,18 +282,20 @@ public struct CopyTally: Sendable {
 /// The target's end of a copy: it writes each part as its engine keeps it.
 public protocol StoreCopyTarget: AnyObject {
     func write(_ part: CopiedPart) throws
-    /// Ends the copy (an engine's id counters are moved past the ids copied).
-    func finish() throws
+    /// Ends the copy (an engine's id counters are moved past the ids copied), and counts what it stored.
+    func finish() throws -> CopyFinish
 }
 
 /// Why a copy stopped.
 public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
     /// The target holds data already: a copy only fills an empty store.
     case targetNotEmpty(String, table: String)
-    /// A process still writes the source (its summaries are not all written).
+    /// A process keeps a summary backlog for the source (a running SQLite server).
     case sourceBusy(String)
     /// A table's rows, counted in the source and the target after the copy, differ.
     case countsDiffer(table: String, source: Int64, target: Int64)
+    /// Reading the source or writing the target failed, in the engine's words.
+    case failed(writing: Bool, String, String)
 
     public var description: String {
         switch self {
@@ -252,9 +303,14 @@ public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
             return "\(location) holds data already (its \(table) table is not empty): copy into a new file or an "
                 + "empty database; nothing was written"
         case .sourceBusy(let location):
-            return "a pushtrace serve is writing \(location) (some summaries are not written yet): stop it, then copy"
+            return "a pushtrace serve is running on \(location) (it keeps what it stored last in memory a moment before "
+                + "writing all of it): stop it, then copy"
         case .countsDiffer(let table, let source, let target):
             return "after the copy, \(table) holds \(target) rows in the target and \(source) in the source"
+        case .failed(let writing, let location, let reason):
+            return writing
+                ? "writing the copy into \(location) failed: \(reason). What was written stays: empty the target and copy again"
+                : "reading \(location) failed: \(reason)"
         }
     }
 }

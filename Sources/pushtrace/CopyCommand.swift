@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceRecords
 import PushTraceStore
 
 struct Copy: ParsableCommand {
@@ -13,10 +14,13 @@ struct Copy: ParsableCommand {
             answers the same from the copy.
 
             The source is read in one consistent moment; stop the servers writing it first, or uploads after that \
-            moment are not in the copy (a running SQLite server is refused). The target must hold nothing: a new \
-            SQLite file, or an empty PostgreSQL database (create it with CREATE DATABASE). When the copy is done, \
-            every table is counted in both stores, and the command fails unless each count is the same. A copy \
-            that fails leaves a partial target: remove it (or drop and create the database again) and copy again.
+            moment are not in the copy (an SQLite store whose server runs is refused). An SQLite source written by \
+            an older pushtrace is upgraded first, as every command does. The target must hold nothing: a new \
+            SQLite file, or an empty PostgreSQL database (create it with CREATE DATABASE). The notification index \
+            is computed again from the blocks' lines; when the copy is done, every other table is counted in \
+            both stores (the source's in its moment), and the command fails unless each count is the same. A \
+            copy that fails leaves a partial target: remove it (or drop and create the database again) and copy \
+            again.
 
             Examples:
               pushtrace copy --from pushtrace.sqlite --to postgres://pushtrace@db.internal/pushtrace
@@ -48,7 +52,9 @@ struct Copy: ParsableCommand {
             tally = try StoreCopy.run(from: source, to: target) { tally in
                 guard ContinuousClock.now - lastSaid >= .seconds(2) else { return }
                 lastSaid = .now
-                printError("pushtrace: copied \(tally.bundles) of \(tally.bundlesInSource) bundles (\(tally.blocks) record blocks)")
+                var said = "pushtrace: copied \(tally.bundles) of \(tally.bundlesInSource) bundles (\(tally.blocks) record blocks)"
+                if let table = tally.table { said += ", then \(tally.rowsCopied) rows (now \(table))" }
+                printError(said)
             }
         } catch let error as StoreCopyError {
             throw UsageError(error.description)
@@ -61,7 +67,8 @@ struct Copy: ParsableCommand {
         }
         if tally.unreadableBlocks > 0 {
             print("  \(tally.unreadableBlocks) record blocks could not be read back (copied as they are, unindexed): "
-                  + "pushtrace check --db \(source.location) names them")
+                  + "pushtrace check --db \(TerminalText.escaped(source.location)) counts them")
         }
+        for note in tally.notes { print("  \(note)") }
     }
 }

@@ -45,6 +45,16 @@ struct CrossEngineTests {
         let (revoked, _) = try source.store.createToken(appID: "net.rorklab.dailypick", scope: .ingest, label: nil, now: Lines.t0)
         #expect(try source.store.revokeToken(id: revoked.id, now: Lines.t0 + 1))
 
+        // A running server keeps a summary backlog: its store is not copied until it stops.
+        do {
+            let backlog = try source.sqlite.makeSummaryBacklog()
+            #expect(backlog != nil)
+            #expect(throws: StoreCopyError.sourceBusy(source.store.location)) {
+                try StoreCopy.run(from: source.store, to: TemporaryStore().store)
+            }
+            withExtendedLifetime(backlog) {}
+        }
+
         // SQLite → each engine → a new SQLite file: every step a store that answers as the source does.
         var from = source
         for engine in TestEngine.all + [.sqlite] {
