@@ -38,7 +38,7 @@ public enum ServerApplication {
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path, $0.method) }))
         let maxBodyBytes = settings.maxBodyBytes
         return Application(
-            router: router,
+            responder: HeadResponder(wrapped: router.buildResponder()),
             server: .http1(configuration: .init(
                 additionalChannelHandlers: [ExpectContinueHandler(maxBodyBytes: maxBodyBytes)],
                 // A client that stops sending mid-request is disconnected rather than holding a connection forever.

@@ -91,6 +91,33 @@ import Testing
         }
     }
 
+    @Test("HEAD on every GET endpoint answers what GET would, status and headers, without the body")
+    func headOnEveryGetEndpoint() async throws {
+        let server = try TestServer()
+        let id = UUID().uuidString
+        try await server.run { client in
+            #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
+            let endpoints: [(String, String?)] = [
+                ("/healthz", nil), ("/metrics", nil), ("/v1/notifications/\(id)", server.readToken),
+                ("/v1/notifications?app=\(TestServer.app)", server.readToken),
+                ("/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", server.readToken),
+                ("/v1/alerts?app=\(TestServer.app)", server.readToken),
+            ]
+            for (path, token) in endpoints {
+                let get = try await client.get(path, token: token)
+                let head = try await client.head(path, token: token)
+                #expect(get.status == .ok, "GET \(path)")
+                #expect(head.status == get.status, "HEAD \(path)")
+                #expect(head.body.readableBytes == 0, "HEAD \(path)")
+                #expect(head.headers[.contentType] == get.headers[.contentType], "HEAD \(path)")
+            }
+            // Errors too: their status and headers, no body.
+            let unknown = try await client.head("/v1/notifications/nope", token: server.readToken)
+            #expect(unknown.status == .notFound && unknown.body.readableBytes == 0)
+            #expect(try await client.head("/v1/notifications/\(id)", token: nil).status == .unauthorized)
+        }
+    }
+
     @Test("a path no endpoint has is 404; a known path under another method is 405 with Allow")
     func answersUnknownPathsAndMethods() async throws {
         let server = try TestServer()

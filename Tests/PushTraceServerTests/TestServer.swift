@@ -111,6 +111,12 @@ extension TestClientProtocol {
         if let accept { headers[.accept] = accept }
         return try await execute(uri: uri, method: .get, headers: headers)
     }
+
+    func head(_ uri: String, token: String?) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await execute(uri: uri, method: .head, headers: headers)
+    }
 }
 
 /// What a concurrent upload got back.
