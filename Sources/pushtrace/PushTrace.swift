@@ -11,7 +11,7 @@ struct PushTrace: AsyncParsableCommand {
         abstract: "Push-notification observability for iOS apps: why did the rich notification not show?",
         discussion: """
             pushtrace correlates what the app, its Notification Service Extension and its Notification Content \
-            Extension recorded about every push, per notification ID, in one SQLite file.
+            Extension recorded about every push, per notification ID, in one SQLite file, or in a PostgreSQL database shared by several servers.
 
             A first session:
               pushtrace simulate --out bundles          # realistic bundles, all causes
