@@ -138,13 +138,11 @@ extension PostgresStore {
     }
 }
 
-/// Writes a copy into an empty PostgreSQL store, a part to a transaction, in multi-row statements. Dictionary and
-/// config-body ids are kept (blocks and config rows name them); bundles, blocks and rejected lines take ids the
-/// sequences hand out, a page's worth at once.
+/// Writes a copy into an empty PostgreSQL store, a part to a transaction, in multi-row statements. Dictionary,
+/// config-body and block ids are kept (blocks and config rows name the first two; the third is the order lines were
+/// stored in); bundles and rejected lines take ids the sequences hand out, a page's worth at once.
 final class PostgresCopyTarget: StoreCopyTarget {
     private let store: PostgresStore
-    /// Texts that held NUL (``insert(_:_:_:_:suffix:)``).
-    private var replacedNUL = 0
 
     init(store: PostgresStore) {
         self.store = store
@@ -209,11 +207,7 @@ final class PostgresCopyTarget: StoreCopyTarget {
             }
             return try PostgresStore.counts(session)
         }
-        let notes = replacedNUL == 0 ? [] : [
-            "\(replacedNUL) texts held NUL, which PostgreSQL's text cannot: each NUL became U+FFFD "
-                + "(stores written before pushtrace refused NUL in free text)",
-        ]
-        return CopyFinish(counts: counts, notes: notes)
+        return CopyFinish(counts: counts)
     }
 
     /// `count` ids from `table`'s sequence.
@@ -224,10 +218,8 @@ final class PostgresCopyTarget: StoreCopyTarget {
             """)).map { try $0.decode(Int64.self) }
     }
 
-    /// `rows` inserted into `table`, as many to a statement as its parameters allow.
     /// `rows` inserted into `table`, as many to a statement as its parameters allow and at most
-    /// ``bytesPerStatement`` of values. A text holding NUL (which an older SQLite store may keep) has each NUL
-    /// replaced by U+FFFD: PostgreSQL's `text` cannot hold it.
+    /// ``bytesPerStatement`` of values.
     private func insert(_ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
                         suffix: String = "") throws {
         let perStatement = max(1, 30_000 / columns.count)
@@ -244,10 +236,6 @@ final class PostgresCopyTarget: StoreCopyTarget {
                     case .null: binds.appendNull()
                     case .integer(let integer): binds.append(integer)
                     case .real(let real): binds.append(real)
-                    case .text(let text) where text.utf8.contains(0):
-                        replacedNUL += 1
-                        binds.append(text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}"))
-                        bytes += text.utf8.count
                     case .text(let text):
                         binds.append(text)
                         bytes += text.utf8.count

@@ -21,9 +21,11 @@ struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
     private func answer(toUnmatched request: Request) -> APIError {
         let path = request.uri.path
         let components = path.split(separator: "/")
-        let allowed = routes.filter { route in
+        var allowed = routes.filter { route in
             route.path.count == components.count && zip(route.path, components).allSatisfy { $0 ~= $1 }
         }.map(\.method.rawValue)
+        // HeadResponder answers HEAD wherever GET is routed.
+        if allowed.contains("GET") { allowed.append("HEAD") }
         guard !allowed.isEmpty else {
             return APIError.notFound("no such endpoint: \(request.method) \(path)")
         }

@@ -58,7 +58,7 @@ public enum StoreCopy {
         } catch let error as StoreCopyError {
             throw error
         } catch {
-            throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(error))")
+            throw StoreCopyError.cannotStart(target.location, "\(target.explaining(error))")
         }
         var tally = CopyTally()
         var sourceCounts: [String: Int64] = [:]
@@ -90,7 +90,6 @@ public enum StoreCopy {
             guard copied == stored else { throw StoreCopyError.countsDiffer(table: table, source: copied, target: stored) }
             tally.rows[table] = stored
         }
-        tally.notes = finished.notes
         return tally
     }
 
@@ -100,14 +99,12 @@ public enum StoreCopy {
     }
 }
 
-/// What a target says when a copy is done: each counted table's rows, and what it had to change.
+/// What a target says when a copy is done: each counted table's rows.
 public struct CopyFinish: Sendable {
     public var counts: [String: Int64]
-    public var notes: [String]
 
-    package init(counts: [String: Int64], notes: [String] = []) {
+    package init(counts: [String: Int64]) {
         self.counts = counts
-        self.notes = notes
     }
 }
 
@@ -259,8 +256,6 @@ public struct CopyTally: Sendable {
     public var table: String?
     /// Rows per table, once the copy is done.
     public var rows: [String: Int64] = [:]
-    /// What the target had to change to keep what it was given (``CopyFinish/notes``).
-    public var notes: [String] = []
 
     mutating func add(_ part: CopiedPart) {
         switch part {
@@ -294,7 +289,9 @@ public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
     case sourceBusy(String)
     /// A table's rows, counted in the source and the target after the copy, differ.
     case countsDiffer(table: String, source: Int64, target: Int64)
-    /// Reading the source or writing the target failed, in the engine's words.
+    /// The target could not be checked or prepared, in the engine's words; nothing was written.
+    case cannotStart(String, String)
+    /// Reading the source or writing the target failed, in the engine's words; the target holds a partial copy.
     case failed(writing: Bool, String, String)
 
     public var description: String {
@@ -307,10 +304,11 @@ public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
                 + "writing all of it): stop it, then copy"
         case .countsDiffer(let table, let source, let target):
             return "after the copy, \(table) holds \(target) rows in the target and \(source) in the source"
+        case .cannotStart(let location, let reason):
+            return "\(location) could not be made ready for the copy: \(reason). Nothing was written"
         case .failed(let writing, let location, let reason):
-            return writing
-                ? "writing the copy into \(location) failed: \(reason). What was written stays: empty the target and copy again"
-                : "reading \(location) failed: \(reason)"
+            return (writing ? "writing the copy into \(location) failed: \(reason)" : "reading \(location) failed: \(reason)")
+                + ". The target holds a partial copy: empty it (a new file, or DROP and CREATE DATABASE) and copy again"
         }
     }
 }

@@ -11,7 +11,9 @@ struct Copy: ParsableCommand {
             still answered duplicate), its compressed record blocks and rejected lines, config records, devices, \
             notification summaries, tokens (their hashes: every token keeps working) and the rollups reports and \
             alerts read (they outlive the records retention deletes). Every why, search, report and alert then \
-            answers the same from the copy.
+            answers the same from the copy. (One exception: lines of two bundles that two PostgreSQL servers \
+            stored at the same moment, copied into SQLite, which keeps each bundle's blocks together, may trade \
+            places in a why's timeline when their times are the same millisecond.)
 
             The source is read in one consistent moment; stop the servers writing it first, or uploads after that \
             moment are not in the copy (an SQLite store whose server runs is refused). An SQLite source written by \
@@ -69,6 +71,5 @@ struct Copy: ParsableCommand {
             print("  \(tally.unreadableBlocks) record blocks could not be read back (copied as they are, unindexed): "
                   + "pushtrace check --db \(TerminalText.escaped(source.location)) counts them")
         }
-        for note in tally.notes { print("  \(note)") }
     }
 }

@@ -42,7 +42,7 @@ struct Serve: AsyncParsableCommand {
               pushtrace serve --no-auth                  # local development only
             """)
 
-    @Option(help: ArgumentHelp("The SQLite database file (env PUSHTRACE_DB; default \(DatabaseOptions.defaultPath)).", valueName: "path"))
+    @Option(help: ArgumentHelp("The store: an SQLite database file, or a postgres:// URL (env PUSHTRACE_DB; default \(DatabaseOptions.defaultPath)).", valueName: "path-or-url"))
     var db: String?
 
     @Option(help: ArgumentHelp("The address to listen on (env PUSHTRACE_HOST; default \(Self.defaults.host)).", valueName: "host"))
