@@ -118,6 +118,20 @@ final class PostgresConnections: @unchecked Sendable {
     }
 }
 
+/// A task executor that runs its jobs on one event loop.
+final class EventLoopExecutor: TaskExecutor {
+    private let loop: any EventLoop
+
+    init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
 /// One connection's queries, answered synchronously.
 struct PostgresSession {
     let connection: PostgresConnection
@@ -146,6 +160,28 @@ struct PostgresSession {
         }
         future.whenComplete { _ in timer.cancel() }
         return try promise.futureResult.wait()
+    }
+
+    /// Every row of a prepared statement's answer. postgres-nio prepares it once per connection, by name, so a
+    /// statement run often is parsed once and PostgreSQL may keep its plan rather than plan it on every run.
+    ///
+    /// postgres-nio prepares statements only in `async` code. That code runs on the connection's event loop
+    /// (``EventLoopExecutor``), not on Swift's shared pool: a caller of the store waits by blocking its thread, and
+    /// that thread may be one of the pool's (an async test, a CLI command), on a small machine all of them.
+    func query<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [PostgresRow]
+    where Statement.Row == PostgresRow {
+        let (connection, logger) = (connection, logger)
+        let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
+        Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
+            do {
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+                promise.succeed(rows)
+            } catch {
+                promise.fail(error)
+            }
+        }
+        return try Self.wait(promise.futureResult, connection: connection, deadline: deadline)
     }
 
     /// The rows changed (or returned) by the statement.

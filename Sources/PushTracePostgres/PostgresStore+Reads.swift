@@ -30,15 +30,20 @@ extension PostgresStore {
         }
     }
 
+    /// A why is read with one statement (``PostgresDiagnosisReader/input(appID:notificationID:)``): one snapshot,
+    /// and one round trip rather than a transaction's worth.
     public func why(appID: String, notificationID: String) throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
-        let input = try reading { session in try PostgresDiagnosisReader(session, store: self).input(appID: appID, notificationID: key) }
+        let input = try withSession { session in
+            try PostgresDiagnosisReader(session, store: self).input(appID: appID, notificationID: key)
+        }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
     }
 
+    /// One statement, so one snapshot without a transaction around it.
     public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
         let key = NotificationKey.normalize(notificationID)
-        return try reading { session in
+        return try withSession { session in
             DiagnosisAssembly.entries(try PostgresDiagnosisReader(session, store: self).lines(appID: appID, notificationID: key),
                                       type: "log")
         }
@@ -139,18 +144,60 @@ struct PostgresDiagnosisReader {
         reader = StoredLineReader { [dictionaries = store.dictionaries] in dictionaries.lookup($0, session) }
     }
 
+    /// What one notification's diagnosis needs, read with one statement: its blocks, and the config records and
+    /// last-seen time of the devices whose bundles hold them. A device the lines name that no such bundle has (a
+    /// `push.sent` alone names one) is read afterwards, as ``input(appID:notificationID:lines:)`` reads every device.
     func input(appID: String, notificationID: String) throws -> DiagnosisInput {
-        try input(appID: appID, notificationID: notificationID, lines: lines(appID: appID, notificationID: notificationID))
+        let rows = try session.query(DiagnosisStatement(
+            key: NotificationBlockKey.of(appID: appID, notificationID: notificationID), appID: appID))
+        var blocks: [StoredBlockRow] = []
+        var devices = Set<String>()
+        var configs: [[String]: [StoredConfig]] = [:]
+        var lastSeen: [String: Int64] = [:]
+        for row in rows {
+            let c = row.makeRandomAccess()
+            let device = try c[5].decode(String?.self)
+            if let device { devices.insert(device) }
+            switch try c[0].decode(Int32.self) {
+            case 0:
+                blocks.append(StoredBlockRow(
+                    id: try c[1].decode(Int64.self), lines: Int(try c[2].decode(Int64.self)),
+                    rawBytes: Int(try c[3].decode(Int64.self)), data: Array(try c[4].decode(ByteBuffer.self).readableBytesView),
+                    appID: appID, deviceID: device, clockOffsetMs: try c[6].decode(Int64.self)))
+            case 1:
+                guard let device else { continue }
+                configs[[appID, device, try c[8].decode(String.self)], default: []].append(
+                    config(ts: try c[6].decode(Int64.self), deviceTs: try c[7].decode(Int64?.self), deviceID: device,
+                           body: try c[4].decode(ByteBuffer.self)))
+            default:
+                if let device { lastSeen[device] = try c[6].decode(Int64.self) }
+            }
+        }
+        let lines = try reader.lines(appID: appID, notificationID: notificationID) { each in
+            for block in blocks { try each(block) }
+        }
+        return try DiagnosisAssembly.input(
+            appID: appID, notificationID: notificationID, lines: lines,
+            configs: { device, process in
+                guard devices.contains(device) else { return try self.configs(appID: appID, deviceID: device, process: process) }
+                return configs[[appID, device, process.rawValue]] ?? []
+            },
+            lastSeen: { device in
+                guard devices.contains(device) else { return try self.lastSeen(appID: appID, deviceID: device) }
+                return lastSeen[device]
+            })
     }
 
     func input(appID: String, notificationID: String, lines: [StoredLine]) throws -> DiagnosisInput {
         try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines,
             configs: { try configs(appID: appID, deviceID: $0, process: $1) },
-            lastSeen: { deviceID in
-                try session.query("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")
-                    .first(where: { _ in true })?.decode(Int64.self)
-            })
+            lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
+    }
+
+    private func lastSeen(appID: String, deviceID: String) throws -> Int64? {
+        try session.query("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")
+            .first(where: { _ in true })?.decode(Int64.self)
     }
 
     /// The stored lines of one app's notification, in the order they were stored.
@@ -192,7 +239,7 @@ struct PostgresDiagnosisReader {
         }
     }
 
-    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [TimelineEntry] {
+    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [StoredConfig] {
         let key = [appID, deviceID, process.rawValue]
         if let cached = configs.entries[key] { return cached }
         let all = try session.query("""
@@ -200,16 +247,60 @@ struct PostgresDiagnosisReader {
             WHERE c.app_id = \(appID) AND c.device_id = \(deviceID) AND c.process = \(process.rawValue) ORDER BY c.ts
             """).map { row in
             let (ts, deviceTs, device, body) = try row.decode((Int64, Int64?, String, ByteBuffer).self)
-            return try DiagnosisAssembly.configEntry(ts: ts, deviceTs: deviceTs, deviceID: device,
-                                                     body: store.configText(body, session))
+            return config(ts: ts, deviceTs: deviceTs, deviceID: device, body: body)
         }
         if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
         configs.entries[key] = all
         return all
     }
+
+    /// A config record, its body decoded only if a diagnosis takes it.
+    private func config(ts: Int64, deviceTs: Int64?, deviceID: String, body: ByteBuffer) -> StoredConfig {
+        StoredConfig(ts: ts) { [store, session] in
+            try DiagnosisAssembly.configEntry(ts: ts, deviceTs: deviceTs, deviceID: deviceID,
+                                              body: store.configText(body, session))
+        }
+    }
+}
+
+/// The one statement a why reads (``PostgresDiagnosisReader/input(appID:notificationID:)``), prepared: it runs for
+/// every why, and planning it anew each time would cost more than running it. Part 0: a notification's blocks, by
+/// id. Part 1: the config records of the devices whose bundles hold them, by time. Part 2: those devices' last-seen
+/// times.
+private struct DiagnosisStatement: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+    static let name = "pushtrace_diagnosis"
+    static let sql = """
+    WITH blk AS (
+        SELECT b.id, b.lines, b.raw_bytes, b.data, u.device_id, u.clock_offset_ms FROM notification_block n
+        JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
+        WHERE n.key = $1::bigint AND u.app_id = $2::text
+    ), dev AS (SELECT DISTINCT device_id FROM blk WHERE device_id IS NOT NULL)
+    SELECT 0 AS part, id, lines, raw_bytes, data, device_id, clock_offset_ms AS n1, NULL::bigint AS n2,
+        NULL::text AS process FROM blk
+    UNION ALL
+    SELECT 1, NULL, NULL, NULL, cb.body, c.device_id, c.ts, c.device_ts, c.process
+    FROM dev JOIN config c ON c.app_id = $2::text AND c.device_id = dev.device_id
+    JOIN config_body cb ON cb.id = c.body_ref
+    UNION ALL
+    SELECT 2, NULL, NULL, NULL, NULL, d.device_id, d.last_seen, NULL, NULL
+    FROM dev JOIN device d ON d.app_id = $2::text AND d.device_id = dev.device_id
+    ORDER BY part, id, n1
+    """
+    let key: Int64
+    let appID: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings()
+        bindings.append(key)
+        bindings.append(appID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
 /// A reader's memo of config records (one reader is used by one thread at a time).
 private final class ConfigMemo {
-    var entries: [[String]: [TimelineEntry]] = [:]
+    var entries: [[String]: [StoredConfig]] = [:]
 }

@@ -33,15 +33,19 @@ struct DiagnosisReader {
         DiagnosisAssembly.entries(try blocks.lines(appID: appID, notificationID: notificationID), type: type)
     }
 
-    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [TimelineEntry] {
+    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [StoredConfig] {
         let key = [appID, deviceID, process.rawValue]
         if let cached = configs.entries[key] { return cached }
+        let (db, dictionaries) = (db, blocks.dictionaries)
         let all = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
             WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? ORDER BY c.ts
             """), arguments: [appID, deviceID, process.rawValue]).map { row in
-            try DiagnosisAssembly.configEntry(ts: row[0], deviceTs: row[1], deviceID: row[2],
-                                              body: ConfigBody.text(row[3] as DatabaseValue, dictionaries: blocks.dictionaries, db: db))
+            let (ts, deviceTs, device, body): (Int64, Int64?, String?, DatabaseValue) = (row[0], row[1], row[2], row[3])
+            return StoredConfig(ts: ts) {
+                try DiagnosisAssembly.configEntry(ts: ts, deviceTs: deviceTs, deviceID: device,
+                                                  body: ConfigBody.text(body, dictionaries: dictionaries, db: db))
+            }
         }
         if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
         configs.entries[key] = all
@@ -51,5 +55,5 @@ struct DiagnosisReader {
 
 /// A reader's memo of config records (one reader is used by one thread at a time).
 private final class ConfigCache {
-    var entries: [[String]: [TimelineEntry]] = [:]
+    var entries: [[String]: [StoredConfig]] = [:]
 }

@@ -129,6 +129,27 @@ package final class StoredLineReader {
     }
 }
 
+/// A stored config record: its time, and its entry, decoded the first time a diagnosis takes it. A device may have
+/// many config records, and a diagnosis takes at most one per process. One reader's, used by one thread at a time.
+package final class StoredConfig {
+    package let ts: Int64
+    private var decode: (() throws -> TimelineEntry)?
+    private var decoded: TimelineEntry?
+
+    package init(ts: Int64, decode: @escaping () throws -> TimelineEntry) {
+        self.ts = ts
+        self.decode = decode
+    }
+
+    package func entry() throws -> TimelineEntry {
+        if let decoded { return decoded }
+        let entry = try decode!()
+        decoded = entry
+        decode = nil
+        return entry
+    }
+}
+
 /// Assembling what diagnosis needs from stored lines and config records, the same in every engine.
 package enum DiagnosisAssembly {
     /// The notification's records of one type (`event`, `log`), ordered as the store always has: by corrected time
@@ -142,7 +163,7 @@ package enum DiagnosisAssembly {
     /// The diagnosis input of one notification from its stored lines: the config in force is the latest of each
     /// process (`configs`, oldest first) at its first event; `lastSeen` is its device's latest upload.
     package static func input(appID: String, notificationID: String, lines: [StoredLine],
-                              configs: (_ deviceID: String, _ process: ProcessKind) throws -> [TimelineEntry],
+                              configs: (_ deviceID: String, _ process: ProcessKind) throws -> [StoredConfig],
                               lastSeen: (_ deviceID: String) throws -> Int64?) throws -> DiagnosisInput {
         let entries = entries(lines, type: "event")
         let deviceID = entries.first(where: { $0.deviceID != nil })?.deviceID
@@ -150,9 +171,9 @@ package enum DiagnosisAssembly {
         var config = ConfigInForce()
         var seen: Int64?
         if let deviceID, let first = entries.first?.ts {
-            config.app = try configs(deviceID, .app).last { $0.ts <= first }
-            config.service = try configs(deviceID, .service).last { $0.ts <= first }
-            config.content = try configs(deviceID, .content).last { $0.ts <= first }
+            config.app = try configs(deviceID, .app).last { $0.ts <= first }?.entry()
+            config.service = try configs(deviceID, .service).last { $0.ts <= first }?.entry()
+            config.content = try configs(deviceID, .content).last { $0.ts <= first }?.entry()
             seen = try lastSeen(deviceID)
         }
         return DiagnosisInput(appID: appID, notificationID: notificationID, entries: entries, config: config,
