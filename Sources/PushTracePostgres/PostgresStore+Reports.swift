@@ -89,14 +89,16 @@ extension PostgresStore {
                     return (try c[0].decode(String.self), try c[1].decode(String.self), try (2..<8).map { Int(try c[$0].decode(Int64.self)) })
                 }
             }
+            let apps = try Self.appIDs(session)
             return try RollupReading.alertSamples(
                 spans,
                 hourly: { try sums("hourly", "hour", $0) },
                 minutely: { try sums("minutely", "minute", $0) },
                 settled: { start, end in
+                    // By app, so `notification_by_time` (app, time) is searched once per app rather than read whole.
                     try session.query("""
                         SELECT app_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
-                        WHERE first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
+                        WHERE app_id = ANY(\(apps)::text[]) AND first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
                         """).map { row in
                         let c = row.makeRandomAccess()
                         return (try c[0].decode(String.self), try NotificationFacts(stored: c, at: 1))
