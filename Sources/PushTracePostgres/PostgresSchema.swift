@@ -17,6 +17,13 @@ enum PostgresSchema {
     /// Applies the migrations the database lacks, in one transaction under ``migrationLock``; refuses a database a
     /// newer pushtrace migrated (migrations this build does not know) and a database of another program.
     static func migrate(_ session: PostgresSession, location: String) throws {
+        // Every command opens the store, and the database is nearly always up to date: one statement finds that out
+        // without the migration lock (a missing table, or any other answer, takes the locked path below).
+        let known = Set(migrations.map(\.name))
+        if let applied = try? session.query("SELECT name FROM pushtrace_migration").map({ try $0.decode(String.self) }),
+           Set(applied) == known {
+            return
+        }
         try session.transaction {
             try session.query("SELECT pg_advisory_xact_lock(\(migrationLock))")
             let tables = try session.query("""
@@ -33,7 +40,6 @@ enum PostgresSchema {
                 )
                 """)
             let applied = Set(try session.query("SELECT name FROM pushtrace_migration").map { try $0.decode(String.self) })
-            let known = Set(migrations.map(\.name))
             let unknown = applied.subtracting(known).sorted()
             if !unknown.isEmpty { throw StoreError.newerSchema(location, migrations: unknown) }
             for migration in migrations where !applied.contains(migration.name) {
