@@ -7,7 +7,7 @@ extension PostgresStore {
     public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText) {
         let text = TokenText.generate()
         let info = TokenInfo(id: text.id, appID: appID, scope: scope, label: label, createdAt: now, revokedAt: nil)
-        try withSession { session in
+        _ = try withSession { session in
             try session.query("""
                 INSERT INTO token (id, app_id, scope, secret_sha256, label, created_at)
                 VALUES (\(info.id), \(appID), \(scope.rawValue), \(ByteBuffer(data: text.secretHash)), \(label), \(now))

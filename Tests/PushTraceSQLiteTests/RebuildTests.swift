@@ -107,7 +107,7 @@ struct RebuildTests {
         let cutoff = try temporary.sqlite.pool.read { db in
             try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
         } - 86_400_000
-        try temporary.sqlite.deleteExpired(before: cutoff)
+        _ = try temporary.sqlite.deleteExpired(before: cutoff)
         return temporary
     }
 
