@@ -6,8 +6,9 @@ import PostgresNIO
 
 /// The store's connections to its database, lent to one caller at a time.
 ///
-/// The store's interface is synchronous (its callers run off the cooperative threads: the server's writer thread and
-/// NIO's blocking pool, or a CLI command), so a query is sent on an event loop and its answer waited for. A
+/// The store's interface is synchronous (the server calls it from its writer thread and NIO's blocking pool; a CLI
+/// command or a test may call it from Swift's shared pool), so a query is sent on an event loop and its answer
+/// waited for, blocking the caller's thread. A
 /// connection that broke (the server restarted, the network went away) is dropped when it comes back; the next
 /// lease opens a new one, so the store reconnects by itself once the database is reachable again.
 final class PostgresConnections: @unchecked Sendable {
@@ -119,6 +120,7 @@ final class PostgresConnections: @unchecked Sendable {
 }
 
 /// A task executor that runs its jobs on one event loop.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class EventLoopExecutor: TaskExecutor {
     private let loop: any EventLoop
 
@@ -168,8 +170,14 @@ struct PostgresSession {
     /// postgres-nio prepares statements only in `async` code. That code runs on the connection's event loop
     /// (``EventLoopExecutor``), not on Swift's shared pool: a caller of the store waits by blocking its thread, and
     /// that thread may be one of the pool's (an async test, a CLI command), on a small machine all of them.
+    ///
+    /// A statement whose preparation failed stays failed on that connection (postgres-nio keeps the outcome): the
+    /// connection must not be lent again, which holds because a session whose work threw is closed.
     func query<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [PostgresRow]
     where Statement.Row == PostgresRow {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return Array(try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())))
+        }
         let (connection, logger) = (connection, logger)
         let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
         Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {

@@ -15,14 +15,21 @@ enum PostgresSchema {
     static let migrationLock: Int64 = 0x7075_7368_7472_0001
 
     /// Applies the migrations the database lacks, in one transaction under ``migrationLock``; refuses a database a
-    /// newer pushtrace migrated (migrations this build does not know) and a database of another program.
+    /// newer pushtrace migrated (migrations this build does not know) and a database of another program. A database
+    /// already up to date is found so with one statement, without the lock.
     static func migrate(_ session: PostgresSession, location: String) throws {
-        // Every command opens the store, and the database is nearly always up to date: one statement finds that out
-        // without the migration lock (a missing table, or any other answer, takes the locked path below).
+        // Every command opens the store, and the database is nearly always up to date. The table counts only in the
+        // schema the locked path checks (`current_schema()`), not elsewhere on the search path. A database without
+        // the table answers undefined_table (PostgreSQL logs it once, on a new database) and takes the locked path,
+        // as does any other answer than this build's migrations.
         let known = Set(migrations.map(\.name))
-        if let applied = try? session.query("SELECT name FROM pushtrace_migration").map({ try $0.decode(String.self) }),
-           Set(applied) == known {
-            return
+        do {
+            let applied = try session.query("""
+                SELECT name FROM pushtrace_migration
+                WHERE to_regclass('pushtrace_migration') = to_regclass(quote_ident(current_schema()) || '.pushtrace_migration')
+                """).map { try $0.decode(String.self) }
+            if Set(applied) == known { return }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {  // undefined_table
         }
         try session.transaction {
             try session.query("SELECT pg_advisory_xact_lock(\(migrationLock))")

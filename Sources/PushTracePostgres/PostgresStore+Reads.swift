@@ -31,11 +31,20 @@ extension PostgresStore {
     }
 
     /// A why is read with one statement (``PostgresDiagnosisReader/input(appID:notificationID:)``): one snapshot,
-    /// and one round trip rather than a transaction's worth.
+    /// and one round trip rather than a transaction's worth. A notification whose device none of its bundles names
+    /// (a `push.sent` alone) is read again in one read-only transaction, statement by statement.
     public func why(appID: String, notificationID: String) throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
-        let input = try withSession { session in
-            try PostgresDiagnosisReader(session, store: self).input(appID: appID, notificationID: key)
+        let input: DiagnosisInput
+        do {
+            input = try withSession { session in
+                try PostgresDiagnosisReader(session, store: self).input(appID: appID, notificationID: key)
+            }
+        } catch is PostgresDiagnosisReader.OtherDevice {
+            input = try reading { session in
+                let reader = PostgresDiagnosisReader(session, store: self)
+                return try reader.input(appID: appID, notificationID: key, lines: reader.lines(appID: appID, notificationID: key))
+            }
         }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
     }
@@ -131,8 +140,12 @@ extension PostgresStore {
     }
 }
 
-/// Reads what the diagnosis of a notification needs (``DiagnosisAssembly``) in one transaction.
+/// Reads what the diagnosis of a notification needs (``DiagnosisAssembly``): with one statement, or with several in
+/// the caller's transaction.
 struct PostgresDiagnosisReader {
+    /// The lines name a device that none of the notification's bundles does: its records were not read with them.
+    struct OtherDevice: Error {}
+
     let session: PostgresSession
     let store: PostgresStore
     private let reader: StoredLineReader
@@ -145,8 +158,8 @@ struct PostgresDiagnosisReader {
     }
 
     /// What one notification's diagnosis needs, read with one statement: its blocks, and the config records and
-    /// last-seen time of the devices whose bundles hold them. A device the lines name that no such bundle has (a
-    /// `push.sent` alone names one) is read afterwards, as ``input(appID:notificationID:lines:)`` reads every device.
+    /// last-seen time of the devices whose bundles hold them. Throws ``OtherDevice`` when the lines name a device no
+    /// such bundle has (a `push.sent` alone names one): read in a transaction then (``PostgresStore/why``).
     func input(appID: String, notificationID: String) throws -> DiagnosisInput {
         let rows = try session.query(DiagnosisStatement(
             key: NotificationBlockKey.of(appID: appID, notificationID: notificationID), appID: appID))
@@ -179,11 +192,11 @@ struct PostgresDiagnosisReader {
         return try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines,
             configs: { device, process in
-                guard devices.contains(device) else { return try self.configs(appID: appID, deviceID: device, process: process) }
+                guard devices.contains(device) else { throw OtherDevice() }
                 return configs[[appID, device, process.rawValue]] ?? []
             },
             lastSeen: { device in
-                guard devices.contains(device) else { return try self.lastSeen(appID: appID, deviceID: device) }
+                guard devices.contains(device) else { throw OtherDevice() }
                 return lastSeen[device]
             })
     }
