@@ -31,12 +31,12 @@ struct IngestRoutes: Sendable {
         case events
     }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ServerRequestContext>) {
         router.post("/v1/bundles") { request, context in try await ingest(request, context: context, kind: .bundle) }
         router.post("/v1/events") { request, context in try await ingest(request, context: context, kind: .events) }
     }
 
-    func ingest(_ request: Request, context: BasicRequestContext, kind: Kind) async throws -> Response {
+    func ingest(_ request: Request, context: ServerRequestContext, kind: Kind) async throws -> Response {
         let started = ContinuousClock.now
         let caller: Authenticator.Caller
         do {

@@ -12,14 +12,14 @@ struct ReadRoutes: Sendable {
     /// Asked to write the summaries of acknowledged bundles before a read that needs them.
     let writer: IngestWriter
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ServerRequestContext>) {
         router.get("/v1/notifications/:id") { request, context in try await why(request, context: context) }
         router.get("/v1/notifications") { request, context in try await search(request, context: context) }
     }
 
     /// The `why` JSON of SPEC §7, or its text with `Accept: text/plain`. 404 (with the `unknown_notification`
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
-    func why(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func why(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let id = try context.parameters.require("id")
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
@@ -46,7 +46,7 @@ struct ReadRoutes: Sendable {
 
     /// Notification summaries, newest first: `app`, `cause`, `category`, `device`, `since`, `until` (epoch
     /// milliseconds or ISO 8601), `limit`.
-    func search(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func search(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let parameters = request.uri.queryParameters
         var query = SearchQuery(appID: try caller.app(asking: request.uri.queryParameters["app"].map(String.init)))

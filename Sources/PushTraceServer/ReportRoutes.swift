@@ -9,7 +9,7 @@ struct ReportRoutes: Sendable {
     let authenticator: Authenticator
     let rules: [AlertRule]
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ServerRequestContext>) {
         router.get("/v1/reports/weekly") { request, _ in try await weekly(request) }
         router.get("/v1/alerts") { request, _ in try await alerts(request) }
     }

@@ -19,7 +19,8 @@ public enum ServerApplication {
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
         let authenticator = Authenticator(store: store, requiresTokens: settings.requiresTokens,
                                           cacheSeconds: settings.tokenCacheSeconds)
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: ClientAddressMiddleware(trusted: settings.trustedProxies))
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: ResponseMiddleware(metrics: metrics))
         IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)

@@ -4,6 +4,8 @@ import PushTraceStore
 /// How `pushtrace serve` runs: where it listens, what it accepts, and how it pushes back under load.
 public struct ServerSettings: Sendable {
     public var host = "127.0.0.1"
+    /// The proxies whose `X-Forwarded-For` names the client in the logs (none: the peer is the client).
+    public var trustedProxies = TrustedProxies.none
     public var port = 8080
     /// Decompressed size and line length caps of one bundle (413 and a rejected line when over).
     public var limits = BundleLimits.default

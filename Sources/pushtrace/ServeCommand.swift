@@ -20,8 +20,11 @@ struct Serve: AsyncParsableCommand {
               POST /v1/events               the backend's push.sent / push.apns_response records
               GET  /v1/notifications/ID     the why answer (read token; Accept: text/plain for text)
               GET  /v1/notifications?app=…&cause=…&since=…   search
+              GET  /v1/reports/weekly?app=…&week=2026-W46      the weekly delivery report
+              GET  /v1/alerts               the alert rules evaluated now
               GET  /metrics                 Prometheus metrics (by app with a metrics or admin token)
               GET  /healthz                 liveness
+              HEAD on every GET endpoint    its GET's status and headers, no body
 
             Limits on hostile clients (docs/security.md): uploads in progress share a memory budget counted in \
             bytes of what they decode (--upload-budget-mib); one ingest token may run --uploads-per-token at once \
@@ -40,6 +43,7 @@ struct Serve: AsyncParsableCommand {
               pushtrace serve --db /var/lib/pushtrace/pushtrace.sqlite --port 8080
               PUSHTRACE_DB=/data/pt.sqlite PUSHTRACE_PORT=9000 pushtrace serve --durability full
               pushtrace serve --no-auth                  # local development only
+              pushtrace serve --trusted-proxy 127.0.0.1  # behind deploy/nginx.conf
             """)
 
     @Option(help: ArgumentHelp("The store: an SQLite database file, or a postgres:// URL (env PUSHTRACE_DB; default \(DatabaseOptions.defaultPath)).", valueName: "path-or-url"))
@@ -50,6 +54,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The port (env PUSHTRACE_PORT; default \(Self.defaults.port)).", valueName: "port"))
     var port: Int?
+
+    @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("""
+        A proxy whose X-Forwarded-For names the client in the logs: an address or a CIDR range; repeat it for \
+        more (env PUSHTRACE_TRUSTED_PROXIES, comma-separated; default none: the peer is the client).
+        """, valueName: "address"))
+    var trustedProxies: [String] = []
 
     @Option(help: ArgumentHelp("normal or full (env PUSHTRACE_DURABILITY; default \(Self.defaultDurability.rawValue)); see above.", valueName: "mode"))
     var durability: String?
@@ -134,6 +144,15 @@ struct Serve: AsyncParsableCommand {
         settings.host = try setting(host, "PUSHTRACE_HOST", { $0 }) ?? settings.host
         settings.port = try setting(port, "PUSHTRACE_PORT", Int.init) ?? settings.port
         guard (0...65535).contains(settings.port) else { throw UsageError("port \(settings.port) is not 0…65535") }
+        let proxies = trustedProxies.isEmpty
+            ? (environment["PUSHTRACE_TRUSTED_PROXIES"] ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            : trustedProxies
+        do {
+            settings.trustedProxies = try TrustedProxies(parsing: proxies)
+        } catch {
+            throw UsageError("--trusted-proxy (or PUSHTRACE_TRUSTED_PROXIES): \(error.description)")
+        }
         let path = try setting(db, "PUSHTRACE_DB", { $0 }) ?? DatabaseOptions.defaultPath
         let durabilityText = try setting(durability, "PUSHTRACE_DURABILITY", { $0 }) ?? Self.defaultDurability.rawValue
         guard let mode = SQLiteStore.Durability(rawValue: durabilityText) else {

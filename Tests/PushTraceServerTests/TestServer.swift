@@ -22,6 +22,8 @@ struct TestServer: Sendable {
     var busyTimeout: TimeInterval = 0.5
     /// When set, the server's writer may not grow the database file: SQLite then fails as on a full disk.
     var diskFull = false
+    /// The server's logger (default: warnings and errors to standard error).
+    var logger: Logger?
     let ingestToken: String
     let readToken: String
     let adminToken: String
@@ -51,8 +53,8 @@ struct TestServer: Sendable {
 
     /// Runs `body` against the live server; the server is stopped (gracefully) afterwards.
     func run<T: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
-        var logger = Logger(label: "pushtrace-test")
-        logger.logLevel = .warning
+        var logger = self.logger ?? Logger(label: "pushtrace-test")
+        if self.logger == nil { logger.logLevel = .warning }
         // The writer closes the store at shutdown: the server gets its own, the test keeps `folder.store`.
         let store: any TraceStore
         if folder.engine == .postgres {
