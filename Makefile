@@ -8,8 +8,10 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 DASHBOARD_DEBS := prometheus
 # Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
 POSTGRES_DEBS := postgresql
+# nginx (TLS in front of the server), openssl (its certificate) and systemd-analyze, for make deploy-test.
+DEPLOY_DEBS := nginx openssl systemd
 
-.PHONY: all deps dashboard-deps postgres-deps check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
 
 all: build
 
@@ -25,6 +27,9 @@ dashboard-deps:
 
 postgres-deps:
 	@$(MAKE) -s deps DEBS="$(POSTGRES_DEBS)"
+
+deploy-deps:
+	@$(MAKE) -s deps DEBS="$(DEPLOY_DEBS)"
 
 # A private PostgreSQL cluster in a temporary folder on a free loopback port, started, asked for its version, stopped
 # and deleted: the server the PostgreSQL engine's tests will run beside (scripts/with-postgres.sh).
@@ -53,6 +58,11 @@ check-apple-build: deps
 # query of dashboards/pushtrace-dashboard.json must return data.
 check-dashboards: build dashboard-deps
 	scripts/check-dashboards.sh
+
+# deploy/pushtrace.service checked by systemd-analyze; deploy/nginx.conf run by nginx with TLS in front of a live
+# server: uploads (curl, urllib, Expect: 100-continue), 413 as JSON, a why read back, the client's address logged.
+deploy-test: build deploy-deps
+	scripts/deploy-test.sh
 
 # Simulated bundles into ./pushtrace.sqlite, then the answer for one notification of each cause family.
 demo: release

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# make deploy-test: deploy/pushtrace.service checked by systemd-analyze, then deploy/nginx.conf, as shipped but for
+# its ports and certificate paths, run by Debian's nginx with a self-signed certificate in front of a live
+# `pushtrace serve --trusted-proxy 127.0.0.1`. Through TLS: a gzip bundle uploaded with curl (with
+# `Expect: 100-continue`) and with Python's urllib, a body over the limit answered 413 as JSON, a why read back,
+# HEAD, and the client's address in the server's log. Run from the repository root after `make build`.
+set -euo pipefail
+bin=${BIN:-.build/debug/pushtrace}
+work=$(mktemp -d)
+chmod 755 "$work"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "deploy-test: FAILED: $*" >&2; exit 1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+echo "== systemd-analyze verify deploy/pushtrace.service"
+# The unit as shipped, its ExecStart pointed at this build (verify checks that the binary exists).
+mkdir -p "$work/unit"
+sed "s#/usr/local/bin/pushtrace#$(realpath "$bin")#" deploy/pushtrace.service > "$work/unit/pushtrace.service"
+systemd-analyze verify "$work/unit/pushtrace.service"
+score=$(systemd-analyze security --offline=true "$work/unit/pushtrace.service" 2>/dev/null \
+  | sed -n 's/.*Overall exposure level for pushtrace.service: \([0-9.]*\).*/\1/p')
+echo "  clean; systemd-analyze security: exposure $score"
+[ -n "$score" ] || fail "systemd-analyze security gave no score"
+
+echo "== nginx $(nginx -v 2>&1 | sed 's#.*/##') with TLS in front of pushtrace serve"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$work/privkey.pem" -out "$work/fullchain.pem" \
+  >"$work/openssl.log" 2>&1 || { cat "$work/openssl.log"; fail "openssl"; }
+port=$(free_port)
+tls_port=$(free_port)
+db="$work/pushtrace.sqlite"
+app=net.rorklab.dailypick
+"$bin" simulate --out "$work/bundles" --notifications 40 --seed 5 >/dev/null
+ingest=$("$bin" token create --db "$db" --app "$app" --scope ingest 2>/dev/null)
+read_token=$("$bin" token create --db "$db" --app "$app" --scope read 2>/dev/null)
+"$bin" serve --db "$db" --port "$port" --trusted-proxy 127.0.0.1 --log-level info 2> "$work/server.log" &
+pids+=($!)
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+
+# The shipped site, with this test's ports and files; nginx's own frame (pid, logs, temp folders) around it.
+sed -e "s#127.0.0.1:8080#127.0.0.1:$port#" -e "s#listen 443 ssl http2;#listen 127.0.0.1:$tls_port ssl http2;#" \
+  -e "/listen \[::\]:443/d" -e "s#/etc/pushtrace/tls/#$work/#" deploy/nginx.conf > "$work/site.conf"
+grep -q "127.0.0.1:$tls_port" "$work/site.conf" || fail "deploy/nginx.conf no longer has the lines this test adapts"
+mkdir -p "$work/nginx"
+cat > "$work/nginx.conf" <<NGINX
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events {}
+http {
+    access_log $work/nginx/access.log;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    include $work/site.conf;
+}
+NGINX
+nginx -t -q -c "$work/nginx.conf" -p "$work/nginx" || fail "nginx -t"
+nginx -c "$work/nginx.conf" -p "$work/nginx" -g 'daemon off;' &
+pids+=($!)
+base="https://localhost:$tls_port"
+for _ in $(seq 1 100); do curl -sf --cacert "$work/fullchain.pem" "$base/healthz" >/dev/null && break; sleep 0.1; done
+
+python3 - "$base" "$work" "$ingest" "$read_token" "$app" <<'PY'
+import glob, gzip, http.client, json, os, ssl, subprocess, sys, urllib.request, urllib.error
+base, work, ingest, read_token, app = sys.argv[1:]
+cafile = os.path.join(work, "fullchain.pem")
+context = ssl.create_default_context(cafile=cafile)
+checks = 0
+def check(condition, what):
+    global checks
+    if not condition: sys.exit(f"deploy-test: FAILED: {what}")
+    checks += 1
+    print(f"  ok: {what}")
+
+files = sorted(glob.glob(os.path.join(work, "bundles", app, "*.gz")))
+check(len(files) >= 2, f"the simulator wrote {len(files)} gzip bundles of {app}")
+
+# curl: a gzip bundle, Expect: 100-continue, through TLS; the client's address as the server logs it.
+curl = subprocess.run(["curl", "-sS", "--cacert", cafile, "--interface", "127.0.0.2", "-o", "-", "-w", "\n%{http_code}",
+                       "-H", f"Authorization: Bearer {ingest}", "-H", "Content-Encoding: gzip",
+                       "-H", "Content-Type: application/x-ndjson", "-H", "Expect: 100-continue",
+                       "-H", "X-Forwarded-For: 203.0.113.9",
+                       "--data-binary", f"@{files[0]}", f"{base}/v1/bundles"], capture_output=True, text=True)
+body, _, status = curl.stdout.rpartition("\n")
+check(status == "200" and json.loads(body)["duplicate"] is False and json.loads(body)["accepted"] > 0,
+      f"curl uploads a gzip bundle with Expect: 100-continue: {status} {body[:100]}")
+
+# urllib: another bundle, then the same again (duplicate).
+def upload(path):
+    data = open(path, "rb").read()
+    request = urllib.request.Request(f"{base}/v1/bundles", data=data, method="POST", headers={
+        "Authorization": f"Bearer {ingest}", "Content-Encoding": "gzip", "Content-Type": "application/x-ndjson"})
+    with urllib.request.urlopen(request, context=context) as response:
+        return response.status, json.load(response)
+status, answer = upload(files[1])
+check(status == 200 and answer["duplicate"] is False and answer["accepted"] > 0,
+      f"urllib uploads a gzip bundle: {status}, {answer['accepted']} lines accepted")
+status, answer = upload(files[1])
+check(status == 200 and answer["duplicate"] is True, "the same bundle again is answered duplicate")
+
+# A body over the limit: 413, JSON, from the proxy.
+big = os.urandom(17 * 1024 * 1024)
+request = urllib.request.Request(f"{base}/v1/bundles", data=big, method="POST", headers={
+    "Authorization": f"Bearer {ingest}", "Content-Encoding": "gzip"})
+try:
+    urllib.request.urlopen(request, context=context)
+    check(False, "a 17 MiB body was refused")
+except urllib.error.HTTPError as error:
+    answer = json.loads(error.read())
+    check(error.code == 413 and error.headers.get_content_type() == "application/json" and answer["error"] == "too_large",
+          f"a 17 MiB body is answered 413 as JSON: {answer}")
+
+# A why read back through TLS, for a notification of the uploaded bundles.
+ids = []
+for path in files[:2]:
+    for line in gzip.open(path, "rt"):
+        record = json.loads(line)
+        if record.get("notification_id"): ids.append(record["notification_id"])
+check(len(ids) > 0, f"the uploaded bundles name {len(set(ids))} notifications")
+request = urllib.request.Request(f"{base}/v1/notifications/{ids[0]}", headers={"Authorization": f"Bearer {read_token}"})
+with urllib.request.urlopen(request, context=context) as response:
+    why = json.load(response)
+check(response.status == 200 and why.get("notification_id", "").lower() == ids[0].lower() and why.get("cause"),
+      f"why {ids[0]} read back: cause {why.get('cause')}")
+
+# HEAD through the proxy.
+connection = http.client.HTTPSConnection(base.split("//")[1].split(":")[0], int(base.rsplit(":", 1)[1]), context=context)
+connection.request("HEAD", "/healthz")
+response = connection.getresponse()
+check(response.status == 200 and response.read() == b"", "HEAD /healthz: 200, no body")
+
+# The server's log names the client: curl's address (127.0.0.2) from the proxy's X-Forwarded-For, not the
+# address curl claimed, nor the proxy's.
+log = open(os.path.join(work, "server.log")).read()
+stored = [line for line in log.splitlines() if "bundle stored" in line]
+check(len(stored) >= 2, f"the server logged {len(stored)} stored bundles")
+check("client=127.0.0.2" in stored[0] and "203.0.113.9" not in log, f"the client's address logged: {stored[0][-120:]}")
+print(f"deploy-test: {checks} checks passed")
+PY
