@@ -293,42 +293,26 @@ struct HostileClientTests {
 
 @Suite("Log escaping")
 struct EscapingLogHandlerTests {
-    /// Keeps what it is asked to log.
-    final class Capture: LogHandler, @unchecked Sendable {
-        var lines: [(String, Logger.Metadata)] = []
-        var errors: [String?] = []
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            lines.append((event.message.description, self.metadata.merging(event.metadata ?? [:]) { $1 }))
-            errors.append(event.error.map { String(describing: $0) })
-        }
-    }
-
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
     @Test("messages and every metadata value are written with control characters escaped")
     func escapes() {
-        let capture = Capture()
-        var logger = Logger(label: "test") { _ in EscapingLogHandler(capture) }
+        let capture = LogCapture()
+        var logger = Logger(label: "test") { _ in EscapingLogHandler(capture.handler()) }
         logger[metadataKey: "hb.request.id"] = "id\n1"
         logger.info("bundle\nstored \u{1B}[31m", metadata: [
             "app": "net.x\n2026 forged", "list": .array(["a\r", "b"]), "nested": .dictionary(["k": "\u{7}"]),
         ])
-        let (message, metadata) = capture.lines[0]
+        let (message, metadata) = (capture.lines[0].message, capture.lines[0].metadata)
         #expect(message == "bundle\\nstored \\e[31m")
         #expect(metadata["app"] == "net.x\\n2026 forged")
         #expect(metadata["list"] == .array(["a\\r", "b"]))
         #expect(metadata["nested"] == .dictionary(["k": "\\u{7}"]))
         #expect(metadata["hb.request.id"] == "id\\n1")
-        #expect(capture.errors[0] == nil)
+        #expect(capture.lines[0].error == nil)
         logger.error("failed", error: Failure(description: "disk\nfull \u{1B}[2J"))
-        #expect(capture.errors[1] == "disk\\nfull \\e[2J")
+        #expect(capture.lines[1].error == "disk\\nfull \\e[2J")
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Logging
-import NIOConcurrencyHelpers
 @testable import PushTraceServer
 import Testing
 
@@ -44,7 +43,7 @@ struct TrustedProxiesTests {
     @Test("a live server logs the client named by a trusted proxy, and the peer when the peer is not trusted",
           arguments: [true, false])
     func logsTheClient(trusted: Bool) async throws {
-        let capture = Capture()
+        let capture = LogCapture()
         var server = try TestServer { settings in
             if trusted { settings.trustedProxies = try! TrustedProxies(parsing: ["127.0.0.1"]) }
         }
@@ -59,27 +58,5 @@ struct TrustedProxiesTests {
         }
         let stored = try #require(capture.lines.first { $0.message == "bundle stored" })
         #expect(stored.metadata["client"] == (trusted ? "203.0.113.7" : "127.0.0.1"))
-    }
-
-    /// Every line logged, from any thread, with its logger's metadata and its own.
-    final class Capture: Sendable {
-        private let kept = NIOLockedValueBox<[(message: String, metadata: Logger.Metadata)]>([])
-        var lines: [(message: String, metadata: Logger.Metadata)] { kept.withLockedValue { $0 } }
-
-        func handler() -> Handler { Handler(capture: self) }
-
-        struct Handler: LogHandler {
-            let capture: Capture
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                let all = metadata.merging(event.metadata ?? [:]) { $1 }
-                capture.kept.withLockedValue { $0.append((event.message.description, all)) }
-            }
-        }
     }
 }
