@@ -35,15 +35,13 @@ extension PostgresStore {
     /// (a `push.sent` alone) is read again in one read-only transaction, statement by statement.
     public func why(appID: String, notificationID: String) throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
-        let input: DiagnosisInput
-        do {
-            input = try withSession { session in
-                try PostgresDiagnosisReader(session, store: self).input(appID: appID, notificationID: key)
-            }
-        } catch is PostgresDiagnosisReader.OtherDevice {
-            input = try reading { session in
-                let reader = PostgresDiagnosisReader(session, store: self)
-                return try reader.input(appID: appID, notificationID: key, lines: reader.lines(appID: appID, notificationID: key))
+        // On the same connection either way: a session whose work threw is closed, and a new connection costs more
+        // than the why.
+        let input = try withSession { session in
+            let reader = PostgresDiagnosisReader(session, store: self)
+            if let input = try reader.input(appID: appID, notificationID: key) { return input }
+            return try session.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                try reader.input(appID: appID, notificationID: key, lines: reader.lines(appID: appID, notificationID: key))
             }
         }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
@@ -144,7 +142,7 @@ extension PostgresStore {
 /// the caller's transaction.
 struct PostgresDiagnosisReader {
     /// The lines name a device that none of the notification's bundles does: its records were not read with them.
-    struct OtherDevice: Error {}
+    private struct OtherDevice: Error {}
 
     let session: PostgresSession
     let store: PostgresStore
@@ -158,9 +156,9 @@ struct PostgresDiagnosisReader {
     }
 
     /// What one notification's diagnosis needs, read with one statement: its blocks, and the config records and
-    /// last-seen time of the devices whose bundles hold them. Throws ``OtherDevice`` when the lines name a device no
-    /// such bundle has (a `push.sent` alone names one): read in a transaction then (``PostgresStore/why``).
-    func input(appID: String, notificationID: String) throws -> DiagnosisInput {
+    /// last-seen time of the devices whose bundles hold them. Nil when the lines name a device no such bundle has (a
+    /// `push.sent` alone names one): read in a transaction then (``PostgresStore/why``).
+    func input(appID: String, notificationID: String) throws -> DiagnosisInput? {
         let rows = try session.query(DiagnosisStatement(
             key: NotificationBlockKey.of(appID: appID, notificationID: notificationID), appID: appID))
         var blocks: [StoredBlockRow] = []
@@ -189,7 +187,17 @@ struct PostgresDiagnosisReader {
         let lines = try reader.lines(appID: appID, notificationID: notificationID) { each in
             for block in blocks { try each(block) }
         }
-        return try DiagnosisAssembly.input(
+        do {
+            return try assemble(appID: appID, notificationID: notificationID, lines: lines, devices: devices,
+                                configs: configs, lastSeen: lastSeen)
+        } catch is OtherDevice {
+            return nil
+        }
+    }
+
+    private func assemble(appID: String, notificationID: String, lines: [StoredLine], devices: Set<String>,
+                          configs: [[String]: [StoredConfig]], lastSeen: [String: Int64]) throws -> DiagnosisInput {
+        try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines,
             configs: { device, process in
                 guard devices.contains(device) else { throw OtherDevice() }
