@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make check-dashboards: promtool's checks and rule tests, then a real Prometheus scraping a live pushtrace server fed
 # with simulated data, asked through its HTTP API for every panel query of the Grafana dashboard: each must return
-# at least one series. Run from the repository root after `make build`.
+# at least one series. Then alerting end to end: a campaign's timeout spike uploaded to the server fires its rule,
+# Prometheus sends PushtraceRuleFiring to a real Alertmanager, which posts it to a webhook receiver; its labels and
+# annotations are checked, and it must come back resolved once the spike ends (scripts/check-alerting.py).
+# Run from the repository root after `make build`.
 set -euo pipefail
 rules=dashboards/pushtrace-rules.yml
 dashboard=dashboards/pushtrace-dashboard.json
@@ -21,19 +24,45 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 prom_port=$(free_port)
+am_port=$(free_port)
+hook_port=$(free_port)
 now_ms=$(python3 -c 'import time; print(int(time.time()*1000))')
 "$bin" simulate --out "$work/bundles" --notifications 1500 --days 1 --end "$now_ms" --seed 3 >/dev/null
 token=$("$bin" token create --db "$work/pushtrace.sqlite" --scope admin --label dashboards 2>/dev/null)
 # Prometheus scrapes with a metrics token, as dashboards/README.md says: without one, /metrics names no app.
 "$bin" token create --db "$work/pushtrace.sqlite" --scope metrics --label prometheus > "$work/metrics-token" 2>/dev/null
-"$bin" serve --db "$work/pushtrace.sqlite" --port "$port" --alert-interval 1 --log-level warning &
+"$bin" serve --db "$work/pushtrace.sqlite" --port "$port" --alert-interval 1 --log-level warning 2> "$work/server.log" &
 pids+=($!)
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+
+# Alertmanager with the route of dashboards/README.md, its waits shortened for a test, posting to the webhook
+# receiver that scripts/check-alerting.py runs.
+cat > "$work/alertmanager.yml" <<YAML
+route:
+  receiver: pushtrace-oncall
+  group_by: [alertname, rule, app, category]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: pushtrace-oncall
+    webhook_configs:
+      - url: http://127.0.0.1:$hook_port/alerts
+        send_resolved: true
+YAML
+prometheus-alertmanager --config.file="$work/alertmanager.yml" --storage.path="$work/alertmanager" \
+  --web.listen-address="127.0.0.1:$am_port" --cluster.listen-address= --log.level=warn >"$work/alertmanager.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$am_port/-/ready" >/dev/null && break; sleep 0.1; done
 
 cat > "$work/prometheus.yml" <<YAML
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: ["127.0.0.1:$am_port"]
 rule_files:
   - $PWD/$rules
 scrape_configs:
@@ -91,4 +120,10 @@ print(f"Prometheus loaded {sum(len(g['rules']) for g in rules)} rules in {len(ru
 if failed or broken:
     raise SystemExit(f"{failed} panel queries returned no series; {len(broken)} rules unhealthy")
 PY
-echo "check-dashboards: all panels return data"
+
+echo "== alerting: the server's rule, Prometheus, Alertmanager $(prometheus-alertmanager --version 2>&1 | head -n 1 | awk '{print $3}'), a webhook receiver"
+python3 scripts/check-alerting.py "http://127.0.0.1:$port" "$token" "$hook_port" || {
+  echo "== alertmanager.log"; tail -n 20 "$work/alertmanager.log"; echo "== prometheus.log"; tail -n 20 "$work/prometheus.log"
+  echo "== the server's log"; tail -n 20 "$work/server.log"
+  exit 1; }
+echo "check-dashboards: all panels return data; the alert reached Alertmanager's webhook and resolved"

@@ -130,18 +130,25 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Sets `pushtrace_alert_firing{rule,app,category}` to 1 for each firing alert and to 0 for those that fired
-    /// at the previous evaluation and no longer do; returns what fires now.
+    /// at the previous evaluation and no longer do; returns what fires now. Beside it, the firing alert's rates,
+    /// `pushtrace_alert_window_rate` and `pushtrace_alert_baseline_rate`, which an Alertmanager notification quotes.
     func alertsFiring(_ alerts: [FiringAlert], previous: Set<AlertKey>) -> Set<AlertKey> {
-        var firing = Set<AlertKey>()
+        var firing: [AlertKey: FiringAlert] = [:]
         for alert in alerts {
             let app = labels.app(alert.appID)
-            firing.insert(AlertKey(rule: alert.rule, app: app, category: labels.category(alert.category, app: app)))
+            let key = AlertKey(rule: alert.rule, app: app, category: labels.category(alert.category, app: app))
+            // Two apps folded into one label (over the label limit): the higher rate speaks for the series.
+            if let other = firing[key], other.windowRate >= alert.windowRate { continue }
+            firing[key] = alert
         }
-        for key in firing.union(previous) {
-            gauge("pushtrace_alert_firing", [("rule", key.rule), ("app", key.app), ("category", key.category)], apps: true)
-                .record(firing.contains(key) ? 1 : 0)
+        for key in Set(firing.keys).union(previous) {
+            let dimensions = [("rule", key.rule), ("app", key.app), ("category", key.category)]
+            let alert = firing[key]
+            gauge("pushtrace_alert_firing", dimensions, apps: true).record(alert == nil ? 0 : 1)
+            gauge("pushtrace_alert_window_rate", dimensions, apps: true).record(alert?.windowRate ?? 0)
+            gauge("pushtrace_alert_baseline_rate", dimensions, apps: true).record(alert?.baselineRate ?? 0)
         }
-        return firing
+        return Set(firing.keys)
     }
 
     // MARK: Handles
