@@ -70,6 +70,13 @@ import Testing
             #expect(exposition.contains(#"pushtrace_alert_firing{rule="service_timeout_spike",app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#)
                     || exposition.contains(#"pushtrace_alert_firing{app="net.rorklab.dailypick",category="DAILY_PICK",rule="service_timeout_spike"} 1"#),
                     "\(exposition.split(separator: "\n").filter { $0.contains("alert") })")
+            // Beside it, the rates an Alertmanager notification quotes: about 30% in the window (the monitor judges a
+            // moment later, so one run may have left it), 3% in the baseline.
+            let rates = exposition.split(separator: "\n").filter { $0.hasPrefix("pushtrace_alert_") && $0.contains("_rate{") }
+            let window = rates.first { $0.hasPrefix("pushtrace_alert_window_rate{") }.flatMap { Double($0.split(separator: " ").last!) }
+            let baseline = rates.first { $0.hasPrefix("pushtrace_alert_baseline_rate{") }.flatMap { Double($0.split(separator: " ").last!) }
+            #expect(abs((window ?? 0) - 0.3) < 0.01, "\(rates)")
+            #expect(abs((baseline ?? 0) - 0.03) < 0.01, "\(rates)")
         }
     }
 }
