@@ -102,6 +102,10 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+        ], resources: [
+            // The OpenAPI document (openapi.json at the top of the repository links to it), compiled into the
+            // binary for GET /openapi.json: no resource bundle to install beside the server.
+            .embedInCode("openapi.json"),
         ]),
         .executableTarget(name: "pushtrace", dependencies: [
             "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceSimulator", "PushTraceRecords",

@@ -15,7 +15,10 @@ public enum WireBounds {
     public static let httpStatus: ClosedRange<Int64> = 0...999
     /// The longest `app_id` (a bundle identifier), in UTF-8 bytes.
     public static let maxAppIDBytes = 255
-    /// The longest `bundle_id`, `device_id`, `notification_id` or `category`, in UTF-8 bytes.
+    /// The longest `bundle_id`, `device_id`, `notification_id` or `category`, in characters (Unicode scalars, as
+    /// JSON Schema's `maxLength` counts them in openapi.json): at most four times as many UTF-8 bytes.
+    public static let maxIdentifierCharacters = 255
+    /// What the store keeps of an action's identifier, in UTF-8 bytes.
     public static let maxIdentifierBytes = 255
 
     /// The range, as an error message says it.
@@ -32,11 +35,12 @@ public enum WireBounds {
     }
 
     /// Why `text` cannot be an identifier (`bundle_id`, `device_id`, `notification_id`, `category`), or nil when it
-    /// can: it must be 1 to 255 bytes with no control character (C0, DEL, C1) and no bidirectional override.
+    /// can: it must be 1 to 255 characters with no control character (C0, DEL, C1) and no bidirectional override.
     public static func identifierProblem(_ text: String) -> String? {
         if text.isEmpty { return "is empty" }
-        if text.utf8.count > maxIdentifierBytes {
-            return "is \(text.utf8.count) bytes long; the limit is \(maxIdentifierBytes)"
+        // Counting bytes is free and bounds the characters; they are counted only past it.
+        if text.utf8.count > maxIdentifierCharacters, text.unicodeScalars.count > maxIdentifierCharacters {
+            return "is \(text.unicodeScalars.count) characters long; the limit is \(maxIdentifierCharacters)"
         }
         if let scalar = text.unicodeScalars.first(where: TerminalText.isHidden) {
             return "holds the control character \(TerminalText.escape(scalar)); it must be printable"

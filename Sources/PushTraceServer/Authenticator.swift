@@ -35,6 +35,7 @@ struct Authenticator: Sendable {
 
         /// The app a read is about: `asked`, which a read token may only set to its own app (and implies).
         func app(asking asked: String?) throws -> String? {
+            if asked?.isEmpty == true { throw APIError.badRequest("app= is empty: name the app (its bundle identifier)") }
             guard let confined = confinedApp else { return asked }
             if let asked, asked != confined {
                 throw APIError.forbidden("this token reads app \(confined), not \(asked)")
@@ -105,13 +106,8 @@ struct Authenticator: Sendable {
         // A text that cannot be a token is refused without a store read.
         guard TokenText(text) != nil else { return nil }
         let store = self.store
-        let found: TokenInfo?
-        do {
-            found = try await BlockingWork.run({ try store.verifyToken(text) })
-        } catch where store.isUnavailable(error) {
-            // The client retries a 503; a 500 would be final.
-            throw APIError.unavailable("the store cannot be read now: \(store.unavailableReason(error))", retryAfter: 5)
-        }
+        // A store that cannot answer is 503, which the client retries; a 500 would be final.
+        let found = try await BlockingWork.read(store) { try store.verifyToken(text) }
         guard let token = found else {
             verified.withLockedValue { _ = $0.removeValue(forKey: text) }
             return nil

@@ -21,17 +21,19 @@ struct ReadRoutes: Sendable {
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
     func why(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
-        let id = try context.parameters.require("id")
+        // The router hands the path segment over as sent: an ID with a space or non-ASCII text arrives encoded.
+        let raw = try context.parameters.require("id")
+        let id = raw.removingPercentEncoding ?? raw
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
         if app == nil {
             await writer.summariesWritten()
             do {
-                app = try await BlockingWork.run { [store] in try store.app(nil, ofNotification: id) }
+                app = try await BlockingWork.read(store) { [store] in try store.app(nil, ofNotification: id) }
             } catch let error as AppLookupError {
                 throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
             }
         }
-        let report = try await BlockingWork.run { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
+        let report = try await BlockingWork.read(store) { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
         let unknown = report.diagnosis.cause == .unknownNotification
         if Self.wantsText(request) {
             return Response(status: unknown ? .notFound : .ok, headers: [.contentType: "text/plain; charset=utf-8"],
@@ -68,11 +70,11 @@ struct ReadRoutes: Sendable {
             query.limit = value
         }
         await writer.summariesWritten()
-        let rows = try await BlockingWork.run { [store, query] in try store.search(query) }
+        let rows = try await BlockingWork.read(store) { [store, query] in try store.search(query) }
         // A misspelt app answers nothing, silently: say so to a caller who may see every app.
         if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
             do {
-                try await BlockingWork.run { [store] in try store.requireKnownApp(app) }
+                try await BlockingWork.read(store) { [store] in try store.requireKnownApp(app) }
             } catch let error as AppLookupError {
                 throw APIError(.notFound, "unknown_app", error.message)
             }

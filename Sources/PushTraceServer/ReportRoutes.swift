@@ -25,13 +25,13 @@ struct ReportRoutes: Sendable {
         let period: ReportPeriod
         if let week = parameters["week"].map(String.init) {
             guard let parsed = ReportPeriod(isoWeek: week) else {
-                throw APIError.badRequest("week=\(week) is not an ISO week: use YYYY-Www, e.g. 2026-W46")
+                throw APIError.badRequest("week=\(week) is not an ISO week: use YYYY-Www (2000 to 2199), e.g. 2026-W46")
             }
             period = parsed
         } else {
             period = ReportPeriod(weekContaining: Int64(Date().timeIntervalSince1970 * 1000)).previous
         }
-        let report = try await BlockingWork.run { [store] in try store.report(appID: app, period: period) }
+        let report = try await BlockingWork.read(store) { [store] in try store.report(appID: app, period: period) }
         let accept = request.headers[.accept]?.lowercased() ?? ""
         if accept.contains("text/markdown") {
             return Self.text(ReportText.markdown(report), type: "text/markdown; charset=utf-8")
@@ -48,7 +48,7 @@ struct ReportRoutes: Sendable {
             ?? Int64(Date().timeIntervalSince1970 * 1000)
         // A read token's answer is its app's alone: the firing alerts and the count of windows judged.
         let confined = caller.confinedApp
-        let report = try await BlockingWork.run { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
+        let report = try await BlockingWork.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
         if ReadRoutes.wantsText(request) { return Self.text(report.text, type: "text/plain; charset=utf-8") }
         return try Self.json(report)
     }

@@ -41,7 +41,7 @@ struct Report: AsyncParsableCommand {
         switch (week, from, to) {
         case (let week?, nil, nil):
             guard let period = ReportPeriod(isoWeek: week) else {
-                throw ValidationError("--week \(week) is not an ISO week: use YYYY-Www, e.g. 2026-W46")
+                throw ValidationError("--week \(week) is not an ISO week: use YYYY-Www (2000 to 2199), e.g. 2026-W46")
             }
             return period
         case (nil, let from?, let to?):

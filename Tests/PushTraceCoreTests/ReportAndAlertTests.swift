@@ -20,6 +20,11 @@ struct ReportAndAlertTests {
         // 2024-12-30 is in 2025-W01.
         #expect(ReportPeriod.dateText(try #require(ReportPeriod(isoWeek: "2025-W01")).start) == "2024-12-30")
         for bad in ["2026-46", "2026-W00", "2026-W54", "26-W01", "2026-Wxx"] { #expect(ReportPeriod(isoWeek: bad) == nil, "\(bad)") }
+        // Digits only, and the years stored times may have (openapi.json's pattern says the same).
+        for bad in ["+123-W01", "-202-W01", "2026-W+1", "1999-W10", "2200-W01", "２０２６-W01"] {
+            #expect(ReportPeriod(isoWeek: bad) == nil, "\(bad)")
+        }
+        #expect(ReportPeriod(isoWeek: "2026-w46")?.label == "2026-W46")
     }
 
     @Test("date ranges include both ends; the previous range is as long and just before")

@@ -118,6 +118,22 @@ import Testing
         }
     }
 
+    @Test("an empty app= is 400 on every read; an ID with a space or non-ASCII text is found through its percent-encoding")
+    func emptyAppAndEncodedIDs() async throws {
+        let server = try TestServer()
+        let id = "promo 42 été"
+        try await server.run { client in
+            for path in ["/v1/notifications?app=", "/v1/notifications/x?app=", "/v1/reports/weekly?app=&week=2026-W46"] {
+                try expectError(try await client.get(path, token: server.adminToken), .badRequest, "bad_request")
+            }
+            #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
+            let encoded = try #require(id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed))
+            let why = try await client.get("/v1/notifications/\(encoded)", token: server.readToken)
+            #expect(why.status == .ok)
+            #expect(why.json["notification_id"] as? String == id.lowercased())
+        }
+    }
+
     @Test("a path no endpoint has is 404; a known path under another method is 405 with Allow")
     func answersUnknownPathsAndMethods() async throws {
         let server = try TestServer()

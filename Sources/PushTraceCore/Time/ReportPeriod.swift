@@ -13,11 +13,14 @@ public struct ReportPeriod: Codable, Sendable, Hashable {
     /// Monday 1970-01-05, the first Monday of the epoch.
     private static let firstMondayDay: Int64 = 4
 
-    /// The ISO week `text` (`YYYY-Www`), or nil when it is not one.
+    /// The ISO week `text` (`YYYY-Www`, digits only, a year from 2000 to 2199 as stored times are), or nil when it
+    /// is not one.
     public init?(isoWeek text: String) {
-        let parts = text.uppercased().split(separator: "-W")
+        let parts = text.uppercased().split(separator: "-W", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 4, parts[1].count == 2,
-              let year = Int(parts[0]), let week = Int(parts[1]), week >= 1, week <= Self.weeks(inISOYear: year)
+              parts.allSatisfy({ $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+              let year = Int(parts[0]), (2000...2199).contains(year),
+              let week = Int(parts[1]), week >= 1, week <= Self.weeks(inISOYear: year)
         else { return nil }
         let start = Self.mondayOfWeekOne(year) + Int64(week - 1) * 7
         self.init(label: String(format: "%04d-W%02d", year, week), start: start * Self.dayMs, end: (start + 7) * Self.dayMs)
