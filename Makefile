@@ -4,14 +4,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: SQLite and zlib headers, the sqlite3 shell (benchmarks, crash
 # test), curl (scripts talking to the server).
 DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
-# Prometheus and promtool, for the dashboards' checks (make check-dashboards).
-DASHBOARD_DEBS := prometheus
+# Prometheus, promtool and Alertmanager, for the dashboards' checks (make check-dashboards).
+DASHBOARD_DEBS := prometheus prometheus-alertmanager
 # Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
 POSTGRES_DEBS := postgresql
 # nginx (TLS in front of the server), openssl (its certificate) and systemd-analyze, for make deploy-test.
-DEPLOY_DEBS := nginx openssl systemd
+DEPLOY_DEBS := nginx openssl systemd curl sqlite3
 
-.PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
 
 all: build
 
@@ -61,8 +61,25 @@ check-dashboards: build dashboard-deps
 
 # deploy/pushtrace.service checked by systemd-analyze; deploy/nginx.conf run by nginx with TLS in front of a live
 # server: uploads (curl, urllib, Expect: 100-continue), 413 as JSON, a why read back, the client's address logged.
-deploy-test: build deploy-deps
+# Then docs/deploy.md's walk-through from a fresh Debian host, every command of it run as written, as root, in a
+# private namespace (scripts/walkthrough-test.sh).
+deploy-test: build release deploy-deps
 	scripts/deploy-test.sh
+	$(SUDO) scripts/walkthrough-test.sh
+
+# The toolchain's swift-format, with .swift-format: `make format` formats the tree, `make format-check` (CI) fails
+# on any line it would change.
+SWIFT_FORMAT ?= swift-format
+format:
+	$(SWIFT_FORMAT) format --in-place --recursive --parallel Package.swift Sources Tests
+
+format-check:
+	$(SWIFT_FORMAT) lint --strict --recursive --parallel Package.swift Sources Tests
+
+# schemathesis (PyPI, pinned, in a virtualenv under .build) against a live server and openapi.json, every check;
+# API_EXAMPLES examples per operation and phase (default 200; CI runs fewer).
+api-test: build
+	scripts/api-test.sh
 
 # Simulated bundles into ./pushtrace.sqlite, then the answer for one notification of each cause family.
 demo: release
