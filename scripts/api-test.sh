@@ -60,6 +60,9 @@ curl -sf "http://127.0.0.1:$port/openapi.json" | cmp - openapi.json
 # (x-schemathesis-unknown-property) and expect a refusal, where HTTP says a recipient must ignore header fields it
 # does not know (RFC 9110, section 5.1): proxies and clients add their own.
 cat > "$work/schemathesis.toml" <<TOML
+[cache]
+directory = "$work/schemathesis-cache"
+
 [generation]
 allow-extra-parameters = false
 
