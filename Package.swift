@@ -39,17 +39,21 @@ let package = Package(
         .target(name: "PushTraceGzip", dependencies: ["CZlib"]),
         // Bundle decoding, correlation keys, clock correction, diagnosis, reports and alert rules (read from YAML).
         // No database, no network.
-        .target(name: "PushTraceCore", dependencies: [
-            "PushTraceRecords", "PushTraceGzip", .product(name: "Yams", package: "Yams"),
-        ]),
+        .target(
+            name: "PushTraceCore",
+            dependencies: [
+                "PushTraceRecords", "PushTraceGzip", .product(name: "Yams", package: "Yams"),
+            ]),
         // The on-device library: the app and its two extensions record into the App Group container; the app uploads.
         // Foundation (and FoundationNetworking on Linux) and the system zlib only.
         // Its own manifest, Agent/Package.swift (tools 6.0, for Xcode 16), builds the same sources.
-        .target(name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"],
-                resources: [.copy("PrivacyInfo.xcprivacy")]),
+        .target(
+            name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
         // A stand-in for an app's processes in the agent's tests: records as one process kind, in its own OS process.
-        .executableTarget(name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
-                          path: "Tests/PushTraceAgentProbe"),
+        .executableTarget(
+            name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
+            path: "Tests/PushTraceAgentProbe"),
         // The bundle decoder as the fuzzers drive it, with invariants; the regression tests replay crashers through it.
         .target(name: "PushTraceFuzzing", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip"]),
         // libFuzzer targets (make fuzz builds them with -sanitize=fuzzer); built normally, they replay inputs.
@@ -65,100 +69,131 @@ let package = Package(
         // The store's interface (protocols and plain values, no database type) and what every engine shares: the
         // per-notification summaries and rollup deltas, computed once here, record blocks and their dictionaries,
         // reading stored lines back, tokens, and the file ingest pipeline.
-        .target(name: "PushTraceStore", dependencies: [
-            "PushTraceCore", "PushTraceRecords", "PushTraceGzip",
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PushTraceStore",
+            dependencies: [
+                "PushTraceCore", "PushTraceRecords", "PushTraceGzip",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The SQLite engine behind that interface (GRDB over the system libsqlite3): the default, embedded store.
-        .target(name: "PushTraceSQLite", dependencies: [
-            "PushTraceCore", "PushTraceRecords", "PushTraceStore", "CSQLiteSettings",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            // SQLite's C API, for the checkpointer's WAL hook (Checkpointer.swift).
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
-        ]),
+        .target(
+            name: "PushTraceSQLite",
+            dependencies: [
+                "PushTraceCore", "PushTraceRecords", "PushTraceStore", "CSQLiteSettings",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the checkpointer's WAL hook (Checkpointer.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         // The PostgreSQL engine behind the same interface (postgres-nio): one database shared by many servers (SPEC §9).
-        .target(name: "PushTracePostgres", dependencies: [
-            "PushTraceCore", "PushTraceRecords", "PushTraceStore",
-            .product(name: "PostgresNIO", package: "postgres-nio"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "PushTracePostgres",
+            dependencies: [
+                "PushTraceCore", "PushTraceRecords", "PushTraceStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
         // store's interface only; the command that serves picks the engine.
-        .target(name: "PushTraceServer", dependencies: [
-            "PushTraceCore", "PushTraceStore", "PushTraceRecords",
-            .target(name: "CGlibcMalloc", condition: .when(platforms: [.linux])),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-        ], resources: [
-            // The OpenAPI document (openapi.json at the top of the repository links to it), compiled into the
-            // binary for GET /openapi.json: no resource bundle to install beside the server.
-            .embedInCode("openapi.json"),
-        ]),
-        .executableTarget(name: "pushtrace", dependencies: [
-            "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceSimulator", "PushTraceRecords",
-            "PushTraceServer",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        .target(
+            name: "PushTraceServer",
+            dependencies: [
+                "PushTraceCore", "PushTraceStore", "PushTraceRecords",
+                .target(name: "CGlibcMalloc", condition: .when(platforms: [.linux])),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            resources: [
+                // The OpenAPI document (openapi.json at the top of the repository links to it), compiled into the
+                // binary for GET /openapi.json: no resource bundle to install beside the server.
+                .embedInCode("openapi.json")
+            ]),
+        .executableTarget(
+            name: "pushtrace",
+            dependencies: [
+                "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceSimulator", "PushTraceRecords",
+                "PushTraceServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         // A load generator for the crash test and the HTTP benchmark: many concurrent uploaders of bundle files.
-        .executableTarget(name: "pushtrace-load", dependencies: [
-            "PushTraceGzip",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-        ]),
+        .executableTarget(
+            name: "pushtrace-load",
+            dependencies: [
+                "PushTraceGzip",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
-        .target(name: "PushTraceTestSupport", dependencies: ["PushTraceStore", "PushTraceSQLite", "PushTracePostgres",
-                                                             "PushTraceCore", "PushTraceSimulator"],
-                path: "Tests/PushTraceTestSupport"),
-        .testTarget(name: "PushTraceCoreTests", dependencies: ["PushTraceCore", "PushTraceRecords", "PushTraceGzip", "PushTraceSimulator",
-                                                                "PushTraceFuzzing"],
-                    resources: [.copy("FuzzCrashers")]),
-        .testTarget(name: "PushTraceAgentTests", dependencies: [
-            "PushTraceAgent", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
-        ]),
+        .target(
+            name: "PushTraceTestSupport",
+            dependencies: [
+                "PushTraceStore", "PushTraceSQLite", "PushTracePostgres",
+                "PushTraceCore", "PushTraceSimulator",
+            ],
+            path: "Tests/PushTraceTestSupport"),
+        .testTarget(
+            name: "PushTraceCoreTests",
+            dependencies: [
+                "PushTraceCore", "PushTraceRecords", "PushTraceGzip", "PushTraceSimulator",
+                "PushTraceFuzzing",
+            ],
+            resources: [.copy("FuzzCrashers")]),
+        .testTarget(
+            name: "PushTraceAgentTests",
+            dependencies: [
+                "PushTraceAgent", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
+            ]),
         // The store-interface suite: every test runs against each engine (TestEngine.all).
-        .testTarget(name: "PushTraceStoreTests", dependencies: [
-            "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
-            "PushTraceGzip", "PushTracePostgres",
-        ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources
+        .testTarget(
+            name: "PushTraceStoreTests",
+            dependencies: [
+                "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
+                "PushTraceGzip", "PushTracePostgres",
+            ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources
         // What only the SQLite engine has: its schema and migrations, blocks, conversion, checkpoints, the backlog.
-        .testTarget(name: "PushTraceSQLiteTests", dependencies: [
-            .product(name: "GRDB", package: "GRDB.swift"),
-            "PushTraceSQLite", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
-            "PushTraceTestSupport", "PushTraceGzip",
-        ]),
-        .testTarget(name: "PushTraceServerTests", dependencies: [
-            "PushTraceServer", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceCore", "PushTraceSimulator",
-            "PushTraceRecords", "PushTraceTestSupport", "PushTraceGzip",
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ]),
-        .testTarget(name: "PushTraceCLITests", dependencies: [
-            "pushtrace", "PushTraceSimulator", "PushTraceCore", "PushTraceGzip", "PushTraceAgent", "pushtrace-agent-probe",
-            "PushTracePostgres", "PushTraceTestSupport",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ], exclude: ["Fixtures"]),  // read by path (HostileInputCLITests), not bundled as resources
+        .testTarget(
+            name: "PushTraceSQLiteTests",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                "PushTraceSQLite", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
+                "PushTraceTestSupport", "PushTraceGzip",
+            ]),
+        .testTarget(
+            name: "PushTraceServerTests",
+            dependencies: [
+                "PushTraceServer", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceCore", "PushTraceSimulator",
+                "PushTraceRecords", "PushTraceTestSupport", "PushTraceGzip",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .testTarget(
+            name: "PushTraceCLITests",
+            dependencies: [
+                "pushtrace", "PushTraceSimulator", "PushTraceCore", "PushTraceGzip", "PushTraceAgent", "pushtrace-agent-probe",
+                "PushTracePostgres", "PushTraceTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ], exclude: ["Fixtures"]),  // read by path (HostileInputCLITests), not bundled as resources
     ],
     swiftLanguageModes: [.v6]
 )

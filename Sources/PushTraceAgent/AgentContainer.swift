@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(os)
-import os
+    import os
 #endif
 
 /// Where the agent keeps its files: `pushtrace/` inside the App Group container the app and its extensions share.
@@ -35,17 +36,17 @@ public struct AgentContainer: Sendable, Hashable {
     }
 
     #if canImport(Darwin)
-    /// The shared container of App Group `appGroup` (e.g. `group.net.rorklab.dailypick`).
-    ///
-    /// Throws ``AgentError/appGroupUnavailable(_:)`` when the system has no container for that name: the App Groups
-    /// capability is missing from this target, or the name differs from the other targets' (the commonest reason a
-    /// rich notification silently loses its shared state). The error is also logged with `os_log` (fault).
-    public init(appGroup: String) throws {
-        guard let url = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup) else {
-            throw AgentError.appGroupUnavailable(appGroup).reported()
+        /// The shared container of App Group `appGroup` (e.g. `group.net.rorklab.dailypick`).
+        ///
+        /// Throws ``AgentError/appGroupUnavailable(_:)`` when the system has no container for that name: the App Groups
+        /// capability is missing from this target, or the name differs from the other targets' (the commonest reason a
+        /// rich notification silently loses its shared state). The error is also logged with `os_log` (fault).
+        public init(appGroup: String) throws {
+            guard let url = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup) else {
+                throw AgentError.appGroupUnavailable(appGroup).reported()
+            }
+            try self.init(directory: url)
         }
-        try self.init(directory: url)
-    }
     #endif
 
     var records: URL { root.appendingPathComponent("records", isDirectory: true) }
@@ -70,9 +71,9 @@ extension AgentError {
     /// returns it to be thrown: setup errors must never be silent, even where the caller ignores them.
     func reported() -> AgentError {
         #if canImport(os)
-        Logger(subsystem: "pushtrace", category: "agent").fault("pushtrace: \(self.description, privacy: .public)")
+            Logger(subsystem: "pushtrace", category: "agent").fault("pushtrace: \(self.description, privacy: .public)")
         #else
-        FileHandle.standardError.write(Data("pushtrace: \(description)\n".utf8))
+            FileHandle.standardError.write(Data("pushtrace: \(description)\n".utf8))
         #endif
         return self
     }

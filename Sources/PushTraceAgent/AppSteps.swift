@@ -6,8 +6,9 @@ public struct AppSteps: Sendable {
 
     /// `userNotificationCenter(_:willPresent:withCompletionHandler:)`: shown while the app was in the foreground.
     public func willPresent(_ notificationID: String, options: [String]? = nil) {
-        recorder.event(.appWillPresent, notificationID: notificationID,
-                       ["options": options.map { .array($0.map(JSONValue.string)) }])
+        recorder.event(
+            .appWillPresent, notificationID: notificationID,
+            ["options": options.map { .array($0.map(JSONValue.string)) }])
     }
 
     /// `userNotificationCenter(_:didReceive:withCompletionHandler:)`: the app's response handler ran for `action`

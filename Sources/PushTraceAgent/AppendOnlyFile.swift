@@ -1,9 +1,10 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
 
 /// A file opened for appending: each `append` is one `write(2)` of whole lines, so that a process killed at any
 /// moment leaves complete lines behind (or, at worst, one cut last line), and readers in other processes never see
@@ -88,8 +89,10 @@ final class RewrittenFile: @unchecked Sendable {
             let now = clock(), quiet = now - lastRewrite
             lastRewrite = now
             var opened = stat(), named = stat()
-            if descriptor < 0 || ((quiet > 60_000 || quiet < 0)
-                && (fstat(descriptor, &opened) != 0 || stat(url.path, &named) != 0 || opened.st_ino != named.st_ino)) {
+            if descriptor < 0
+                || ((quiet > 60_000 || quiet < 0)
+                    && (fstat(descriptor, &opened) != 0 || stat(url.path, &named) != 0 || opened.st_ino != named.st_ino))
+            {
                 if descriptor >= 0 { close(descriptor) }
                 descriptor = Self.opening(url)
             }

@@ -22,12 +22,16 @@ public struct ContentSteps: Sendable {
     }
 
     /// The card's image was decoded and shown.
-    public func image(_ notificationID: String, pixelWidth: Int? = nil, pixelHeight: Int? = nil, bytes: Int64? = nil,
-                      decodeMs: Int64? = nil) {
-        recorder.event(.contentImage, notificationID: notificationID, [
-            "pixel_width": pixelWidth.map { .int(Int64($0)) }, "pixel_height": pixelHeight.map { .int(Int64($0)) },
-            "bytes": bytes.map(JSONValue.int), "decode_ms": decodeMs.map(JSONValue.int),
-        ])
+    public func image(
+        _ notificationID: String, pixelWidth: Int? = nil, pixelHeight: Int? = nil, bytes: Int64? = nil,
+        decodeMs: Int64? = nil
+    ) {
+        recorder.event(
+            .contentImage, notificationID: notificationID,
+            [
+                "pixel_width": pixelWidth.map { .int(Int64($0)) }, "pixel_height": pixelHeight.map { .int(Int64($0)) },
+                "bytes": bytes.map(JSONValue.int), "decode_ms": decodeMs.map(JSONValue.int),
+            ])
         recorder.endWork(on: notificationID)
     }
 
@@ -38,17 +42,21 @@ public struct ContentSteps: Sendable {
 
     /// An action was answered with `response`, `elapsedMs` after the button was tapped.
     public func action(_ notificationID: String, action: String, response: ResponseOption, elapsedMs: Int64? = nil) {
-        recorder.event(.contentAction, notificationID: notificationID, [
-            "action": .string(action), "response": .string(response.rawValue), "elapsed_ms": elapsedMs.map(JSONValue.int),
-        ])
+        recorder.event(
+            .contentAction, notificationID: notificationID,
+            [
+                "action": .string(action), "response": .string(response.rawValue), "elapsed_ms": elapsedMs.map(JSONValue.int),
+            ])
     }
 
     /// Wraps the completion handler of `didReceive(_ response:completionHandler:)`: calling the returned handler
     /// records `content.action` with the response option and how long the work took, then calls `completion`; if it
     /// is not called within `timeout` seconds, `content.completion_timeout` is recorded (the card stays stuck until then).
     /// Calls after the first are ignored, as UIKit ignores them.
-    public func completion(_ notificationID: String, action: String, timeout: TimeInterval = 5,
-                           _ completion: @escaping @Sendable (ResponseOption) -> Void) -> @Sendable (ResponseOption) -> Void {
+    public func completion(
+        _ notificationID: String, action: String, timeout: TimeInterval = 5,
+        _ completion: @escaping @Sendable (ResponseOption) -> Void
+    ) -> @Sendable (ResponseOption) -> Void {
         let call = ActionCompletion(recorder: recorder, notificationID: notificationID, action: action)
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { call.timedOut() }
         return { response in
@@ -62,9 +70,11 @@ extension ContentSteps {
     /// runs `work`, records `content.action` with the option it returns and how long it took, and records
     /// `content.completion_timeout` if it takes longer than `timeout` seconds (the card stays stuck meanwhile).
     /// It runs on the caller's actor (the main actor, in a content extension), so `work` may touch the view.
-    public func action(_ notificationID: String, action: String, timeout: TimeInterval = 5,
-                       isolation: isolated (any Actor)? = #isolation,
-                       _ work: () async -> ResponseOption) async -> ResponseOption {
+    public func action(
+        _ notificationID: String, action: String, timeout: TimeInterval = 5,
+        isolation: isolated (any Actor)? = #isolation,
+        _ work: () async -> ResponseOption
+    ) async -> ResponseOption {
         let call = ActionCompletion(recorder: recorder, notificationID: notificationID, action: action)
         let watchdog = Task.detached {
             try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1_000_000_000))
@@ -97,19 +107,27 @@ final class ActionCompletion: @unchecked Sendable {
 
     /// Records the action; false when the handler was already called.
     func complete(_ response: ResponseOption) -> Bool {
-        guard lock.withLock({ () -> Bool in defer { called = true }; return !called }) else { return false }
+        guard
+            lock.withLock({ () -> Bool in
+                defer { called = true }
+                return !called
+            })
+        else { return false }
         recorder.content.action(notificationID, action: action, response: response, elapsedMs: elapsedMs)
         return true
     }
 
     func timedOut() {
-        guard lock.withLock({ () -> Bool in
-            guard !called, !reportedTimeout else { return false }
-            reportedTimeout = true
-            return true
-        }) else { return }
-        recorder.event(.contentCompletionTimeout, notificationID: notificationID,
-                       ["action": .string(action), "waited_ms": .int(elapsedMs)])
+        guard
+            lock.withLock({ () -> Bool in
+                guard !called, !reportedTimeout else { return false }
+                reportedTimeout = true
+                return true
+            })
+        else { return }
+        recorder.event(
+            .contentCompletionTimeout, notificationID: notificationID,
+            ["action": .string(action), "waited_ms": .int(elapsedMs)])
     }
 }
 
@@ -128,8 +146,9 @@ public struct ContentCard: Sendable {
 
     /// The card's image was decoded and shown (`decodeMs` defaults to the time since the card began).
     public func image(pixelWidth: Int? = nil, pixelHeight: Int? = nil, bytes: Int64? = nil, decodeMs: Int64? = nil) {
-        steps.image(notificationID, pixelWidth: pixelWidth, pixelHeight: pixelHeight, bytes: bytes,
-                    decodeMs: decodeMs ?? Int64((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1_000_000))
+        steps.image(
+            notificationID, pixelWidth: pixelWidth, pixelHeight: pixelHeight, bytes: bytes,
+            decodeMs: decodeMs ?? Int64((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1_000_000))
     }
 
     /// The card is drawn, without an image.

@@ -3,8 +3,10 @@ import Foundation
 /// Runs `operation`, cancelled once `seconds` have passed: a request's `timeoutInterval` bounds only the time between
 /// bytes, and the agent's bounds (the service extension's seconds, an attachment's download) are on the whole.
 /// Throws `expired` when the time ran out first.
-func withDeadline<T: Sendable>(seconds: TimeInterval, expired: @autoclosure () -> any Error,
-                               _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func withDeadline<T: Sendable>(
+    seconds: TimeInterval, expired: @autoclosure () -> any Error,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let first = try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {

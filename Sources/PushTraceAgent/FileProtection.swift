@@ -13,16 +13,16 @@ enum FileProtection {
     /// created in it; setting it on each file as well covers containers made by an earlier version.
     static func apply(to url: URL) {
         #if canImport(Darwin)
-        try? FileManager.default.setAttributes([.protectionKey: agentClass], ofItemAtPath: url.path)
+            try? FileManager.default.setAttributes([.protectionKey: agentClass], ofItemAtPath: url.path)
         #endif
     }
 
     /// Options for `Data.write(to:options:)` of the agent's small state files.
     static var writing: Data.WritingOptions {
         #if canImport(Darwin)
-        [.atomic, .completeFileProtectionUntilFirstUserAuthentication]
+            [.atomic, .completeFileProtectionUntilFirstUserAuthentication]
         #else
-        [.atomic]
+            [.atomic]
         #endif
     }
 }

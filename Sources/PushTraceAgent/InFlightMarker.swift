@@ -56,8 +56,10 @@ struct InFlightMarker {
     /// The file's contents for `entries`.
     static func encode(_ entries: some Collection<Entry>) -> [UInt8] {
         entries.flatMap { entry in
-            JSONLine(["notification_id": .string(entry.notificationID), "footprint_bytes": entry.footprintBytes.map(JSONValue.int),
-                      "since": .int(entry.since)]).bytes + [UInt8(ascii: "\n")]
+            JSONLine([
+                "notification_id": .string(entry.notificationID), "footprint_bytes": entry.footprintBytes.map(JSONValue.int),
+                "since": .int(entry.since),
+            ]).bytes + [UInt8(ascii: "\n")]
         }
     }
 }

@@ -1,10 +1,11 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import PushTraceRecords
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
 
 /// One run of one process, named `<start, 13 digits of epoch ms>-<process>-<pid>-<nonce>` so that its files sort by
 /// time and say who wrote them.

@@ -1,9 +1,10 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
 
 /// The lock the app and its service extension take while packing records into bundles and claiming bundles to send
 /// (`state/pack.lock`, `flock`): two processes packing at once would put the same records in two bundles.
@@ -36,7 +37,8 @@ struct PackLock {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, wait) * 1_000_000_000)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, DispatchTime.now().uptimeNanoseconds < deadline,
-                  (try? await Task.sleep(nanoseconds: 5_000_000)) != nil else { return nil }
+                (try? await Task.sleep(nanoseconds: 5_000_000)) != nil
+            else { return nil }
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()

@@ -34,12 +34,19 @@ extension Recorder {
             }
         }
         guard droppedRecords > 0 else { return }
-        appendLocked(encode(.log, [
-            ("level", "warning"),
-            ("message", .string("pushtrace dropped \(droppedRecords) records not yet uploaded: its files in the App Group "
-                + "container were over their bound of \(limits.maxTotalBytes) bytes")),
-            ("dropped_records", .int(Int64(droppedRecords))), ("dropped_bytes", .int(droppedBytes)),
-        ]))
+        appendLocked(
+            encode(
+                .log,
+                [
+                    ("level", "warning"),
+                    (
+                        "message",
+                        .string(
+                            "pushtrace dropped \(droppedRecords) records not yet uploaded: its files in the App Group "
+                                + "container were over their bound of \(limits.maxTotalBytes) bytes")
+                    ),
+                    ("dropped_records", .int(Int64(droppedRecords))), ("dropped_bytes", .int(droppedBytes)),
+                ]))
     }
 
     /// The records a file holds from byte `offset` on (a cut last line counts), where an earlier drop notice counts
@@ -52,8 +59,8 @@ extension Recorder {
         let marker = Array("\"dropped_records\":".utf8)
         return data.split(separator: UInt8(ascii: "\n")).reduce(0) { total, line in
             guard line.firstRange(of: marker) != nil,
-                  let notice = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                  let reported = (notice["dropped_records"] as? NSNumber)?.intValue
+                let notice = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let reported = (notice["dropped_records"] as? NSNumber)?.intValue
             else { return total + 1 }
             return total + reported
         }

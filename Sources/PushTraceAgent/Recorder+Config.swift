@@ -7,8 +7,10 @@ extension Recorder {
     ///
     /// The line is written when the configuration differs from the one this process last recorded, and the uploader
     /// repeats the latest one in every bundle, so the server always knows the configuration in force.
-    public func config(appGroup: String?, categories: [CategoryConfig]? = nil,
-                       extensionAttributes: ContentExtensionPlist? = nil, interactiveControls: Bool? = nil) {
+    public func config(
+        appGroup: String?, categories: [CategoryConfig]? = nil,
+        extensionAttributes: ContentExtensionPlist? = nil, interactiveControls: Bool? = nil
+    ) {
         let fields: [(String, JSONValue?)] = [
             ("app_group", appGroup.map(JSONValue.string)),
             ("categories", categories.map { .array($0.map(\.jsonValue)) }),
@@ -42,10 +44,11 @@ extension ContentExtensionPlist {
         guard let attributes = (infoDictionary["NSExtension"] as? [String: Any])?["NSExtensionAttributes"] as? [String: Any]
         else { return nil }
         let category = attributes["UNNotificationExtensionCategory"]
-        self.init(categories: (category as? String).map { [$0] } ?? category as? [String],
-                  initialContentSizeRatio: (attributes["UNNotificationExtensionInitialContentSizeRatio"] as? NSNumber)?.doubleValue,
-                  defaultContentHidden: attributes["UNNotificationExtensionDefaultContentHidden"] as? Bool,
-                  userInteractionEnabled: attributes["UNNotificationExtensionUserInteractionEnabled"] as? Bool)
+        self.init(
+            categories: (category as? String).map { [$0] } ?? category as? [String],
+            initialContentSizeRatio: (attributes["UNNotificationExtensionInitialContentSizeRatio"] as? NSNumber)?.doubleValue,
+            defaultContentHidden: attributes["UNNotificationExtensionDefaultContentHidden"] as? Bool,
+            userInteractionEnabled: attributes["UNNotificationExtensionUserInteractionEnabled"] as? Bool)
     }
 
     var jsonValue: JSONValue {

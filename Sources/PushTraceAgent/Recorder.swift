@@ -45,19 +45,23 @@ public final class Recorder: @unchecked Sendable {
     // MARK: One per process
 
     #if canImport(Darwin)
-    /// The recorder of this process for `process`, writing into App Group `appGroup`: created on first use, then the
-    /// same one for every caller.
-    ///
-    /// Throws (and logs with `os_log`) ``AgentError/appGroupUnavailable(_:)`` when this target has no container for
-    /// `appGroup`, and ``AgentError/containerUnusable(_:reason:)`` when its folder cannot be used.
-    public static func shared(_ process: ProcessKind, appGroup: String, limits: RecorderLimits = RecorderLimits()) throws -> Recorder {
-        try SharedRecorders.recorder(process, appGroup) { try Recorder(process: process, container: AgentContainer(appGroup: appGroup), limits: limits) }
-    }
+        /// The recorder of this process for `process`, writing into App Group `appGroup`: created on first use, then the
+        /// same one for every caller.
+        ///
+        /// Throws (and logs with `os_log`) ``AgentError/appGroupUnavailable(_:)`` when this target has no container for
+        /// `appGroup`, and ``AgentError/containerUnusable(_:reason:)`` when its folder cannot be used.
+        public static func shared(_ process: ProcessKind, appGroup: String, limits: RecorderLimits = RecorderLimits()) throws -> Recorder {
+            try SharedRecorders.recorder(process, appGroup) {
+                try Recorder(process: process, container: AgentContainer(appGroup: appGroup), limits: limits)
+            }
+        }
     #endif
 
     /// The recorder of this process for `process` in `container` (Linux, tests, a Mac tool): created on first use,
     /// then the same one for every caller.
-    public static func shared(_ process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits()) throws -> Recorder {
+    public static func shared(
+        _ process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits()
+    ) throws -> Recorder {
         try SharedRecorders.recorder(process, container.root.path) { try Recorder(process: process, container: container, limits: limits) }
     }
 
@@ -66,8 +70,10 @@ public final class Recorder: @unchecked Sendable {
     /// that cannot be opened yet (the container locked before the first unlock): those records are counted.
     ///
     /// - Parameter clock: Unix epoch milliseconds; the system clock unless a test sets its own.
-    public init(process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits(),
-                clock: @escaping @Sendable () -> Int64 = Recorder.systemClock) throws {
+    public init(
+        process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits(),
+        clock: @escaping @Sendable () -> Int64 = Recorder.systemClock
+    ) throws {
         self.process = process
         self.container = container
         self.limits = limits
@@ -98,8 +104,10 @@ public final class Recorder: @unchecked Sendable {
 
     /// The record's NDJSON line, newline included.
     func encode(_ type: RecordType, _ fields: [(String, JSONValue?)], as writer: ProcessKind? = nil) -> [UInt8] {
-        JSONLine(fields: [("type", .string(type.rawValue)), ("ts", .int(clock())), ("process", .string((writer ?? process).rawValue))]
-            + fields).bytes + [UInt8(ascii: "\n")]
+        JSONLine(
+            fields: [("type", .string(type.rawValue)), ("ts", .int(clock())), ("process", .string((writer ?? process).rawValue))]
+                + fields
+        ).bytes + [UInt8(ascii: "\n")]
     }
 
     /// Appends a line while holding the lock: reopens a file another launch sealed or that could not be opened,
@@ -131,24 +139,32 @@ public final class Recorder: @unchecked Sendable {
     }
 
     private func reportUnwritten() {
-        let notice = encode(.log, [
-            ("level", "warning"),
-            ("message", .string("pushtrace could not write \(unwritten) record\(unwritten == 1 ? "" : "s"): \(unwrittenReason)")),
-            ("dropped_records", .int(Int64(unwritten))),
-        ])
+        let notice = encode(
+            .log,
+            [
+                ("level", "warning"),
+                ("message", .string("pushtrace could not write \(unwritten) record\(unwritten == 1 ? "" : "s"): \(unwrittenReason)")),
+                ("dropped_records", .int(Int64(unwritten))),
+            ])
         if let target = file, notice.withUnsafeBytes({ target.append($0) }) { unwritten = 0 }
     }
 
     /// Records a lifecycle step (SPEC §3) of notification `notificationID` with its fields.
     public func event(_ name: EventName, notificationID: String, _ fields: KeyValuePairs<String, JSONValue?> = [:]) {
-        record(type: .event, [("event", .string(name.rawValue)), ("notification_id", .string(notificationID))]
-            + fields.map { ($0.key, $0.value) })
+        record(
+            type: .event,
+            [("event", .string(name.rawValue)), ("notification_id", .string(notificationID))]
+                + fields.map { ($0.key, $0.value) })
     }
 
     /// Records a free-form log line, about one notification or none.
     public func log(_ message: String, level: LogLevel = .info, notificationID: String? = nil) {
-        record(type: .log, [("level", .string(level.rawValue)), ("message", .string(message)),
-                            ("notification_id", notificationID.map(JSONValue.string))])
+        record(
+            type: .log,
+            [
+                ("level", .string(level.rawValue)), ("message", .string(message)),
+                ("notification_id", notificationID.map(JSONValue.string)),
+            ])
     }
 
     /// A log line's severity.
@@ -195,8 +211,9 @@ public final class Recorder: @unchecked Sendable {
         lock.withLock {
             let since = inFlight[notificationID]?.since ?? clock()
             if inFlight[notificationID] == nil { inFlightOrder.append(notificationID) }
-            inFlight[notificationID] = InFlightMarker.Entry(notificationID: notificationID, footprintBytes: MemoryFootprint.current(),
-                                                            since: since)
+            inFlight[notificationID] = InFlightMarker.Entry(
+                notificationID: notificationID, footprintBytes: MemoryFootprint.current(),
+                since: since)
             marker.rewrite(InFlightMarker.encode(inFlightOrder.compactMap { inFlight[$0] }))
         }
     }
@@ -234,11 +251,14 @@ public final class Recorder: @unchecked Sendable {
         guard marker.process == .service || marker.process == .content else { return }
         let name: EventName = marker.process == .content ? .contentAbnormalExit : .serviceAbnormalExit
         for entry in marker.entries {
-            appendLocked(encode(.event, [
-                ("event", .string(name.rawValue)), ("notification_id", .string(entry.notificationID)),
-                ("last_footprint_bytes", entry.footprintBytes.map(JSONValue.int)),
-                ("previous_launch", .string(marker.launch)), ("in_flight_since", .int(entry.since)),
-            ], as: marker.process))
+            appendLocked(
+                encode(
+                    .event,
+                    [
+                        ("event", .string(name.rawValue)), ("notification_id", .string(entry.notificationID)),
+                        ("last_footprint_bytes", entry.footprintBytes.map(JSONValue.int)),
+                        ("previous_launch", .string(marker.launch)), ("in_flight_since", .int(entry.since)),
+                    ], as: marker.process))
         }
     }
 
@@ -253,8 +273,10 @@ public final class Recorder: @unchecked Sendable {
     /// open the app: at most `seconds` and `bytes` per notification, always after the content handler was called.
     /// What it cannot send in time stays for the app's ``Uploader``, which sends only what is still unsent. The first
     /// call's configuration stays in force; later calls change only the bounds, and use the same uploader.
-    public func uploadsAfterDelivery(_ configuration: UploaderConfiguration, within seconds: TimeInterval = 3,
-                                     maxBytes: Int64 = 256 << 10) throws {
+    public func uploadsAfterDelivery(
+        _ configuration: UploaderConfiguration, within seconds: TimeInterval = 3,
+        maxBytes: Int64 = 256 << 10
+    ) throws {
         // Called again (each notification's setup, say), it keeps the uploader it has.
         let uploader = try lock.withLock { ownUpload } ?? Uploader(configuration: configuration, container: container, recorder: self)
         lock.withLock {

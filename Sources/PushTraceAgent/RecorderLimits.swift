@@ -17,8 +17,10 @@ public struct RecorderLimits: Sendable, Hashable {
     /// untouched for this long (default 2 minutes) belongs to a launch that ended.
     public var inFlightStaleAfter: TimeInterval
 
-    public init(maxFileBytes: Int64 = 1 << 20, maxTotalBytes: Int64 = 8 << 20, idleFileSealAfter: TimeInterval = 600,
-                inFlightStaleAfter: TimeInterval = 120) {
+    public init(
+        maxFileBytes: Int64 = 1 << 20, maxTotalBytes: Int64 = 8 << 20, idleFileSealAfter: TimeInterval = 600,
+        inFlightStaleAfter: TimeInterval = 120
+    ) {
         self.maxFileBytes = maxFileBytes
         self.maxTotalBytes = maxTotalBytes
         self.idleFileSealAfter = idleFileSealAfter

@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PushTraceRecords
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The Notification Service Extension's steps (SPEC §3), by notification ID: `recorder.service.received(…)`.
 /// ``begin(_:category:)`` gives a ``ServiceTrace`` that carries the ID and the elapsed time itself.
@@ -28,23 +29,31 @@ public struct ServiceSteps: Sendable {
     }
 
     /// An attachment download finished, well or not (`error` or an HTTP status ≥ 400 says it failed).
-    public func download(_ notificationID: String, urlHost: String, durationMs: Int64, httpStatus: Int? = nil,
-                         bytes: Int64? = nil, mime: String? = nil, error: String? = nil) {
-        recorder.event(.serviceDownload, notificationID: notificationID, [
-            "url_host": .string(urlHost), "duration_ms": .int(durationMs), "http_status": httpStatus.map { .int(Int64($0)) },
-            "bytes": bytes.map(JSONValue.int), "mime": mime.map(JSONValue.string), "error": error.map(JSONValue.string),
-        ])
+    public func download(
+        _ notificationID: String, urlHost: String, durationMs: Int64, httpStatus: Int? = nil,
+        bytes: Int64? = nil, mime: String? = nil, error: String? = nil
+    ) {
+        recorder.event(
+            .serviceDownload, notificationID: notificationID,
+            [
+                "url_host": .string(urlHost), "duration_ms": .int(durationMs), "http_status": httpStatus.map { .int(Int64($0)) },
+                "bytes": bytes.map(JSONValue.int), "mime": mime.map(JSONValue.string), "error": error.map(JSONValue.string),
+            ])
         recorder.beginWork(on: notificationID)  // the footprint after the download, for an abnormal exit report
     }
 
     /// `UNNotificationAttachment(identifier:url:options:)` was tried.
-    public func attachment(_ notificationID: String, ok: Bool, uti: String? = nil, bytes: Int64? = nil,
-                           pixelWidth: Int? = nil, pixelHeight: Int? = nil, error: String? = nil) {
-        recorder.event(.serviceAttachment, notificationID: notificationID, [
-            "ok": .bool(ok), "uti": uti.map(JSONValue.string), "bytes": bytes.map(JSONValue.int),
-            "pixel_width": pixelWidth.map { .int(Int64($0)) }, "pixel_height": pixelHeight.map { .int(Int64($0)) },
-            "error": error.map(JSONValue.string),
-        ])
+    public func attachment(
+        _ notificationID: String, ok: Bool, uti: String? = nil, bytes: Int64? = nil,
+        pixelWidth: Int? = nil, pixelHeight: Int? = nil, error: String? = nil
+    ) {
+        recorder.event(
+            .serviceAttachment, notificationID: notificationID,
+            [
+                "ok": .bool(ok), "uti": uti.map(JSONValue.string), "bytes": bytes.map(JSONValue.int),
+                "pixel_width": pixelWidth.map { .int(Int64($0)) }, "pixel_height": pixelHeight.map { .int(Int64($0)) },
+                "error": error.map(JSONValue.string),
+            ])
     }
 
     /// The content handler was called, `elapsedMs` after `didReceive`.
@@ -83,10 +92,13 @@ public final class ServiceTrace: @unchecked Sendable {
 
     /// An attachment download finished, well or not. `durationMs` is how long it took; `error` or an HTTP status
     /// ≥ 400 says it failed.
-    public func download(host: String, durationMs: Int64, httpStatus: Int? = nil, bytes: Int64? = nil, mime: String? = nil,
-                         error: String? = nil) {
-        recorder.service.download(notificationID, urlHost: host, durationMs: durationMs, httpStatus: httpStatus, bytes: bytes,
-                                  mime: mime, error: error)
+    public func download(
+        host: String, durationMs: Int64, httpStatus: Int? = nil, bytes: Int64? = nil, mime: String? = nil,
+        error: String? = nil
+    ) {
+        recorder.service.download(
+            notificationID, urlHost: host, durationMs: durationMs, httpStatus: httpStatus, bytes: bytes,
+            mime: mime, error: error)
     }
 
     /// A download of `url` that began at `startedAt` ended with `response` (or `error`): records
@@ -94,16 +106,20 @@ public final class ServiceTrace: @unchecked Sendable {
     public func download(from url: URL, startedAt: DispatchTime, response: URLResponse?, bytes: Int64? = nil, error: Error? = nil) {
         let http = response as? HTTPURLResponse
         let length = response.map(\.expectedContentLength).flatMap { $0 >= 0 ? $0 : nil }
-        download(host: url.host ?? "", durationMs: Int64((DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1_000_000),
-                 httpStatus: http?.statusCode, bytes: bytes ?? length, mime: response?.mimeType,
-                 error: error.map { ($0 as NSError).localizedDescription })
+        download(
+            host: url.host ?? "", durationMs: Int64((DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1_000_000),
+            httpStatus: http?.statusCode, bytes: bytes ?? length, mime: response?.mimeType,
+            error: error.map { ($0 as NSError).localizedDescription })
     }
 
     /// `UNNotificationAttachment(identifier:url:options:)` was tried.
-    public func attachment(ok: Bool, uti: String? = nil, bytes: Int64? = nil, pixelWidth: Int? = nil, pixelHeight: Int? = nil,
-                           error: String? = nil) {
-        recorder.service.attachment(notificationID, ok: ok, uti: uti, bytes: bytes, pixelWidth: pixelWidth,
-                                    pixelHeight: pixelHeight, error: error)
+    public func attachment(
+        ok: Bool, uti: String? = nil, bytes: Int64? = nil, pixelWidth: Int? = nil, pixelHeight: Int? = nil,
+        error: String? = nil
+    ) {
+        recorder.service.attachment(
+            notificationID, ok: ok, uti: uti, bytes: bytes, pixelWidth: pixelWidth,
+            pixelHeight: pixelHeight, error: error)
     }
 
     /// A log line about this notification.

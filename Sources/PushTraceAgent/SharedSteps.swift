@@ -8,16 +8,24 @@ public struct SharedSteps: Sendable {
 
     /// Wrote `key` to suite `suite`, for notification `notificationID` if the write was about one.
     public func write(suite: String, key: String? = nil, notificationID: String? = nil) {
-        recorder.record(type: .event, [("event", .string(EventName.sharedWrite.rawValue)),
-                                       ("notification_id", notificationID.map(JSONValue.string)),
-                                       ("suite", .string(suite)), ("key", key.map(JSONValue.string))])
+        recorder.record(
+            type: .event,
+            [
+                ("event", .string(EventName.sharedWrite.rawValue)),
+                ("notification_id", notificationID.map(JSONValue.string)),
+                ("suite", .string(suite)), ("key", key.map(JSONValue.string)),
+            ])
     }
 
     /// Read `key` from suite `suite`; `found` says whether it held a value.
     public func read(suite: String, key: String? = nil, found: Bool, notificationID: String? = nil) {
-        recorder.record(type: .event, [("event", .string(EventName.sharedRead.rawValue)),
-                                       ("notification_id", notificationID.map(JSONValue.string)),
-                                       ("suite", .string(suite)), ("key", key.map(JSONValue.string)), ("found", .bool(found))])
+        recorder.record(
+            type: .event,
+            [
+                ("event", .string(EventName.sharedRead.rawValue)),
+                ("notification_id", notificationID.map(JSONValue.string)),
+                ("suite", .string(suite)), ("key", key.map(JSONValue.string)), ("found", .bool(found)),
+            ])
     }
 }
 

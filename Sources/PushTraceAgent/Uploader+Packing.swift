@@ -38,8 +38,10 @@ extension Uploader {
             for file in bundle.metadata.consumed { consume(file, &cursors) }
         }
         // Cursors of files that are gone (uploaded and deleted, or dropped over the size bound).
-        for file in cursors.offsets.keys where !manager.fileExists(atPath: container.records.appendingPathComponent(file).path)
-            && !manager.fileExists(atPath: container.sealed.appendingPathComponent(file).path) {
+        for file in cursors.offsets.keys
+        where !manager.fileExists(atPath: container.records.appendingPathComponent(file).path)
+            && !manager.fileExists(atPath: container.sealed.appendingPathComponent(file).path)
+        {
             cursors.forget(file)
         }
         try? cursors.save()
@@ -54,7 +56,8 @@ extension Uploader {
     private func packOne(_ cursors: inout UploadCursors, only prefix: String?, budget total: Int64) throws -> String? {
         var budget = total
         var pieces: [(url: URL, name: String, from: Int64, to: Int64, sealed: Bool)] = []
-        let sources = (container.files(in: container.sealed).map { (container.sealed.appendingPathComponent($0), $0, true) }
+        let sources =
+            (container.files(in: container.sealed).map { (container.sealed.appendingPathComponent($0), $0, true) }
             + container.files(in: container.records).map { (container.records.appendingPathComponent($0), $0, false) })
             .filter { prefix == nil || $0.1.hasPrefix(prefix!) }
         for (url, name, sealed) in sources where budget > 0 {
@@ -101,8 +104,11 @@ extension Uploader {
         }
         var metadata = OutboxBundle.Metadata(bundleID: bundleID, createdAt: createdAt, records: records, advances: [:], consumed: [])
         for piece in pieces {
-            if piece.sealed && piece.to >= container.size(piece.url) { metadata.consumed.append(piece.name) }
-            else { metadata.advances[piece.name] = piece.to }
+            if piece.sealed && piece.to >= container.size(piece.url) {
+                metadata.consumed.append(piece.name)
+            } else {
+                metadata.advances[piece.name] = piece.to
+            }
         }
         let bundle = OutboxBundle(metadataURL: container.outbox.appendingPathComponent(name + ".json"), metadata: metadata)
         try FileManager.default.moveItem(at: temporary, to: bundle.bodyURL)

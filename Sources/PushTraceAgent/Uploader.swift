@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PushTraceGzip
 import PushTraceRecords
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The main app's side of delivery: packs what the three processes recorded into bundles on disk, then sends them
 /// to the server (SPEC §2, `POST /v1/bundles`).
@@ -34,8 +35,10 @@ public actor Uploader {
     ///
     /// Throws ``AgentError/badConfiguration(_:)`` for a server that is not an http(s) URL with a host, or an empty
     /// token or app ID: mistakes that would otherwise only show as uploads failing for ever.
-    public init(configuration: UploaderConfiguration, container: AgentContainer, recorder: Recorder? = nil,
-                session: URLSession = .shared, clock: @escaping @Sendable () -> Int64 = Recorder.systemClock) throws {
+    public init(
+        configuration: UploaderConfiguration, container: AgentContainer, recorder: Recorder? = nil,
+        session: URLSession = .shared, clock: @escaping @Sendable () -> Int64 = Recorder.systemClock
+    ) throws {
         let server = configuration.server
         guard ["http", "https"].contains(server.scheme?.lowercased() ?? ""), server.host?.isEmpty == false else {
             throw AgentError.badConfiguration("the pushtrace server \(server) is not an http:// or https:// URL with a host")
@@ -81,11 +84,18 @@ public actor Uploader {
 
         func join() { lock.withLock { count += 1 } }
         /// One caller gave up; true when none waits any more.
-        func leave() -> Bool { lock.withLock { count -= 1; return count == 0 } }
+        func leave() -> Bool {
+            lock.withLock {
+                count -= 1
+                return count == 0
+            }
+        }
     }
 
     private static func await(_ pass: Pass) async -> UploadReport {
-        await withTaskCancellationHandler { await pass.task.value } onCancel: {
+        await withTaskCancellationHandler {
+            await pass.task.value
+        } onCancel: {
             if pass.waiters.leave() { pass.task.cancel() }
         }
     }
@@ -215,9 +225,11 @@ public actor Uploader {
         case 400, 413, 415:
             return .refused("HTTP \(response.statusCode): \(message)")
         case 429, 503:
-            return .retry("HTTP \(response.statusCode): \(message)",
-                          after: Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: clock(),
-                                                 limit: configuration.maxBackoff))
+            return .retry(
+                "HTTP \(response.statusCode): \(message)",
+                after: Self.retryAfter(
+                    response.value(forHTTPHeaderField: "Retry-After"), now: clock(),
+                    limit: configuration.maxBackoff))
         default:
             return .retry("HTTP \(response.statusCode): \(message)", after: nil)
         }
@@ -263,8 +275,11 @@ public actor Uploader {
     }
 
     /// `session.data(for:)`, cancelled when `seconds` run out (the extension's time bound).
-    private static func data(for request: URLRequest, session: URLSession, within seconds: TimeInterval?) async throws
-        -> (Data, URLResponse) {
+    private static func data(
+        for request: URLRequest, session: URLSession, within seconds: TimeInterval?
+    ) async throws
+        -> (Data, URLResponse)
+    {
         guard let seconds else { return try await session.data(for: request) }
         return try await withDeadline(seconds: seconds, expired: CancellationError()) { try await session.data(for: request) }
     }
@@ -282,8 +297,9 @@ public actor Uploader {
         try? FileManager.default.moveItem(at: bundle.bodyURL, to: target.bodyURL)
         try? target.save()
         bundle.remove()
-        recorderToSeal?.log("pushtrace: the server refused bundle \(bundle.metadata.bundleID) (\(reason)); "
-            + "it is kept in pushtrace/rejected/ and not retried", level: .error)
+        recorderToSeal?.log(
+            "pushtrace: the server refused bundle \(bundle.metadata.bundleID) (\(reason)); "
+                + "it is kept in pushtrace/rejected/ and not retried", level: .error)
         for old in Outbox(folder: container.rejected).bundles().dropLast(configuration.maxRejectedBundles) { old.remove() }
     }
 }

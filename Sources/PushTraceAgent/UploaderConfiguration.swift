@@ -23,8 +23,10 @@ public struct UploaderConfiguration: Sendable {
     /// How long one request may take before it counts as failed (default 60 s).
     public var requestTimeout: TimeInterval = 60
 
-    public init(server: URL, token: String, appID: String, appVersion: String? = nil, build: String? = nil,
-                os: String? = nil, deviceModel: String? = nil) {
+    public init(
+        server: URL, token: String, appID: String, appVersion: String? = nil, build: String? = nil,
+        os: String? = nil, deviceModel: String? = nil
+    ) {
         self.server = server
         self.token = token
         self.appID = appID

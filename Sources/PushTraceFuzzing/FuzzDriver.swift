@@ -7,13 +7,15 @@ public enum FuzzDriver {
     public typealias TestOneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
 
     #if FUZZING
-    /// Hands the process over to libFuzzer's driver (`LLVMFuzzerRunDriver`) with `test` as the target.
-    public static func run(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>,
-                           _ test: TestOneInput) -> CInt {
-        var argc = argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
-        return runFuzzerDriver(&argc, &argv, test)
-    }
+        /// Hands the process over to libFuzzer's driver (`LLVMFuzzerRunDriver`) with `test` as the target.
+        public static func run(
+            _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>,
+            _ test: TestOneInput
+        ) -> CInt {
+            var argc = argc
+            var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+            return runFuzzerDriver(&argc, &argv, test)
+        }
     #endif
 
     /// Runs every file given (a folder: every file in it) through `harness`.
@@ -31,8 +33,10 @@ public enum FuzzDriver {
 }
 
 #if FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>,
-                             _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                             _ test: FuzzDriver.TestOneInput) -> CInt
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ test: FuzzDriver.TestOneInput
+    ) -> CInt
 #endif

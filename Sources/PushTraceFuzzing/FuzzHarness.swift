@@ -1,7 +1,7 @@
 import Foundation
 import PushTraceCore
-import PushTraceRecords
 import PushTraceGzip
+import PushTraceRecords
 
 /// What the fuzzers run on each input, and what the regression tests replay their crashers through: the bundle
 /// decoder as the server drives it (body in arbitrary pieces, then `finish`), with invariants checked.
@@ -17,8 +17,9 @@ public enum FuzzHarness {
     public static func bundle(_ input: UnsafeRawBufferPointer) {
         guard input.count >= 2 else { return }
         let encodings: [ContentEncoding] = [.identity, .gzip, .deflate, .sniff]
-        decode(UnsafeRawBufferPointer(rebasing: input[2...]), encoding: encodings[Int(input[0]) % encodings.count],
-               piece: Int(input[1]) + 1)
+        decode(
+            UnsafeRawBufferPointer(rebasing: input[2...]), encoding: encodings[Int(input[0]) % encodings.count],
+            piece: Int(input[1]) + 1)
     }
 
     /// Record lines after a valid manifest, as plain NDJSON; and each line through the one-pass record and
@@ -44,7 +45,8 @@ public enum FuzzHarness {
                 precondition(strict == scanned, "the one-pass reader and JSONDecoder read a manifest differently")
             }
         }
-        let manifest = Array(#"{"type":"manifest","schema":1,"bundle_id":"fuzz","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#.utf8) + [10]
+        let manifest =
+            Array(#"{"type":"manifest","schema":1,"bundle_id":"fuzz","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#.utf8) + [10]
         (manifest + Array(input)).withUnsafeBytes { decode($0, encoding: .identity, piece: 4096) }
     }
 
@@ -64,8 +66,9 @@ public enum FuzzHarness {
             case .record(let record):
                 line = record.line
                 // Known kinds need `ts` and `process`; a kind this version does not know is kept as it came (SPEC §2).
-                precondition(record.record.recordType == nil || (record.record.ts != nil && record.record.processKind != nil),
-                             "a \(record.record.type ?? "") record passed without ts or a known process")
+                precondition(
+                    record.record.recordType == nil || (record.record.ts != nil && record.record.processKind != nil),
+                    "a \(record.record.type ?? "") record passed without ts or a known process")
                 // Every number a reader does arithmetic on lies in its range (WireBounds).
                 precondition(record.record.ts.map(WireBounds.epochMilliseconds.contains) ?? true, "a ts out of range passed")
                 for duration in [record.record.durationMs, record.record.elapsedMs, record.record.waitedMs] {
@@ -73,13 +76,16 @@ public enum FuzzHarness {
                 }
                 if let id = record.notificationID, let ts = record.record.ts {
                     let offset = ClockCorrection.offset(receivedAt: receivedAt, uploadedAt: decoder.manifest?.uploadedAt)
-                    timelines[id, default: []].append(TimelineEntry(
-                        ts: ClockCorrection.corrected(ts, by: offset), deviceTs: offset != 0 ? ts : nil,
-                        record: record.record, json: record.json))
+                    timelines[id, default: []].append(
+                        TimelineEntry(
+                            ts: ClockCorrection.corrected(ts, by: offset), deviceTs: offset != 0 ? ts : nil,
+                            record: record.record, json: record.json))
                 }
             case .rejected(let rejected):
                 line = rejected.line
-                precondition(rejected.raw.count <= max(limits.maxLineBytes, limits.keptBytesOfLongLine) + 2, "a rejected line kept whole past the limit")
+                precondition(
+                    rejected.raw.count <= max(limits.maxLineBytes, limits.keptBytesOfLongLine) + 2,
+                    "a rejected line kept whole past the limit")
                 precondition(!rejected.reason.isEmpty, "a rejected line without a reason")
             }
             precondition(line > lastLine, "line numbers out of order: \(line) after \(lastLine)")
@@ -98,8 +104,9 @@ public enum FuzzHarness {
             // durations and sizes). Must not trap. Rendering the answer decodes every line again and would slow the
             // fuzzer twentyfold; WireBoundsTests render answers from extreme values instead.
             for (id, entries) in timelines.prefix(4) {
-                let input = DiagnosisInput(appID: decoder.manifest?.appID ?? "", notificationID: id, entries: entries,
-                                           deviceLastSeen: entries.map(\.ts).max())
+                let input = DiagnosisInput(
+                    appID: decoder.manifest?.appID ?? "", notificationID: id, entries: entries,
+                    deviceLastSeen: entries.map(\.ts).max())
                 precondition(!Diagnoser().diagnose(input).findings.isEmpty, "a diagnosis without findings")
             }
         } catch is BundleError {
@@ -107,8 +114,9 @@ public enum FuzzHarness {
         } catch {
             preconditionFailure("an error that is not a BundleError: \(error)")
         }
-        precondition(decoder.decompressedBytes <= limits.maxDecompressedBytes + piece + 65_536,
-                     "decompressed \(decoder.decompressedBytes) bytes past the limit")
+        precondition(
+            decoder.decompressedBytes <= limits.maxDecompressedBytes + piece + 65_536,
+            "decompressed \(decoder.decompressedBytes) bytes past the limit")
     }
 }
 

@@ -7,8 +7,9 @@ public final class Deflater {
 
     /// Starts a gzip member at `level` (0–9; zlib's default is 6).
     public init(level: Int32 = 6) {
-        let status = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "deflateInit2 failed with \(status): zlib is broken")
     }
 
@@ -24,8 +25,10 @@ public final class Deflater {
         try run(UnsafeRawBufferPointer(start: nil, count: 0), flush: Z_FINISH, sink)
     }
 
-    private func run(_ input: UnsafeRawBufferPointer, flush: Int32,
-                     _ sink: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+    private func run(
+        _ input: UnsafeRawBufferPointer, flush: Int32,
+        _ sink: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
         stream.avail_in = UInt32(input.count)
         var status: Int32 = Z_OK

@@ -41,8 +41,10 @@ public enum DictionaryDeflate {
     /// The bytes of the zlib stream `input`, which must decode to at most `limit` bytes, reading the dictionary
     /// its header names through `dictionary` (called with that Adler-32; nil when no such dictionary is known).
     /// Output grows as it is decoded, so a damaged `limit` cannot make it allocate more than the stream holds.
-    public static func decompress(_ input: UnsafeRawBufferPointer, limit: Int,
-                                  dictionary: (UInt32) -> [UInt8]?) throws(Failure) -> [UInt8] {
+    public static func decompress(
+        _ input: UnsafeRawBufferPointer, limit: Int,
+        dictionary: (UInt32) -> [UInt8]?
+    ) throws(Failure) -> [UInt8] {
         guard input.count >= 2 else { throw .truncated }
         let cmf = input[0], flg = input[1]
         guard cmf & 0x0f == 8, cmf >> 4 <= 7, (UInt32(cmf) << 8 | UInt32(flg)) % 31 == 0 else {
@@ -165,8 +167,9 @@ public final class PrimedDeflater {
         if let primed { return primed }
         let state = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         state.initialize(to: z_stream())
-        let status = deflateInit2_(state, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                                   Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            state, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+            Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "deflateInit2 failed with \(status): zlib is broken")
         if !dictionary.isEmpty {
             let set = dictionary.withUnsafeBufferPointer { deflateSetDictionary(state, $0.baseAddress, UInt32($0.count)) }

@@ -60,7 +60,8 @@ public final class Inflater {
                 }
                 if format == .deflate, !rawDeflateDecided {
                     // A zlib header's first byte has 8 (deflate) in its low nibble and passes a checksum with the second.
-                    let looksZlib = base.pointee & 0x0f == 8 && remaining >= 2
+                    let looksZlib =
+                        base.pointee & 0x0f == 8 && remaining >= 2
                         && (UInt16(base.pointee) << 8 | UInt16(base[1])) % 31 == 0
                     if !looksZlib { try start(windowBits: -15) }
                     rawDeflateDecided = true

@@ -26,8 +26,10 @@ public enum LineBlock {
     /// The lines of a block stored as `data`, declared to hold `lines` lines of `rawBytes` bytes, decompressed
     /// against the dictionary its header names (`dictionaries` is asked by Adler-32). Damaged data, a wrong
     /// dictionary, or a size or count other than declared is an error, never a crash or an unbounded allocation.
-    public static func decode(_ data: [UInt8], lines: Int, rawBytes: Int,
-                              dictionaries: (UInt32) -> [UInt8]?) throws(LineBlockError) -> [String] {
+    public static func decode(
+        _ data: [UInt8], lines: Int, rawBytes: Int,
+        dictionaries: (UInt32) -> [UInt8]?
+    ) throws(LineBlockError) -> [String] {
         guard rawBytes >= 0, lines >= 0 else { throw LineBlockError.declared(lines: lines, bytes: rawBytes) }
         let decoded = data.withUnsafeBytes { input in
             Result { () throws(DictionaryDeflate.Failure) in

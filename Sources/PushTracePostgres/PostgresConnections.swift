@@ -86,8 +86,9 @@ final class PostgresConnections: @unchecked Sendable {
     /// A new connection, waited for no longer than its connect timeout and a little more: the timeout covers only the
     /// TCP connect, not TLS and the start-up exchange. One that comes too late is closed.
     static func connect(_ location: PostgresLocation, id: Int, logger: Logger) throws -> PostgresConnection {
-        let future = PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
-                                                configuration: try location.configuration(), id: id, logger: logger)
+        let future = PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: try location.configuration(), id: id, logger: logger)
         let deadline = TimeAmount.seconds(location.connectTimeoutSeconds + 10)
         let promise = future.eventLoop.makePromise(of: PostgresConnection.self)
         let timer = future.eventLoop.scheduleTask(in: deadline) {

@@ -26,8 +26,9 @@ package enum PostgresDatabases {
     }
 
     private static func run(_ sql: String, cluster url: String) throws {
-        let connections = PostgresConnections(location: try PostgresLocation(url: url), limit: 1,
-                                              logger: Logger(label: "pushtrace.postgres"))
+        let connections = PostgresConnections(
+            location: try PostgresLocation(url: url), limit: 1,
+            logger: Logger(label: "pushtrace.postgres"))
         defer { connections.close() }
         try connections.withSession(reusable: false) { session in _ = try session.query(PostgresQuery(unsafeSQL: sql)) }
     }

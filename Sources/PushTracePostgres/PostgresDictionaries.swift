@@ -20,8 +20,10 @@ final class PostgresDictionaries: @unchecked Sendable {
     /// The dictionary a block's header names, read from the database the first time.
     func lookup(_ identifier: UInt32, _ session: PostgresSession) -> [UInt8]? {
         if let bytes = lock.withLock({ byIdentifier[identifier] }) { return bytes }
-        guard let row = try? session.query("SELECT bytes FROM dictionary WHERE adler32 = \(Int64(identifier))")
-            .first(where: { _ in true }), let buffer = try? row.decode(ByteBuffer.self) else { return nil }
+        guard
+            let row = try? session.query("SELECT bytes FROM dictionary WHERE adler32 = \(Int64(identifier))")
+                .first(where: { _ in true }), let buffer = try? row.decode(ByteBuffer.self)
+        else { return nil }
         let bytes = Array(buffer.readableBytesView)
         lock.withLock { byIdentifier[identifier] = bytes }
         return bytes
@@ -30,9 +32,13 @@ final class PostgresDictionaries: @unchecked Sendable {
     /// What `appID`'s new blocks are compressed against: its newest dictionary, else none.
     func current(for appID: String, _ session: PostgresSession) throws -> BlockDictionary {
         if let own = lock.withLock({ ownByApp[appID] }) { return own }
-        guard let row = try session.query("""
-            SELECT id, bytes FROM dictionary WHERE app_id = \(appID) ORDER BY id DESC LIMIT 1
-            """).first(where: { _ in true }) else { return .none }
+        guard
+            let row = try session.query(
+                """
+                SELECT id, bytes FROM dictionary WHERE app_id = \(appID) ORDER BY id DESC LIMIT 1
+                """
+            ).first(where: { _ in true })
+        else { return .none }
         let (id, buffer) = try row.decode((Int64, ByteBuffer).self)
         let dictionary = BlockDictionary(id: id, appID: appID, bytes: Array(buffer.readableBytesView))
         lock.withLock { ownByApp[appID] = dictionary }
@@ -54,16 +60,21 @@ final class PostgresDictionaries: @unchecked Sendable {
         var stored = 0
         let reader = StoredLineReader { [self] in lookup($0, session) }
         // The app's first blocks, whatever they were compressed against; a damaged block is left out of the sample.
-        for row in try session.query("""
+        for row in try session.query(
+            """
             SELECT r.id, r.lines, r.raw_bytes, r.data FROM record_block r JOIN bundle b ON b.id = r.bundle_ref
             WHERE b.app_id = \(appID) ORDER BY r.id LIMIT 1024
-            """) {
+            """)
+        {
             guard stored < DictionaryTraining.trainingBytes else { break }
             let (id, count, rawBytes, data) = try row.decode((Int64, Int64, Int64, ByteBuffer).self)
             stored += Int(rawBytes)
-            lines += (try? reader.decode(StoredBlockRow(id: id, lines: Int(count), rawBytes: Int(rawBytes),
-                                                        data: Array(data.readableBytesView), appID: appID, deviceID: nil,
-                                                        clockOffsetMs: 0))) ?? []
+            lines +=
+                (try? reader.decode(
+                    StoredBlockRow(
+                        id: id, lines: Int(count), rawBytes: Int(rawBytes),
+                        data: Array(data.readableBytesView), appID: appID, deviceID: nil,
+                        clockOffsetMs: 0))) ?? []
         }
         guard stored >= DictionaryTraining.trainingBytes else { return }
         let bytes = DictionaryTraining.dictionary(from: lines)
@@ -71,10 +82,12 @@ final class PostgresDictionaries: @unchecked Sendable {
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         // A clash of Adler-32s with another dictionary stores nothing: the app goes on without one.
-        let inserted = try session.query("""
+        let inserted = try session.query(
+            """
             INSERT INTO dictionary (app_id, adler32, trained_at, bytes) VALUES (\(appID), \(identifier), \(now), \(ByteBuffer(bytes: bytes)))
             ON CONFLICT (adler32) DO NOTHING RETURNING id
-            """).first(where: { _ in true })
+            """
+        ).first(where: { _ in true })
         if let inserted {
             // Kept for this process once the transaction commits; a rollback is undone by `forget()`.
             let dictionary = BlockDictionary(id: try inserted.decode(Int64.self), appID: appID, bytes: bytes)

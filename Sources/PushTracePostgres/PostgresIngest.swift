@@ -75,8 +75,10 @@ final class PostgresGroup: IngestGroup {
         self.store = store
     }
 
-    func ingest(source: String?, receivedAt: Int64,
-                _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult {
+    func ingest(
+        source: String?, receivedAt: Int64,
+        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
+    ) throws -> IngestResult {
         var writer = PostgresBundleWriter(group: self, source: source, receivedAt: receivedAt)
         let result: IngestResult
         do {
@@ -87,8 +89,10 @@ final class PostgresGroup: IngestGroup {
         } catch let error as PSQLError where error.serverInfo?[.sqlState]?.hasPrefix("22") == true {
             // A value PostgreSQL cannot hold (data exception): this bundle is refused, the group goes on.
             configBodies.removeAll()
-            throw BundleError(.undecodable, "the bundle holds a value the database cannot store "
-                              + "(PostgreSQL \(error.serverInfo?[.sqlState] ?? ""))")
+            throw BundleError(
+                .undecodable,
+                "the bundle holds a value the database cannot store "
+                    + "(PostgreSQL \(error.serverInfo?[.sqlState] ?? ""))")
         } catch {
             // The bundle's rows are gone with its savepoint: so are the config bodies it stored.
             configBodies.removeAll()
@@ -119,9 +123,11 @@ final class PostgresGroup: IngestGroup {
             }
         }
         let body = ByteBuffer(bytes: ConfigBody.compressed(line, dictionary: dictionary))
-        let id = try session.query("""
+        let id = try session.query(
+            """
             INSERT INTO config_body (digest, app_group, body) VALUES (\(digest), \(appGroup), \(body)) RETURNING id
-            """).first(where: { _ in true })!.decode(Int64.self)
+            """
+        ).first(where: { _ in true })!.decode(Int64.self)
         remember(digest, id, line, appGroup)
         return id
     }
@@ -166,7 +172,8 @@ struct PostgresBundleWriter {
         case .record(let decoded): try store(decoded)
         case .rejected(let line):
             tally?.reject(line)
-            try session.query("""
+            try session.query(
+                """
                 INSERT INTO rejected_line (bundle_ref, line, reason, raw)
                 VALUES (\(bundleRef), \(Int64(line.line)), \(line.reason), \(ByteBuffer(bytes: line.raw)))
                 """)
@@ -179,21 +186,26 @@ struct PostgresBundleWriter {
         self.tally = tally
         // The same bundle sent to two servers at once: the second insert waits for the first transaction and, once
         // it commits, inserts nothing; that bundle is then a duplicate here.
-        if let row = try session.query("""
+        if let row = try session.query(
+            """
             INSERT INTO bundle (app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at,
                                 received_at, clock_offset_ms, source)
             VALUES (\(appID), \(bundleID), \(tally.deviceID), \(manifest.appVersion), \(manifest.build), \(manifest.os),
                     \(manifest.deviceModel), \(manifest.sdk), \(manifest.uploadedAt), \(receivedAt), \(tally.offset), \(source))
             ON CONFLICT (app_id, bundle_id) DO NOTHING RETURNING id
-            """).first(where: { _ in true }) {
+            """
+        ).first(where: { _ in true }) {
             bundleRef = try row.decode(Int64.self)
         } else {
-            let row = try session.query("""
+            let row = try session.query(
+                """
                 SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = \(appID) AND bundle_id = \(bundleID)
-                """).first(where: { _ in true })!
+                """
+            ).first(where: { _ in true })!
             let (accepted, rejected, offset) = try row.decode((Int64, Int64, Int64).self)
-            duplicateOf = IngestResult(appID: appID, bundleID: bundleID, accepted: Int(accepted), rejected: Int(rejected),
-                                       duplicate: true, rejections: [], clockOffsetMs: offset)
+            duplicateOf = IngestResult(
+                appID: appID, bundleID: bundleID, accepted: Int(accepted), rejected: Int(rejected),
+                duplicate: true, rejections: [], clockOffsetMs: offset)
             return
         }
         dictionary = try group.store.dictionaries.current(for: appID, session)
@@ -212,7 +224,8 @@ struct PostgresBundleWriter {
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: appID) { try Self.insert($0, session) }
         if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
             let body = try group.configBody(decoded.json, appGroup: record.appGroup, dictionary: dictionary)
-            try session.query("""
+            try session.query(
+                """
                 INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref)
                 VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body))
                 ON CONFLICT DO NOTHING
@@ -222,13 +235,16 @@ struct PostgresBundleWriter {
 
     /// Stores a block and its index entries; returns its id.
     private static func insert(_ block: FinishedBlock, _ session: PostgresSession) throws -> Int64 {
-        let id = try session.query("""
+        let id = try session.query(
+            """
             INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data)
             VALUES (\(block.bundleRef), \(Int64(block.lines)), \(Int64(block.rawBytes)), \(block.dictionary), \(ByteBuffer(bytes: block.data)))
             RETURNING id
-            """).first(where: { _ in true })!.decode(Int64.self)
+            """
+        ).first(where: { _ in true })!.decode(Int64.self)
         if !block.keys.isEmpty {
-            try session.query("""
+            try session.query(
+                """
                 INSERT INTO notification_block (key, block) SELECT unnest(\(block.keys)::bigint[]), \(id) ON CONFLICT DO NOTHING
                 """)
         }
@@ -242,7 +258,8 @@ struct PostgresBundleWriter {
         let manifest = tally.manifest
         let appID = manifest.appID!
         if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
-            try session.query("""
+            try session.query(
+                """
                 INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
                 VALUES (\(appID), \(deviceID), \(first), \(last), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel))
                 ON CONFLICT (app_id, device_id) DO UPDATE SET
@@ -259,7 +276,8 @@ struct PostgresBundleWriter {
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }
         let spans = tally.spans
-        try session.query("""
+        try session.query(
+            """
             UPDATE bundle SET accepted = \(Int64(tally.accepted)), rejected = \(Int64(tally.rejected)),
                 ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to), config_ts_from = \(spans.configFrom),
                 config_ts_to = \(spans.configTo)

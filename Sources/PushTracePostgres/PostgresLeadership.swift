@@ -36,8 +36,10 @@ final class PostgresLeadership: @unchecked Sendable {
         if let connection = held[task] {
             // Still ours while the connection answers; a broken one lost the lock with it.
             if !connection.isClosed,
-               (try? PostgresSession.wait(connection.query("SELECT 1", logger: logger), connection: connection,
-                                          deadline: Self.deadline)) != nil {
+                (try? PostgresSession.wait(
+                    connection.query("SELECT 1", logger: logger), connection: connection,
+                    deadline: Self.deadline)) != nil
+            {
                 return true
             }
             held[task] = nil
@@ -45,8 +47,11 @@ final class PostgresLeadership: @unchecked Sendable {
         }
         let connection = try PostgresConnections.connect(location, id: 0, logger: logger)
         do {
-            let taken = try PostgresSession.wait(connection.query("SELECT pg_try_advisory_lock(\(Self.key(task)))", logger: logger),
-                                                 connection: connection, deadline: Self.deadline)
+            let taken =
+                try PostgresSession.wait(
+                    connection.query("SELECT pg_try_advisory_lock(\(Self.key(task)))", logger: logger),
+                    connection: connection, deadline: Self.deadline
+                )
                 .first(where: { _ in true })?.decode(Bool.self) ?? false
             if taken {
                 held[task] = connection

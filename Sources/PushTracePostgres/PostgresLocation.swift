@@ -32,7 +32,8 @@ public struct PostgresLocation: Sendable, Equatable {
     /// `PGSSLMODE`, `PGSSLROOTCERT`, `PGCONNECT_TIMEOUT`). Throws a message naming what is wrong.
     public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let components = URLComponents(string: text),
-              let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
+            let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
+        else {
             throw PostgresLocationError("not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)")
         }
         let env = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
@@ -55,8 +56,9 @@ public struct PostgresLocation: Sendable, Equatable {
         for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
         let known: Set = ["sslmode", "sslrootcert", "connect_timeout", "application_name"]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
-            throw PostgresLocationError("the URL parameter \(unknown) is not one pushtrace reads (it reads sslmode, "
-                                        + "sslrootcert, connect_timeout)")
+            throw PostgresLocationError(
+                "the URL parameter \(unknown) is not one pushtrace reads (it reads sslmode, "
+                    + "sslrootcert, connect_timeout)")
         }
         let mode = query["sslmode"] ?? env("PGSSLMODE") ?? "prefer"
         guard let sslMode = SSLMode(rawValue: mode) else {
@@ -79,8 +81,9 @@ public struct PostgresLocation: Sendable, Equatable {
 
     /// postgres-nio's configuration for a connection.
     func configuration() throws -> PostgresConnection.Configuration {
-        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
-                                                             database: database, tls: try tls())
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password,
+            database: database, tls: try tls())
         configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
         // PostgreSQL probes an idle connection, so that a server whose machine vanished mid-transaction gives its
         // row locks back within a couple of minutes rather than TCP's hours.

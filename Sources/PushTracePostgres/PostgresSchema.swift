@@ -7,7 +7,7 @@ import PushTraceStore
 enum PostgresSchema {
     /// Every migration this build knows, in the order they run.
     static let migrations: [(name: String, sql: String)] = [
-        ("v1-blocks-summaries-rollups-tokens", v1),
+        ("v1-blocks-summaries-rollups-tokens", v1)
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -24,23 +24,28 @@ enum PostgresSchema {
         // as does any other answer than this build's migrations.
         let known = Set(migrations.map(\.name))
         do {
-            let applied = try session.query("""
+            let applied = try session.query(
+                """
                 SELECT name FROM pushtrace_migration
                 WHERE to_regclass('pushtrace_migration') = to_regclass(quote_ident(current_schema()) || '.pushtrace_migration')
-                """).map { try $0.decode(String.self) }
+                """
+            ).map { try $0.decode(String.self) }
             if Set(applied) == known { return }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {  // undefined_table
         }
         try session.transaction {
             try session.query("SELECT pg_advisory_xact_lock(\(migrationLock))")
-            let tables = try session.query("""
+            let tables = try session.query(
+                """
                 SELECT table_name::text FROM information_schema.tables
                 WHERE table_schema = current_schema() ORDER BY table_name
-                """).map { try $0.decode(String.self) }
+                """
+            ).map { try $0.decode(String.self) }
             if !tables.isEmpty && !tables.contains("pushtrace_migration") {
                 throw PostgresStoreError.otherDatabase(location, tables: tables)
             }
-            try session.query("""
+            try session.query(
+                """
                 CREATE TABLE IF NOT EXISTS pushtrace_migration (
                     name text PRIMARY KEY,
                     applied_at timestamptz NOT NULL DEFAULT now()

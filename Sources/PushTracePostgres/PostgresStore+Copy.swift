@@ -12,15 +12,20 @@ extension PostgresStore {
     public func copyOut(_ part: (CopiedPart) throws -> Void) throws {
         try reading { session in
             try part(.bundleCount(Int(session.query("SELECT count(*) FROM bundle").first(where: { _ in true })!.decode(Int64.self))))
-            try part(.dictionaries(session.query("SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
-                let (id, app, adler32, trainedAt, bytes) = try $0.decode((Int64, String?, Int64, Int64, ByteBuffer).self)
-                return CopiedDictionary(id: id, appID: app, adler32: adler32, trainedAt: trainedAt, bytes: Array(bytes.readableBytesView))
-            }))
+            try part(
+                .dictionaries(
+                    session.query("SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
+                        let (id, app, adler32, trainedAt, bytes) = try $0.decode((Int64, String?, Int64, Int64, ByteBuffer).self)
+                        return CopiedDictionary(
+                            id: id, appID: app, adler32: adler32, trainedAt: trainedAt, bytes: Array(bytes.readableBytesView))
+                    }))
             try forEachPage(session, "SELECT id, digest, app_group, body FROM config_body ORDER BY id") { rows in
-                try part(.configBodies(rows.map {
-                    let (id, digest, appGroup, body) = try $0.decode((Int64, Int64, String?, ByteBuffer).self)
-                    return CopiedConfigBody(id: id, digest: digest, appGroup: appGroup, body: Array(body.readableBytesView))
-                }))
+                try part(
+                    .configBodies(
+                        rows.map {
+                            let (id, digest, appGroup, body) = try $0.decode((Int64, Int64, String?, ByteBuffer).self)
+                            return CopiedConfigBody(id: id, digest: digest, appGroup: appGroup, body: Array(body.readableBytesView))
+                        }))
             }
             try copyBundles(session, part)
             for table in StoreCopy.tables {
@@ -58,19 +63,22 @@ extension PostgresStore {
         let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
         var after: Int64 = 0
         while true {
-            let rows = Array(try session.query("""
-                SELECT id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at, received_at,
-                       clock_offset_ms, source, accepted, rejected, pruned_at, ts_from, ts_to, config_ts_from, config_ts_to
-                FROM bundle WHERE id > \(after) ORDER BY id LIMIT \(Self.bundlesPerCopiedPage)
-                """))
+            let rows = Array(
+                try session.query(
+                    """
+                    SELECT id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at, received_at,
+                           clock_offset_ms, source, accepted, rejected, pruned_at, ts_from, ts_to, config_ts_from, config_ts_to
+                    FROM bundle WHERE id > \(after) ORDER BY id LIMIT \(Self.bundlesPerCopiedPage)
+                    """))
             guard !rows.isEmpty else { return }
             var page: [CopiedBundle] = []
             var index: [Int64: Int] = [:]
             for row in rows {
                 let cells = row.makeRandomAccess()
                 let id = try cells[0].decode(Int64.self)
-                var bundle = CopiedBundle(appID: try cells[1].decode(String.self), bundleID: try cells[2].decode(String.self),
-                                          receivedAt: try cells[10].decode(Int64.self), clockOffsetMs: try cells[11].decode(Int64.self))
+                var bundle = CopiedBundle(
+                    appID: try cells[1].decode(String.self), bundleID: try cells[2].decode(String.self),
+                    receivedAt: try cells[10].decode(Int64.self), clockOffsetMs: try cells[11].decode(Int64.self))
                 bundle.deviceID = try cells[3].decode(String?.self)
                 bundle.appVersion = try cells[4].decode(String?.self)
                 bundle.build = try cells[5].decode(String?.self)
@@ -91,10 +99,12 @@ extension PostgresStore {
                 after = id
             }
             let first = try rows[0].makeRandomAccess()[0].decode(Int64.self)
-            for row in try session.query("""
+            for row in try session.query(
+                """
                 SELECT bundle_ref, line, reason, raw FROM rejected_line
                 WHERE bundle_ref BETWEEN \(first) AND \(after) ORDER BY bundle_ref, id
-                """) {
+                """)
+            {
                 let (bundleRef, line, reason, raw) = try row.decode((Int64, Int64, String, ByteBuffer).self)
                 guard let at = index[bundleRef] else { continue }
                 page[at].rejectedLines.append(CopiedRejectedLine(line: line, reason: reason, raw: Array(raw.readableBytesView)))
@@ -103,16 +113,21 @@ extension PostgresStore {
             // and the page handed on early once its blocks reach the bound.
             var handedOn = 0, bytes = 0
             for (id, at) in index.sorted(by: { $0.value < $1.value }) {
-                for row in try session.query("""
+                for row in try session.query(
+                    """
                     SELECT id, lines, raw_bytes, dictionary, data FROM record_block WHERE bundle_ref = \(id) ORDER BY id
-                    """) {
+                    """)
+                {
                     let (blockID, lines, rawBytes, dictionary, data) = try row.decode((Int64, Int64, Int64, Int64, ByteBuffer).self)
                     let block = Array(data.readableBytesView)
                     let bundle = page[at]
-                    let stored = StoredBlockRow(id: blockID, lines: Int(lines), rawBytes: Int(rawBytes), data: block,
-                                                appID: bundle.appID, deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
-                    page[at].blocks.append(CopiedBlock(id: blockID, lines: lines, rawBytes: rawBytes, dictionary: dictionary,
-                                                       data: block, keys: CopiedBlock.keys(of: stored, reader: reader)))
+                    let stored = StoredBlockRow(
+                        id: blockID, lines: Int(lines), rawBytes: Int(rawBytes), data: block,
+                        appID: bundle.appID, deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
+                    page[at].blocks.append(
+                        CopiedBlock(
+                            id: blockID, lines: lines, rawBytes: rawBytes, dictionary: dictionary,
+                            data: block, keys: CopiedBlock.keys(of: stored, reader: reader)))
                     bytes += block.count
                 }
                 if bytes >= StoreCopy.bytesPerPage, at + 1 < page.count {
@@ -130,7 +145,8 @@ extension PostgresStore {
         try withSession { session in
             for table in StoreCopy.countedTables
             where try session.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(table))"))
-                .first(where: { _ in true })!.decode(Bool.self) {
+                .first(where: { _ in true })!.decode(Bool.self)
+            {
                 throw StoreCopyError.targetNotEmpty(location, table: table)
             }
         }
@@ -153,13 +169,20 @@ final class PostgresCopyTarget: StoreCopyTarget {
             switch part {
             case .bundleCount, .counts: break
             case .dictionaries(let dictionaries):
-                try insert(session, "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"], dictionaries.map {
-                    [.integer($0.id), $0.appID.map(QueryValue.text) ?? .null, .integer($0.adler32), .integer($0.trainedAt), .blob($0.bytes)]
-                })
+                try insert(
+                    session, "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"],
+                    dictionaries.map {
+                        [
+                            .integer($0.id), $0.appID.map(QueryValue.text) ?? .null, .integer($0.adler32), .integer($0.trainedAt),
+                            .blob($0.bytes),
+                        ]
+                    })
             case .configBodies(let bodies):
-                try insert(session, "config_body", ["id", "digest", "app_group", "body"], bodies.map {
-                    [.integer($0.id), .integer($0.digest), $0.appGroup.map(QueryValue.text) ?? .null, .blob($0.body)]
-                })
+                try insert(
+                    session, "config_body", ["id", "digest", "app_group", "body"],
+                    bodies.map {
+                        [.integer($0.id), .integer($0.digest), $0.appGroup.map(QueryValue.text) ?? .null, .blob($0.body)]
+                    })
             case .bundles(let bundles):
                 try insert(bundles, session)
             case .rows(let table, let rows):
@@ -175,23 +198,31 @@ final class PostgresCopyTarget: StoreCopyTarget {
         func value(_ text: String?) -> QueryValue { text.map(QueryValue.text) ?? .null }
         func value(_ integer: Int64?) -> QueryValue { integer.map(QueryValue.integer) ?? .null }
         for (bundle, id) in zip(bundles, bundleIDs) {
-            bundleRows.append([.integer(id), .text(bundle.appID), .text(bundle.bundleID), value(bundle.deviceID), value(bundle.appVersion),
-                               value(bundle.build), value(bundle.os), value(bundle.deviceModel), value(bundle.sdk), value(bundle.uploadedAt),
-                               .integer(bundle.receivedAt), .integer(bundle.clockOffsetMs), value(bundle.source), .integer(bundle.accepted),
-                               .integer(bundle.rejected), value(bundle.prunedAt), value(bundle.tsFrom), value(bundle.tsTo),
-                               value(bundle.configTsFrom), value(bundle.configTsTo)])
+            bundleRows.append([
+                .integer(id), .text(bundle.appID), .text(bundle.bundleID), value(bundle.deviceID), value(bundle.appVersion),
+                value(bundle.build), value(bundle.os), value(bundle.deviceModel), value(bundle.sdk), value(bundle.uploadedAt),
+                .integer(bundle.receivedAt), .integer(bundle.clockOffsetMs), value(bundle.source), .integer(bundle.accepted),
+                .integer(bundle.rejected), value(bundle.prunedAt), value(bundle.tsFrom), value(bundle.tsTo),
+                value(bundle.configTsFrom), value(bundle.configTsTo),
+            ])
             for block in bundle.blocks {
                 // The source's id: lines of one notification in two bundles, stored in one millisecond, keep their order.
                 let blockID = block.id
-                blockRows.append([.integer(blockID), .integer(id), .integer(block.lines), .integer(block.rawBytes),
-                                  .integer(block.dictionary), .blob(block.data)])
+                blockRows.append([
+                    .integer(blockID), .integer(id), .integer(block.lines), .integer(block.rawBytes),
+                    .integer(block.dictionary), .blob(block.data),
+                ])
                 entries += block.keys.map { [.integer($0), .integer(blockID)] }
             }
             rejectedRows += bundle.rejectedLines.map { [.integer(id), .integer($0.line), .text($0.reason), .blob($0.raw)] }
         }
-        try insert(session, "bundle", ["id", "app_id", "bundle_id", "device_id", "app_version", "build", "os", "device_model",
-                                            "sdk", "uploaded_at", "received_at", "clock_offset_ms", "source", "accepted", "rejected",
-                                            "pruned_at", "ts_from", "ts_to", "config_ts_from", "config_ts_to"], bundleRows)
+        try insert(
+            session, "bundle",
+            [
+                "id", "app_id", "bundle_id", "device_id", "app_version", "build", "os", "device_model",
+                "sdk", "uploaded_at", "received_at", "clock_offset_ms", "source", "accepted", "rejected",
+                "pruned_at", "ts_from", "ts_to", "config_ts_from", "config_ts_to",
+            ], bundleRows)
         try insert(session, "record_block", ["id", "bundle_ref", "lines", "raw_bytes", "dictionary", "data"], blockRows)
         try insert(session, "notification_block", ["key", "block"], entries, suffix: "ON CONFLICT DO NOTHING")
         try insert(session, "rejected_line", ["bundle_ref", "line", "reason", "raw"], rejectedRows)
@@ -201,9 +232,11 @@ final class PostgresCopyTarget: StoreCopyTarget {
     func finish() throws -> CopyFinish {
         let counts = try store.writing { session in
             for table in ["dictionary", "config_body", "record_block"] {
-                try session.query(PostgresQuery(unsafeSQL: """
-                    SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)
-                    """))
+                try session.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)
+                            """))
             }
             return try PostgresStore.counts(session)
         }
@@ -213,15 +246,20 @@ final class PostgresCopyTarget: StoreCopyTarget {
     /// `count` ids from `table`'s sequence.
     private static func reserve(_ count: Int, _ table: String, _ session: PostgresSession) throws -> [Int64] {
         guard count > 0 else { return [] }
-        return try session.query(PostgresQuery(unsafeSQL: """
-            SELECT nextval(pg_get_serial_sequence('\(table)', 'id')) FROM generate_series(1, \(count))
-            """)).map { try $0.decode(Int64.self) }
+        return try session.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT nextval(pg_get_serial_sequence('\(table)', 'id')) FROM generate_series(1, \(count))
+                    """)
+        ).map { try $0.decode(Int64.self) }
     }
 
     /// `rows` inserted into `table`, as many to a statement as its parameters allow and at most
     /// ``bytesPerStatement`` of values.
-    private func insert(_ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
-                        suffix: String = "") throws {
+    private func insert(
+        _ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
+        suffix: String = ""
+    ) throws {
         let perStatement = max(1, 30_000 / columns.count)
         var start = 0
         while start < rows.count {
@@ -248,9 +286,11 @@ final class PostgresCopyTarget: StoreCopyTarget {
                 tuples.append("(" + placeholders.joined(separator: ", ") + ")")
                 start += 1
             }
-            try session.query(PostgresQuery(unsafeSQL: """
-                INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(suffix)
-                """, binds: binds))
+            try session.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(suffix)
+                        """, binds: binds))
         }
     }
 

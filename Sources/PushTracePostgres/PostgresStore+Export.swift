@@ -14,7 +14,9 @@ extension PostgresStore {
             let reader = PostgresDiagnosisReader(session, store: self)
             if let id = filter.notificationID {
                 let key = NotificationKey.normalize(id)
-                let apps = try filter.appID.map { [$0] } ?? session.query("SELECT DISTINCT app_id FROM bundle ORDER BY 1")
+                let apps =
+                    try filter.appID.map { [$0] }
+                    ?? session.query("SELECT DISTINCT app_id FROM bundle ORDER BY 1")
                     .map { try $0.decode(String.self) }
                 var found: [StoredLine] = []
                 for app in apps {
@@ -36,8 +38,10 @@ extension PostgresStore {
 
     /// The blocks of bundles whose time span meets the range (all when none), of one app or every app, in the order
     /// stored, a page at a time.
-    func forEachBlock(_ session: PostgresSession, appID: String?, since: Int64?, until: Int64?,
-                      _ body: (StoredBlockRow) throws -> Void) throws {
+    func forEachBlock(
+        _ session: PostgresSession, appID: String?, since: Int64?, until: Int64?,
+        _ body: (StoredBlockRow) throws -> Void
+    ) throws {
         let span = BundleTimeSpan.overlapCondition(since: since, until: until)
         var after: Int64 = 0
         while true {
@@ -55,10 +59,12 @@ extension PostgresStore {
             }
             conditions.append(spanSQL == "1" ? "true" : spanSQL)
             binds.append(Self.blocksPerPage)
-            let rows = try session.query(PostgresQuery(unsafeSQL: """
-                SELECT \(Self.blockColumns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                WHERE \(conditions.joined(separator: " AND ")) ORDER BY b.id LIMIT $\(binds.count)
-                """, binds: binds))
+            let rows = try session.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT \(Self.blockColumns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                        WHERE \(conditions.joined(separator: " AND ")) ORDER BY b.id LIMIT $\(binds.count)
+                        """, binds: binds))
             var count = 0
             for row in rows {
                 let block = try Self.blockRow(row)
@@ -81,7 +87,8 @@ extension PostgresStore {
             var indexed: Set<IndexEntry> = []
             var after: Int64 = 0
             while true {
-                let rows = try session.query("""
+                let rows = try session.query(
+                    """
                     SELECT \(unescaped: Self.blockColumns), b.bundle_ref FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
                     WHERE b.id > \(after) ORDER BY b.id LIMIT \(Self.blocksPerPage)
                     """)
@@ -111,10 +118,12 @@ extension PostgresStore {
                 }
                 if !pageEntries.isEmpty {
                     indexed.removeAll(keepingCapacity: true)
-                    for row in try session.query("""
+                    for row in try session.query(
+                        """
                         SELECT key, block FROM notification_block
                         WHERE (key, block) IN (SELECT * FROM unnest(\(pageEntries.map(\.key))::bigint[], \(pageEntries.map(\.block))::bigint[]))
-                        """) {
+                        """)
+                    {
                         let (key, block) = try row.decode((Int64, Int64).self)
                         indexed.insert(IndexEntry(key: key, block: block))
                     }
@@ -126,9 +135,12 @@ extension PostgresStore {
                 let (id, accepted) = try row.decode((Int64, Int64).self)
                 if perBundle[id, default: 0] != Int(accepted) { check.miscountedBundles += 1 }
             }
-            check.orphanBlocks = Int(try session.query("""
-                SELECT count(*) FROM record_block r WHERE NOT EXISTS (SELECT 1 FROM bundle b WHERE b.id = r.bundle_ref)
-                """).first(where: { _ in true })!.decode(Int64.self))
+            check.orphanBlocks = Int(
+                try session.query(
+                    """
+                    SELECT count(*) FROM record_block r WHERE NOT EXISTS (SELECT 1 FROM bundle b WHERE b.id = r.bundle_ref)
+                    """
+                ).first(where: { _ in true })!.decode(Int64.self))
             let pruned = try session.query("SELECT EXISTS (SELECT 1 FROM bundle WHERE pruned_at IS NOT NULL)")
                 .first(where: { _ in true })!.decode(Bool.self)
             for row in try session.query("SELECT app_id, notification_id, records FROM notification") {
@@ -146,8 +158,10 @@ extension PostgresStore {
 
     /// `pushtrace sql`: one statement in a read-only transaction with a statement timeout, so that nothing can be
     /// written through it and a runaway query ends. Rows are collected by the connection, then handed on.
-    public func readOnlyQuery(_ sql: String, columns: ([String]) throws -> Void,
-                              row: ([QueryValue]) throws -> Void) throws {
+    public func readOnlyQuery(
+        _ sql: String, columns: ([String]) throws -> Void,
+        row: ([QueryValue]) throws -> Void
+    ) throws {
         try connections.withSession(reusable: false) { pooled in
             var session = pooled
             session.deadline = .seconds(90)  // past the statement timeout below
@@ -183,13 +197,19 @@ private struct IndexEntry: Hashable {
 extension QueryValue {
     /// A cell as `pushtrace sql` prints it: integers and floats as numbers, bytea as bytes, anything else as text.
     init(_ cell: PostgresCell) {
-        guard cell.bytes != nil else { self = .null; return }
+        guard cell.bytes != nil else {
+            self = .null
+            return
+        }
         switch cell.dataType {
         case .int2, .int4, .int8: self = (try? cell.decode(Int64.self)).map(QueryValue.integer) ?? .null
         case .float4, .float8: self = (try? cell.decode(Double.self)).map(QueryValue.real) ?? .null
         case .numeric:
             // A sum of integers is numeric in PostgreSQL and an integer in SQLite: a whole number that fits reads as one.
-            guard let decimal = try? cell.decode(Decimal.self) else { self = .null; return }
+            guard let decimal = try? cell.decode(Decimal.self) else {
+                self = .null
+                return
+            }
             let text = "\(decimal)"
             self = Int64(text).map(QueryValue.integer) ?? Double(text).map(QueryValue.real) ?? .text(text)
         case .bytea: self = (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) } ?? .null

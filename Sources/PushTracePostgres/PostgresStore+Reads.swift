@@ -12,14 +12,16 @@ extension PostgresStore {
 
     /// The apps with a summary, found by skipping through the summaries' primary key rather than scanning it.
     static func appIDs(_ session: PostgresSession) throws -> [String] {
-        try session.query("""
+        try session.query(
+            """
             WITH RECURSIVE app(id) AS (
                 SELECT min(app_id) FROM notification
                 UNION ALL
                 SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
             )
             SELECT id FROM app WHERE id IS NOT NULL
-            """).map { try $0.decode(String.self) }
+            """
+        ).map { try $0.decode(String.self) }
     }
 
     public func apps(forNotification id: String) throws -> [String] {
@@ -51,8 +53,9 @@ extension PostgresStore {
     public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
         let key = NotificationKey.normalize(notificationID)
         return try withSession { session in
-            DiagnosisAssembly.entries(try PostgresDiagnosisReader(session, store: self).lines(appID: appID, notificationID: key),
-                                      type: "log")
+            DiagnosisAssembly.entries(
+                try PostgresDiagnosisReader(session, store: self).lines(appID: appID, notificationID: key),
+                type: "log")
         }
     }
 
@@ -60,12 +63,30 @@ extension PostgresStore {
         var conditions: [String] = []
         var binds = PostgresBindings()
         func condition(_ sql: String) { conditions.append(sql.replacingOccurrences(of: "?", with: "$\(binds.count)")) }
-        if let app = query.appID { binds.append(app); condition("app_id = ?") }
-        if let cause = query.cause { binds.append(cause.rawValue); condition("cause = ?") }
-        if let category = query.category { binds.append(category); condition("category = ?") }
-        if let device = query.deviceID { binds.append(device); condition("device_id = ?") }
-        if let since = query.since { binds.append(since); condition("first_ts >= ?") }
-        if let until = query.until { binds.append(until); condition("first_ts < ?") }
+        if let app = query.appID {
+            binds.append(app)
+            condition("app_id = ?")
+        }
+        if let cause = query.cause {
+            binds.append(cause.rawValue)
+            condition("cause = ?")
+        }
+        if let category = query.category {
+            binds.append(category)
+            condition("category = ?")
+        }
+        if let device = query.deviceID {
+            binds.append(device)
+            condition("device_id = ?")
+        }
+        if let since = query.since {
+            binds.append(since)
+            condition("first_ts >= ?")
+        }
+        if let until = query.until {
+            binds.append(until)
+            condition("first_ts < ?")
+        }
         binds.append(Int64(query.limit))
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         // Ordered as SQLite orders: a summary without a first time after every timed one.
@@ -91,10 +112,12 @@ extension PostgresStore {
 
     public func causeCounts(since: Int64) throws -> [CauseCount] {
         try reading { session in
-            try session.query("""
+            try session.query(
+                """
                 SELECT app_id, category, cause, sum(notifications)::bigint FROM hourly WHERE hour >= \(since / 3_600_000)
                 GROUP BY app_id, category, cause HAVING sum(notifications) > 0
-                """).map { row in
+                """
+            ).map { row in
                 let (app, category, cause, count) = try row.decode((String, String, String, Int64).self)
                 return CauseCount(appID: app, category: category.isEmpty ? nil : category, cause: cause, count: Int(count))
             }
@@ -105,19 +128,24 @@ extension PostgresStore {
         try reading { session in
             var latest: [ProcessKind: Record] = [:]
             for process in [ProcessKind.app, .service, .content] {
-                guard let row = try session.query("""
-                    SELECT b.body FROM config c JOIN config_body b ON b.id = c.body_ref
-                    WHERE c.app_id = \(appID) AND c.process = \(process.rawValue)
-                    ORDER BY c.ts DESC, c.device_id COLLATE "C" DESC LIMIT 1
-                    """).first(where: { _ in true }) else { continue }
+                guard
+                    let row = try session.query(
+                        """
+                        SELECT b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                        WHERE c.app_id = \(appID) AND c.process = \(process.rawValue)
+                        ORDER BY c.ts DESC, c.device_id COLLATE "C" DESC LIMIT 1
+                        """
+                    ).first(where: { _ in true })
+                else { continue }
                 let body = try configText(try row.decode(ByteBuffer.self), session)
                 guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else { continue }
                 latest[process] = Record(jsonObject: object)
             }
             guard !latest.isEmpty else { return nil }
-            return AppConfiguration(registeredCategories: latest[.app]?.categories?.map(\.id),
-                                    contentCategories: latest[.content]?.infoPlist?.categories,
-                                    hasServiceExtension: latest[.service] != nil)
+            return AppConfiguration(
+                registeredCategories: latest[.app]?.categories?.map(\.id),
+                contentCategories: latest[.content]?.infoPlist?.categories,
+                hasServiceExtension: latest[.service] != nil)
         }
     }
 
@@ -133,8 +161,9 @@ extension PostgresStore {
     static func blockRow(_ row: PostgresRow) throws -> StoredBlockRow {
         let (id, lines, rawBytes, data, appID, deviceID, offset) =
             try row.decode((Int64, Int64, Int64, ByteBuffer, String, String?, Int64).self)
-        return StoredBlockRow(id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: Array(data.readableBytesView),
-                              appID: appID, deviceID: deviceID, clockOffsetMs: offset)
+        return StoredBlockRow(
+            id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: Array(data.readableBytesView),
+            appID: appID, deviceID: deviceID, clockOffsetMs: offset)
     }
 }
 
@@ -159,8 +188,9 @@ struct PostgresDiagnosisReader {
     /// last-seen time of the devices whose bundles hold them. Nil when the lines name a device no such bundle has (a
     /// `push.sent` alone names one): read in a transaction then (``PostgresStore/why``).
     func input(appID: String, notificationID: String) throws -> DiagnosisInput? {
-        let rows = try session.query(DiagnosisStatement(
-            key: NotificationBlockKey.of(appID: appID, notificationID: notificationID), appID: appID))
+        let rows = try session.query(
+            DiagnosisStatement(
+                key: NotificationBlockKey.of(appID: appID, notificationID: notificationID), appID: appID))
         var blocks: [StoredBlockRow] = []
         var devices = Set<String>()
         var configs: [[String]: [StoredConfig]] = [:]
@@ -171,15 +201,17 @@ struct PostgresDiagnosisReader {
             if let device { devices.insert(device) }
             switch try c[0].decode(Int32.self) {
             case 0:
-                blocks.append(StoredBlockRow(
-                    id: try c[1].decode(Int64.self), lines: Int(try c[2].decode(Int64.self)),
-                    rawBytes: Int(try c[3].decode(Int64.self)), data: Array(try c[4].decode(ByteBuffer.self).readableBytesView),
-                    appID: appID, deviceID: device, clockOffsetMs: try c[6].decode(Int64.self)))
+                blocks.append(
+                    StoredBlockRow(
+                        id: try c[1].decode(Int64.self), lines: Int(try c[2].decode(Int64.self)),
+                        rawBytes: Int(try c[3].decode(Int64.self)), data: Array(try c[4].decode(ByteBuffer.self).readableBytesView),
+                        appID: appID, deviceID: device, clockOffsetMs: try c[6].decode(Int64.self)))
             case 1:
                 guard let device else { continue }
                 configs[[appID, device, try c[8].decode(String.self)], default: []].append(
-                    config(ts: try c[6].decode(Int64.self), deviceTs: try c[7].decode(Int64?.self), deviceID: device,
-                           body: try c[4].decode(ByteBuffer.self)))
+                    config(
+                        ts: try c[6].decode(Int64.self), deviceTs: try c[7].decode(Int64?.self), deviceID: device,
+                        body: try c[4].decode(ByteBuffer.self)))
             default:
                 if let device { lastSeen[device] = try c[6].decode(Int64.self) }
             }
@@ -188,15 +220,18 @@ struct PostgresDiagnosisReader {
             for block in blocks { try each(block) }
         }
         do {
-            return try assemble(appID: appID, notificationID: notificationID, lines: lines, devices: devices,
-                                configs: configs, lastSeen: lastSeen)
+            return try assemble(
+                appID: appID, notificationID: notificationID, lines: lines, devices: devices,
+                configs: configs, lastSeen: lastSeen)
         } catch is OtherDevice {
             return nil
         }
     }
 
-    private func assemble(appID: String, notificationID: String, lines: [StoredLine], devices: Set<String>,
-                          configs: [[String]: [StoredConfig]], lastSeen: [String: Int64]) throws -> DiagnosisInput {
+    private func assemble(
+        appID: String, notificationID: String, lines: [StoredLine], devices: Set<String>,
+        configs: [[String]: [StoredConfig]], lastSeen: [String: Int64]
+    ) throws -> DiagnosisInput {
         try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines,
             configs: { device, process in
@@ -224,7 +259,8 @@ struct PostgresDiagnosisReader {
     /// The stored lines of one app's notification, in the order they were stored.
     func lines(appID: String, notificationID: String) throws -> [StoredLine] {
         let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
-        let rows = try session.query("""
+        let rows = try session.query(
+            """
             SELECT \(unescaped: PostgresStore.blockColumns) FROM notification_block n
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
             WHERE n.key = \(key) AND u.app_id = \(appID) ORDER BY b.id
@@ -238,19 +274,24 @@ struct PostgresDiagnosisReader {
     func lines(of keys: [(appID: String, notificationID: String)]) throws -> [[StoredLine]] {
         let hashes = Array(Set(keys.map { NotificationBlockKey.of(appID: $0.appID, notificationID: $0.notificationID) }))
         var blocksByKey: [Int64: [StoredBlockRow]] = [:]
-        for row in try session.query("""
+        for row in try session.query(
+            """
             SELECT n.key, \(unescaped: PostgresStore.blockColumns) FROM notification_block n
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
             WHERE n.key = ANY(\(hashes)::bigint[]) ORDER BY b.id
-            """) {
+            """)
+        {
             let c = row.makeRandomAccess()
             let key = try c[0].decode(Int64.self)
-            let (id, lines, rawBytes, data) = (try c[1].decode(Int64.self), try c[2].decode(Int64.self),
-                                               try c[3].decode(Int64.self), try c[4].decode(ByteBuffer.self))
-            blocksByKey[key, default: []].append(StoredBlockRow(
-                id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: Array(data.readableBytesView),
-                appID: try c[5].decode(String.self), deviceID: try c[6].decode(String?.self),
-                clockOffsetMs: try c[7].decode(Int64.self)))
+            let (id, lines, rawBytes, data) = (
+                try c[1].decode(Int64.self), try c[2].decode(Int64.self),
+                try c[3].decode(Int64.self), try c[4].decode(ByteBuffer.self)
+            )
+            blocksByKey[key, default: []].append(
+                StoredBlockRow(
+                    id: id, lines: Int(lines), rawBytes: Int(rawBytes), data: Array(data.readableBytesView),
+                    appID: try c[5].decode(String.self), deviceID: try c[6].decode(String?.self),
+                    clockOffsetMs: try c[7].decode(Int64.self)))
         }
         return try keys.map { key in
             let blocks = blocksByKey[NotificationBlockKey.of(appID: key.appID, notificationID: key.notificationID)] ?? []
@@ -263,10 +304,12 @@ struct PostgresDiagnosisReader {
     private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [StoredConfig] {
         let key = [appID, deviceID, process.rawValue]
         if let cached = configs.entries[key] { return cached }
-        let all = try session.query("""
+        let all = try session.query(
+            """
             SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
             WHERE c.app_id = \(appID) AND c.device_id = \(deviceID) AND c.process = \(process.rawValue) ORDER BY c.ts
-            """).map { row in
+            """
+        ).map { row in
             let (ts, deviceTs, device, body) = try row.decode((Int64, Int64?, String, ByteBuffer).self)
             return config(ts: ts, deviceTs: deviceTs, deviceID: device, body: body)
         }
@@ -278,8 +321,9 @@ struct PostgresDiagnosisReader {
     /// A config record, its body decoded only if a diagnosis takes it.
     private func config(ts: Int64, deviceTs: Int64?, deviceID: String, body: ByteBuffer) -> StoredConfig {
         StoredConfig(ts: ts) { [store, session] in
-            try DiagnosisAssembly.configEntry(ts: ts, deviceTs: deviceTs, deviceID: deviceID,
-                                              body: store.configText(body, session))
+            try DiagnosisAssembly.configEntry(
+                ts: ts, deviceTs: deviceTs, deviceID: deviceID,
+                body: store.configText(body, session))
         }
     }
 }
@@ -292,22 +336,22 @@ private struct DiagnosisStatement: PostgresPreparedStatement {
     typealias Row = PostgresRow
     static let name = "pushtrace_diagnosis"
     static let sql = """
-    WITH blk AS (
-        SELECT b.id, b.lines, b.raw_bytes, b.data, u.device_id, u.clock_offset_ms FROM notification_block n
-        JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
-        WHERE n.key = $1::bigint AND u.app_id = $2::text
-    ), dev AS (SELECT DISTINCT device_id FROM blk WHERE device_id IS NOT NULL)
-    SELECT 0 AS part, id, lines, raw_bytes, data, device_id, clock_offset_ms AS n1, NULL::bigint AS n2,
-        NULL::text AS process FROM blk
-    UNION ALL
-    SELECT 1, NULL, NULL, NULL, cb.body, c.device_id, c.ts, c.device_ts, c.process
-    FROM dev JOIN config c ON c.app_id = $2::text AND c.device_id = dev.device_id
-    JOIN config_body cb ON cb.id = c.body_ref
-    UNION ALL
-    SELECT 2, NULL, NULL, NULL, NULL, d.device_id, d.last_seen, NULL, NULL
-    FROM dev JOIN device d ON d.app_id = $2::text AND d.device_id = dev.device_id
-    ORDER BY part, id, n1
-    """
+        WITH blk AS (
+            SELECT b.id, b.lines, b.raw_bytes, b.data, u.device_id, u.clock_offset_ms FROM notification_block n
+            JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
+            WHERE n.key = $1::bigint AND u.app_id = $2::text
+        ), dev AS (SELECT DISTINCT device_id FROM blk WHERE device_id IS NOT NULL)
+        SELECT 0 AS part, id, lines, raw_bytes, data, device_id, clock_offset_ms AS n1, NULL::bigint AS n2,
+            NULL::text AS process FROM blk
+        UNION ALL
+        SELECT 1, NULL, NULL, NULL, cb.body, c.device_id, c.ts, c.device_ts, c.process
+        FROM dev JOIN config c ON c.app_id = $2::text AND c.device_id = dev.device_id
+        JOIN config_body cb ON cb.id = c.body_ref
+        UNION ALL
+        SELECT 2, NULL, NULL, NULL, NULL, d.device_id, d.last_seen, NULL, NULL
+        FROM dev JOIN device d ON d.app_id = $2::text AND d.device_id = dev.device_id
+        ORDER BY part, id, n1
+        """
     let key: Int64
     let appID: String
 

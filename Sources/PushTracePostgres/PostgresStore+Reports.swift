@@ -14,11 +14,13 @@ extension PostgresStore {
                 previousRows: try Self.dailyRows(session, appID: appID, period: previous),
                 durations: try Self.durations(session, appID: appID, period: period),
                 previousDurations: try Self.durations(session, appID: appID, period: previous),
-                actions: try session.query("""
+                actions: try session.query(
+                    """
                     SELECT action, response, sum(n)::bigint FROM daily_action
                     WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
                     GROUP BY action, response HAVING sum(n) > 0
-                    """).map { row in
+                    """
+                ).map { row in
                     let (action, response, count) = try row.decode((String, String, Int64).self)
                     return ActionCount(action: action, response: response, count: Int(count))
                 },
@@ -28,11 +30,13 @@ extension PostgresStore {
     }
 
     private static func dailyRows(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [DailyCounts] {
-        try session.query("""
+        try session.query(
+            """
             SELECT \(unescaped: RollupReading.dailyColumns)
             FROM daily WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
                 AND notifications > 0
-            """).map { row in
+            """
+        ).map { row in
             let c = row.makeRandomAccess()
             return RollupReading.dailyCounts(
                 day: try c[0].decode(Int64.self), category: try c[1].decode(String.self),
@@ -43,11 +47,13 @@ extension PostgresStore {
     }
 
     private static func durations(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [(ms: Int64, count: Int)] {
-        try session.query("""
+        try session.query(
+            """
             SELECT ms, sum(n)::bigint FROM daily_duration
             WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
             GROUP BY ms HAVING sum(n) > 0
-            """).map { row in
+            """
+        ).map { row in
             let (ms, count) = try row.decode((Int64, Int64).self)
             return (ms, Int(count))
         }
@@ -57,14 +63,16 @@ extension PostgresStore {
     /// (a notification can have been settled on another cause since).
     private static func causeExamples(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [String: String] {
         var examples: [String: String] = [:]
-        for row in try session.query("""
+        for row in try session.query(
+            """
             SELECT d.cause, d.example_id FROM daily d
             WHERE d.app_id = \(appID) AND d.day >= \(period.days.lowerBound) AND d.day < \(period.days.upperBound)
                 AND d.notifications > 0 AND EXISTS (
                     SELECT 1 FROM notification n WHERE n.app_id = d.app_id AND n.notification_id = d.example_id
                     AND n.cause = d.cause AND n.first_ts >= \(period.start) AND n.first_ts < \(period.end))
             ORDER BY d.day DESC, d.category DESC, d.app_version DESC, d.os DESC, d.attachment_failure DESC
-            """) {
+            """)
+        {
             let (cause, id) = try row.decode((String, String).self)
             if examples[cause] == nil { examples[cause] = id }
         }
@@ -80,13 +88,17 @@ extension PostgresStore {
     public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
         try reading { session in
             func sums(_ table: String, _ column: String, _ range: Range<Int64>) throws -> [RollupReading.RateRow] {
-                try session.query("""
+                try session.query(
+                    """
                     SELECT app_id, category, \(unescaped: RollupReading.alertSums.replacingOccurrences(of: ")", with: ")::bigint"))
                     FROM \(unescaped: table) WHERE \(unescaped: column) >= \(range.lowerBound) AND \(unescaped: column) < \(range.upperBound)
                     GROUP BY app_id, category
-                    """).map { row in
+                    """
+                ).map { row in
                     let c = row.makeRandomAccess()
-                    return (try c[0].decode(String.self), try c[1].decode(String.self), try (2..<8).map { Int(try c[$0].decode(Int64.self)) })
+                    return (
+                        try c[0].decode(String.self), try c[1].decode(String.self), try (2..<8).map { Int(try c[$0].decode(Int64.self)) }
+                    )
                 }
             }
             let apps = try Self.appIDs(session)
@@ -96,10 +108,12 @@ extension PostgresStore {
                 minutely: { try sums("minutely", "minute", $0) },
                 settled: { start, end in
                     // By app, so `notification_by_time` (app, time) is searched once per app rather than read whole.
-                    try session.query("""
+                    try session.query(
+                        """
                         SELECT app_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
                         WHERE app_id = ANY(\(apps)::text[]) AND first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
-                        """).map { row in
+                        """
+                    ).map { row in
                         let c = row.makeRandomAccess()
                         return (try c[0].decode(String.self), try NotificationFacts(stored: c, at: 1))
                     }
@@ -114,19 +128,22 @@ extension PostgresStore {
             var session = pooled
             session.deadline = nil  // maintenance: as long as the scan of every settled summary takes
             try session.transaction {
-            try session.query("LOCK TABLE daily, hourly, minutely, daily_duration, daily_action IN EXCLUSIVE MODE")
-            let deltas = RollupDeltas()
-            for row in try session.query("""
-                SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
-                WHERE cause IS NOT NULL ORDER BY app_id, device_id NULLS FIRST, notification_id
-                """) {
-                let c = row.makeRandomAccess()
-                let facts = try NotificationFacts(stored: c, at: 2)
-                deltas.add(appID: try c[0].decode(String.self), notificationID: try c[1].decode(String.self), facts: facts,
-                           cause: try c[26].decode(String.self), sign: 1)
-            }
-            for rollup in Rollup.all { try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(rollup.table)")) }
-            try PostgresSummaryWriter.write(deltas, session)
+                try session.query("LOCK TABLE daily, hourly, minutely, daily_duration, daily_action IN EXCLUSIVE MODE")
+                let deltas = RollupDeltas()
+                for row in try session.query(
+                    """
+                    SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+                    WHERE cause IS NOT NULL ORDER BY app_id, device_id NULLS FIRST, notification_id
+                    """)
+                {
+                    let c = row.makeRandomAccess()
+                    let facts = try NotificationFacts(stored: c, at: 2)
+                    deltas.add(
+                        appID: try c[0].decode(String.self), notificationID: try c[1].decode(String.self), facts: facts,
+                        cause: try c[26].decode(String.self), sign: 1)
+                }
+                for rollup in Rollup.all { try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(rollup.table)")) }
+                try PostgresSummaryWriter.write(deltas, session)
             }
         }
     }

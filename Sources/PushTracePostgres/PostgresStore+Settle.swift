@@ -30,7 +30,7 @@ extension PostgresStore {
                 do {
                     settled = try writing { session in try settleBatch(size: size, diagnoser: diagnoser, session) }
                     break
-                } catch where attempt < 4 && PostgresFailure.isTransientConflict(error) {
+                } catch  where attempt < 4 && PostgresFailure.isTransientConflict(error) {
                     // Another server's transaction held rollup rows in the way: the batch was undone; claim again.
                     attempt += 1
                     Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.1))
@@ -47,11 +47,13 @@ extension PostgresStore {
     /// each rollup row's example), diagnoses them and writes their causes and rollup counts.
     private func settleBatch(size: Int, diagnoser: Diagnoser, _ session: PostgresSession) throws -> Int {
         var claimed: [(appID: String, notificationID: String, facts: NotificationFacts)] = []
-        for row in try session.query("""
+        for row in try session.query(
+            """
             SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
             WHERE cause IS NULL ORDER BY app_id, device_id NULLS FIRST, notification_id LIMIT \(Int64(size))
             FOR UPDATE SKIP LOCKED
-            """) {
+            """)
+        {
             let c = row.makeRandomAccess()
             claimed.append((try c[0].decode(String.self), try c[1].decode(String.self), try NotificationFacts(stored: c, at: 2)))
         }
@@ -68,7 +70,8 @@ extension PostgresStore {
             ids.append(key.notificationID)
             causes.append(cause)
         }
-        try session.query("""
+        try session.query(
+            """
             UPDATE notification n SET cause = c.cause
             FROM unnest(\(apps)::text[], \(ids)::text[], \(causes)::text[]) AS c(app_id, notification_id, cause)
             WHERE n.app_id = c.app_id AND n.notification_id = c.notification_id

@@ -8,7 +8,8 @@ extension PostgresStore {
         let text = TokenText.generate()
         let info = TokenInfo(id: text.id, appID: appID, scope: scope, label: label, createdAt: now, revokedAt: nil)
         _ = try withSession { session in
-            try session.query("""
+            try session.query(
+                """
                 INSERT INTO token (id, app_id, scope, secret_sha256, label, created_at)
                 VALUES (\(info.id), \(appID), \(scope.rawValue), \(ByteBuffer(data: text.secretHash)), \(label), \(now))
                 """)
@@ -21,8 +22,9 @@ extension PostgresStore {
             try session.query("SELECT id, app_id, scope, label, created_at, revoked_at FROM token ORDER BY created_at, id")
                 .map { row in
                     let (id, app, scope, label, created, revoked) = try row.decode((String, String?, String, String?, Int64, Int64?).self)
-                    return TokenInfo(id: id, appID: app, scope: TokenScope(rawValue: scope) ?? .read, label: label,
-                                     createdAt: created, revokedAt: revoked)
+                    return TokenInfo(
+                        id: id, appID: app, scope: TokenScope(rawValue: scope) ?? .read, label: label,
+                        createdAt: created, revokedAt: revoked)
                 }
         }
     }
@@ -36,14 +38,19 @@ extension PostgresStore {
     public func verifyToken(_ bearer: String) throws -> TokenInfo? {
         guard let text = TokenText(bearer) else { return nil }
         return try withSession { session in
-            guard let row = try session.query("""
-                SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = \(text.id)
-                """).first(where: { _ in true }) else { return nil }
+            guard
+                let row = try session.query(
+                    """
+                    SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = \(text.id)
+                    """
+                ).first(where: { _ in true })
+            else { return nil }
             let (id, app, scope, label, created, revoked, secret) =
                 try row.decode((String, String?, String, String?, Int64, Int64?, ByteBuffer).self)
             guard TokenText.constantTimeEqual(text.secretHash, Data(buffer: secret)), revoked == nil else { return nil }
-            return TokenInfo(id: id, appID: app, scope: TokenScope(rawValue: scope) ?? .read, label: label,
-                             createdAt: created, revokedAt: nil)
+            return TokenInfo(
+                id: id, appID: app, scope: TokenScope(rawValue: scope) ?? .read, label: label,
+                createdAt: created, revokedAt: nil)
         }
     }
 }

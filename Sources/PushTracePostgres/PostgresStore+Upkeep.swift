@@ -12,8 +12,10 @@ extension PostgresStore {
     /// bodies none refers to; minute-rollup rows), in transactions of about `batchSize` lines. One server at a time
     /// runs it (an advisory lock held for the pass); another finds the lock taken and deletes nothing.
     @discardableResult
-    public func deleteExpired(before cutoff: Int64, batchSize: Int,
-                              progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
+    public func deleteExpired(
+        before cutoff: Int64, batchSize: Int,
+        progress: ((RetentionReport) -> Bool)?
+    ) throws -> RetentionReport {
         // The lock's connection is closed afterwards (whatever happened to it), and the lock with it.
         try connections.withSession(reusable: false) { lockHolder in
             let locked = try lockHolder.query("SELECT pg_try_advisory_lock(\(Self.retentionLock))").first(where: { _ in true })!
@@ -23,16 +25,20 @@ extension PostgresStore {
         }
     }
 
-    private func deleteExpiredHoldingLock(before cutoff: Int64, batchSize: Int,
-                                          progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
+    private func deleteExpiredHoldingLock(
+        before cutoff: Int64, batchSize: Int,
+        progress: ((RetentionReport) -> Bool)?
+    ) throws -> RetentionReport {
         var report = RetentionReport()
         while true {
             let deleted = try writing { session -> Bool in
                 var bundles: [Int64] = [], lines = 0
-                for row in try session.query("""
+                for row in try session.query(
+                    """
                     SELECT id, accepted FROM bundle WHERE received_at < \(cutoff) AND pruned_at IS NULL
                     ORDER BY received_at LIMIT \(Int64(max(1, batchSize / 10))) FOR UPDATE SKIP LOCKED
-                    """) {
+                    """)
+                {
                     let (id, accepted) = try row.decode((Int64, Int64).self)
                     guard lines < batchSize || bundles.isEmpty else { break }
                     bundles.append(id)
@@ -42,10 +48,12 @@ extension PostgresStore {
                 // A block goes with its bundle, and so do the index entries of the notifications its lines mention.
                 let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
                 var keys: [Int64] = [], blocks: [Int64] = []
-                for row in try session.query("""
+                for row in try session.query(
+                    """
                     SELECT \(unescaped: Self.blockColumns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
                     WHERE b.bundle_ref = ANY(\(bundles)::bigint[])
-                    """) {
+                    """)
+                {
                     let block = try Self.blockRow(row)
                     var mentioned: Set<Int64> = []
                     do {
@@ -65,7 +73,8 @@ extension PostgresStore {
                         blocks.append(block.id)
                     }
                 }
-                try session.query("""
+                try session.query(
+                    """
                     DELETE FROM notification_block WHERE (key, block) IN (SELECT * FROM unnest(\(keys)::bigint[], \(blocks)::bigint[]))
                     """)
                 try session.query("DELETE FROM record_block WHERE bundle_ref = ANY(\(bundles)::bigint[])")
@@ -80,7 +89,8 @@ extension PostgresStore {
         }
         while true {
             let count = try inTransaction { session in
-                try session.execute("""
+                try session.execute(
+                    """
                     DELETE FROM notification WHERE ctid IN (
                         SELECT ctid FROM notification WHERE first_ts < \(cutoff) AND last_ts < \(cutoff) AND cause IS NOT NULL
                         LIMIT \(Int64(batchSize)) FOR UPDATE SKIP LOCKED)
@@ -93,7 +103,8 @@ extension PostgresStore {
         while true {
             // A config record is superseded by a later one of the same app, device and process; the latest stays.
             let count = try inTransaction { session in
-                try session.execute("""
+                try session.execute(
+                    """
                     DELETE FROM config WHERE ctid IN (
                         SELECT c.ctid FROM config c WHERE c.ts < \(cutoff) AND EXISTS (
                             SELECT 1 FROM config d WHERE d.app_id = c.app_id AND d.device_id = c.device_id
@@ -107,7 +118,8 @@ extension PostgresStore {
         }
         try inTransaction { session in
             // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
-            try session.query("""
+            try session.query(
+                """
                 DELETE FROM config_body WHERE id IN (
                     SELECT b.id FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)
                     FOR UPDATE SKIP LOCKED)
@@ -130,10 +142,12 @@ extension PostgresStore {
             session.deadline = nil  // VACUUM takes as long as the tables need
             let size = { try session.query("SELECT pg_database_size(current_database())").first(where: { _ in true })!.decode(Int64.self) }
             let before = try size()
-            let tables = try session.query("""
+            let tables = try session.query(
+                """
                 SELECT table_name::text FROM information_schema.tables
                 WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name
-                """).map { try $0.decode(String.self) }
+                """
+            ).map { try $0.decode(String.self) }
             for (index, table) in tables.enumerated() {
                 try session.query(PostgresQuery(unsafeSQL: "VACUUM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\""))
                 if progress?(max(0, before - (try size())), Int64(tables.count - index - 1)) == false { break }

@@ -28,9 +28,11 @@ public final class PostgresStore: Sendable {
     ///
     /// - Parameter connections: the most connections this process opens at once (each is a server process of
     ///   PostgreSQL's: `max_connections` bounds their sum over every pushtrace process).
-    public init(url: String, settings: DiagnosisSettings = .default, connections: Int = 8,
-                environment: [String: String] = ProcessInfo.processInfo.environment,
-                logger: Logger = Logger(label: "pushtrace.postgres")) throws {
+    public init(
+        url: String, settings: DiagnosisSettings = .default, connections: Int = 8,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        logger: Logger = Logger(label: "pushtrace.postgres")
+    ) throws {
         let place = try PostgresLocation(url: url, environment: environment)
         location = place.description
         self.settings = settings
@@ -70,7 +72,8 @@ public final class PostgresStore: Sendable {
     /// timeout (the transaction then fails; nothing of it is stored).
     func writing<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         try inTransaction { session in
-            try session.query("""
+            try session.query(
+                """
                 SELECT set_config('idle_in_transaction_session_timeout', '60s', true), set_config('lock_timeout', '30s', true)
                 """)
             return try body(session)
@@ -97,8 +100,9 @@ extension PostgresStore {
         let failure = PostgresFailure(error)
         if failure.isUnavailable { return PostgresUnavailable(location: location, reason: failure.reason) }
         if let error = error as? PSQLError, let info = error.serverInfo {
-            return PostgresStatementError(location: location, sqlState: info[.sqlState] ?? "", message: info[.message] ?? "",
-                                          detail: info[.detail])
+            return PostgresStatementError(
+                location: location, sqlState: info[.sqlState] ?? "", message: info[.message] ?? "",
+                detail: info[.detail])
         }
         return error
     }
@@ -141,7 +145,8 @@ struct PostgresFailure {
                 // Connection exceptions, the server shutting down or starting, out of resources, a read-only
                 // (standby or read-only transaction) server: every bundle would fail the same way.
                 if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "25006"
-                    || state.hasPrefix("28") || state == "3D000" {
+                    || state.hasPrefix("28") || state == "3D000"
+                {
                     isUnavailable = true
                     reason = "the database cannot take writes now (PostgreSQL \(state)): try again shortly"
                 } else {
@@ -149,7 +154,7 @@ struct PostgresFailure {
                     reason = error.serverInfo?[.message] ?? "PostgreSQL refused the statement"
                 }
             case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
-                 .sslUnsupported, .failedToAddSSLHandler:
+                .sslUnsupported, .failedToAddSSLHandler:
                 isUnavailable = true
                 reason = "the database cannot be reached now: try again shortly"
             default:

@@ -127,11 +127,13 @@ enum PostgresSummaryWriter {
         }
         var waiting: [NotificationRowKey: AwaitingDevice] = [:]
         for device in devices {
-            for row in try session.query("""
+            for row in try session.query(
+                """
                 SELECT notification_id FROM notification
                 WHERE app_id = \(device.appID) AND device_id = \(device.deviceID)
                     AND (cause = 'awaiting_device_logs' OR cause IS NULL) AND sent_ts <= \(device.sentBy)
-                """) {
+                """)
+            {
                 let key = NotificationRowKey(appID: device.appID, notificationID: try row.decode(String.self))
                 // Two bundles of the device in one group: the later upload decides.
                 if (waiting[key]?.sentBy ?? .min) < device.sentBy { waiting[key] = device }
@@ -168,9 +170,11 @@ enum PostgresSummaryWriter {
                     merged.merge(new)
                     try write(merged, appID: key.appID, notificationID: key.notificationID, cause: nil, session)
                 } else if let waited = waiting[key], cause == "awaiting_device_logs", device == waited.deviceID,
-                          let sentTs, sentTs <= waited.sentBy {
+                    let sentTs, sentTs <= waited.sentBy
+                {
                     rollups.add(appID: key.appID, notificationID: key.notificationID, facts: old, cause: cause!, sign: -1)
-                    try session.query("""
+                    try session.query(
+                        """
                         UPDATE notification SET cause = NULL WHERE app_id = \(key.appID) AND notification_id = \(key.notificationID)
                         """)
                 }
@@ -181,7 +185,8 @@ enum PostgresSummaryWriter {
 
     /// Creates the rows of `keys` (sorted) that do not exist, empty.
     private static func create(_ keys: [NotificationRowKey], _ session: PostgresSession) throws {
-        try session.query("""
+        try session.query(
+            """
             INSERT INTO notification (app_id, notification_id)
             SELECT * FROM unnest(\(keys.map(\.appID))::text[], \(keys.map(\.notificationID))::text[]) AS k(a, n)
             ORDER BY a COLLATE "C", n COLLATE "C"
@@ -190,14 +195,19 @@ enum PostgresSummaryWriter {
     }
 
     /// Locks every row of `keys` (sorted) and reads it: its facts, cause, device and sent time.
-    private static func lock(_ keys: [NotificationRowKey], _ session: PostgresSession)
-        throws -> [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] {
+    private static func lock(
+        _ keys: [NotificationRowKey], _ session: PostgresSession
+    )
+        throws -> [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)]
+    {
         var stored: [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] = [:]
-        for row in try session.query("""
+        for row in try session.query(
+            """
             SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
             WHERE (app_id, notification_id) IN (SELECT * FROM unnest(\(keys.map(\.appID))::text[], \(keys.map(\.notificationID))::text[]))
             ORDER BY app_id, notification_id FOR UPDATE
-            """) {
+            """)
+        {
             let columns = row.makeRandomAccess()
             let key = NotificationRowKey(appID: try columns[0].decode(String.self), notificationID: try columns[1].decode(String.self))
             let facts = try NotificationFacts(stored: columns, at: 2)
@@ -207,24 +217,29 @@ enum PostgresSummaryWriter {
     }
 
     /// Writes a summary whole (its row exists and is locked by the caller).
-    static func write(_ facts: NotificationFacts, appID: String, notificationID: String, cause: String?,
-                      _ session: PostgresSession) throws {
+    static func write(
+        _ facts: NotificationFacts, appID: String, notificationID: String, cause: String?,
+        _ session: PostgresSession
+    ) throws {
         var binds = PostgresBindings()
         facts.bind(&binds, cause: cause)
         binds.append(appID)
         binds.append(notificationID)
         let columns = NotificationFacts.postgresColumns
-        try session.query(PostgresQuery(unsafeSQL: """
-            UPDATE notification SET \(columns.enumerated().map { "\($0.element) = $\($0.offset + 1)" }.joined(separator: ", "))
-            WHERE app_id = $\(columns.count + 1) AND notification_id = $\(columns.count + 2)
-            """, binds: binds))
+        try session.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    UPDATE notification SET \(columns.enumerated().map { "\($0.element) = $\($0.offset + 1)" }.joined(separator: ", "))
+                    WHERE app_id = $\(columns.count + 1) AND notification_id = $\(columns.count + 2)
+                    """, binds: binds))
     }
 
     /// Adds every row's delta by upserts, in key order, and forgets them. An upsert adds under the row's lock: two
     /// servers adding to one row at once both count.
     static func write(_ rollups: RollupDeltas, _ session: PostgresSession) throws {
         let rows = rollups.all.sorted { a, b in
-            a.rollup.table != b.rollup.table ? a.rollup.table < b.rollup.table : a.key.lexicographicallyPrecedes(b.key, by: RollupValue.ordered)
+            a.rollup.table != b.rollup.table
+                ? a.rollup.table < b.rollup.table : a.key.lexicographicallyPrecedes(b.key, by: RollupValue.ordered)
         }
         for row in rows where row.measures.contains(where: { $0 != 0 }) || row.example != nil {
             var binds = PostgresBindings()

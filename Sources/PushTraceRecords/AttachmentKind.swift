@@ -56,15 +56,29 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
     /// The kind named by a UTI (`public.jpeg`) or a MIME type (`image/jpeg`), if either says.
     public init?(uti: String?, mime: String?) {
         if let mime = mime?.lowercased() {
-            if mime.hasPrefix("image/") { self = .image; return }
-            if mime.hasPrefix("audio/") { self = .audio; return }
-            if mime.hasPrefix("video/") { self = .video; return }
+            if mime.hasPrefix("image/") {
+                self = .image
+                return
+            }
+            if mime.hasPrefix("audio/") {
+                self = .audio
+                return
+            }
+            if mime.hasPrefix("video/") {
+                self = .video
+                return
+            }
         }
         guard let uti = uti?.lowercased() else { return nil }
-        if ["jpeg", "png", "gif", "heic", "heif", "image"].contains(where: uti.contains) { self = .image }
-        else if ["audio", "mp3", "wav", "aiff", "m4a"].contains(where: uti.contains) { self = .audio }
-        else if ["movie", "video", "mpeg-4", "mpeg", "avi"].contains(where: uti.contains) { self = .video }
-        else { return nil }
+        if ["jpeg", "png", "gif", "heic", "heif", "image"].contains(where: uti.contains) {
+            self = .image
+        } else if ["audio", "mp3", "wav", "aiff", "m4a"].contains(where: uti.contains) {
+            self = .audio
+        } else if ["movie", "video", "mpeg-4", "mpeg", "avi"].contains(where: uti.contains) {
+            self = .video
+        } else {
+            return nil
+        }
     }
 
     /// The last path component of a URL, without its query or fragment (SPEC §6).

@@ -17,8 +17,10 @@ public struct ContentExtensionPlist: Codable, Sendable, Hashable {
     public var defaultContentHidden: Bool?
     public var userInteractionEnabled: Bool?
 
-    public init(categories: [String]?, initialContentSizeRatio: Double? = nil,
-                defaultContentHidden: Bool? = nil, userInteractionEnabled: Bool? = nil) {
+    public init(
+        categories: [String]?, initialContentSizeRatio: Double? = nil,
+        defaultContentHidden: Bool? = nil, userInteractionEnabled: Bool? = nil
+    ) {
         self.categories = categories
         self.initialContentSizeRatio = initialContentSizeRatio
         self.defaultContentHidden = defaultContentHidden

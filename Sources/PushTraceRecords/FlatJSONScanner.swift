@@ -75,7 +75,7 @@ struct FlatJSONScanner {
             guard at + 1 < end else { return nil }
             switch base[at + 1] {
             case .quote, .backslash, .slash, UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"),
-                 UInt8(ascii: "t"):
+                UInt8(ascii: "t"):
                 at += 2
             case UInt8(ascii: "u"):
                 guard hex4(at + 2) != nil else { return nil }
@@ -127,8 +127,10 @@ struct FlatJSONScanner {
 
     /// Reads `bytes` as one JSON object and nothing else (spaces around it aside), as ``object(keys:depth:read:)``
     /// does; false for anything else.
-    static func readObject(_ bytes: UnsafeRawBufferPointer, keys: [[UInt8]],
-                           read: (Int, inout FlatJSONScanner) -> Bool) -> Bool {
+    static func readObject(
+        _ bytes: UnsafeRawBufferPointer, keys: [[UInt8]],
+        read: (Int, inout FlatJSONScanner) -> Bool
+    ) -> Bool {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
         var scanner = FlatJSONScanner(base: base, end: bytes.count)
         scanner.skipSpace()
@@ -290,13 +292,14 @@ struct FlatJSONScanner {
                 index += 4
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard index + 6 <= bounds.end, base[index] == .backslash, base[index + 1] == UInt8(ascii: "u"),
-                          let low = hex4(index + 2), (0xDC00...0xDFFF).contains(low) else { return nil }
+                        let low = hex4(index + 2), (0xDC00...0xDFFF).contains(low)
+                    else { return nil }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     index += 6
                 }
                 guard let unicode = Unicode.Scalar(scalar) else { return nil }
                 bytes.append(contentsOf: Unicode.UTF8.encode(unicode)!)
-            default: bytes.append(escape) // `"`, `\` and `/` stand for themselves.
+            default: bytes.append(escape)  // `"`, `\` and `/` stand for themselves.
             }
         }
         return bytes.withUnsafeBufferPointer(Self.validUTF8)

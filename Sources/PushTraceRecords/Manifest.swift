@@ -15,8 +15,10 @@ public struct Manifest: Codable, Sendable, Hashable {
     public var uploadedAt: Int64?
     public var sdk: String?
 
-    public init(bundleID: String, appID: String, appVersion: String? = nil, build: String? = nil, os: String? = nil,
-                deviceModel: String? = nil, deviceID: String? = nil, uploadedAt: Int64? = nil, sdk: String? = nil) {
+    public init(
+        bundleID: String, appID: String, appVersion: String? = nil, build: String? = nil, os: String? = nil,
+        deviceModel: String? = nil, deviceID: String? = nil, uploadedAt: Int64? = nil, sdk: String? = nil
+    ) {
         self.type = RecordType.manifest.rawValue
         self.schema = Int(PushTraceVersion.bundleSchema)
         self.bundleID = bundleID

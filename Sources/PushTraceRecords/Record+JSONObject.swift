@@ -54,9 +54,10 @@ extension CategoryConfig {
 extension ContentExtensionPlist {
     init(jsonObject o: [String: Any]) {
         let categories = o[CodingKeys.categories.rawValue]
-        self.init(categories: (categories as? String).map { [$0] } ?? categories as? [String],
-                  initialContentSizeRatio: (o[CodingKeys.initialContentSizeRatio.rawValue] as? NSNumber)?.doubleValue,
-                  defaultContentHidden: o[CodingKeys.defaultContentHidden.rawValue] as? Bool,
-                  userInteractionEnabled: o[CodingKeys.userInteractionEnabled.rawValue] as? Bool)
+        self.init(
+            categories: (categories as? String).map { [$0] } ?? categories as? [String],
+            initialContentSizeRatio: (o[CodingKeys.initialContentSizeRatio.rawValue] as? NSNumber)?.doubleValue,
+            defaultContentHidden: o[CodingKeys.defaultContentHidden.rawValue] as? Bool,
+            userInteractionEnabled: o[CodingKeys.userInteractionEnabled.rawValue] as? Bool)
     }
 }

@@ -50,10 +50,12 @@ extension FlatJSONScanner {
 
     /// An array of strings (not `null`, which the caller's object reader takes).
     private mutating func strings(into field: inout [String]?) -> Bool {
-        guard let list = array(of: { (s: inout FlatJSONScanner) -> String? in
-            var value: String?
-            return s.text(into: &value) ? value : nil
-        }) else { return false }
+        guard
+            let list = array(of: { (s: inout FlatJSONScanner) -> String? in
+                var value: String?
+                return s.text(into: &value) ? value : nil
+            })
+        else { return false }
         field = list
         return true
     }

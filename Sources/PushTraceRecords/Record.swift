@@ -51,8 +51,10 @@ public struct Record: Codable, Sendable, Hashable {
     public var key: String?
     public var found: Bool?
 
-    public init(type: RecordType = .event, ts: Int64, process: ProcessKind, event: EventName? = nil,
-                notificationID: String? = nil) {
+    public init(
+        type: RecordType = .event, ts: Int64, process: ProcessKind, event: EventName? = nil,
+        notificationID: String? = nil
+    ) {
         self.type = type.rawValue
         self.ts = ts
         self.process = process.rawValue

@@ -28,10 +28,11 @@ public enum WireBounds {
     /// `-` and `_`.
     public static func isAppID(_ text: String) -> Bool {
         let bytes = text.utf8
-        return !bytes.isEmpty && bytes.count <= maxAppIDBytes && bytes.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        return !bytes.isEmpty && bytes.count <= maxAppIDBytes
+            && bytes.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 
     /// Why `text` cannot be an identifier (`bundle_id`, `device_id`, `notification_id`, `category`), or nil when it

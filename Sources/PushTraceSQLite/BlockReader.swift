@@ -1,8 +1,8 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceCore
 import PushTraceRecords
+import PushTraceStore
 
 /// Reads record blocks back as ``StoredLine``s (``StoredLineReader``) from SQLite rows.
 struct BlockReader {
@@ -22,8 +22,9 @@ struct BlockReader {
     /// A row selected with ``columns``.
     static func row(_ row: Row) -> StoredBlockRow {
         let data: Data = row[3]
-        return StoredBlockRow(id: row[0], lines: row[1], rawBytes: row[2], data: [UInt8](data), appID: row[4],
-                              deviceID: row[5], clockOffsetMs: row[6])
+        return StoredBlockRow(
+            id: row[0], lines: row[1], rawBytes: row[2], data: [UInt8](data), appID: row[4],
+            deviceID: row[5], clockOffsetMs: row[6])
     }
 
     /// The lines of the blocks `statement` selects (with ``columns``), one block at a time, in the order it gives.
@@ -36,8 +37,10 @@ struct BlockReader {
 
     /// The lines of the blocks `statement` selects (with ``columns``), each with its corrected time and nothing else
     /// read from it: what an export needs.
-    func forEachLineTime(_ statement: Statement, arguments: StatementArguments,
-                         _ body: (_ line: String, _ correctedTs: Int64?) throws -> Void) throws {
+    func forEachLineTime(
+        _ statement: Statement, arguments: StatementArguments,
+        _ body: (_ line: String, _ correctedTs: Int64?) throws -> Void
+    ) throws {
         let rows = try Row.fetchCursor(statement, arguments: arguments)
         while let row = try rows.next() {
             try reader.forEachLineTime(of: Self.row(row), body)
@@ -52,11 +55,12 @@ struct BlockReader {
     /// The stored lines of one app's notification, in the order they were stored.
     func lines(appID: String, notificationID: String) throws -> [StoredLine] {
         let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
-        let statement = try db.cachedStatement(sql: """
-            SELECT \(Self.columns) FROM notification_block n
-            JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
-            WHERE n.key = ? AND u.app_id = ? ORDER BY b.id
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(Self.columns) FROM notification_block n
+                JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
+                WHERE n.key = ? AND u.app_id = ? ORDER BY b.id
+                """)
         return try reader.lines(appID: appID, notificationID: notificationID) { each in
             let rows = try Row.fetchCursor(statement, arguments: [key, appID])
             while let row = try rows.next() { try each(Self.row(row)) }

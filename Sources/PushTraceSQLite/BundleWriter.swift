@@ -1,8 +1,8 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceCore
 import PushTraceRecords
+import PushTraceStore
 
 /// Stores one bundle's items inside the caller's transaction: the bundle row, its accepted lines in compressed
 /// blocks with the index of the notifications in each, rejected lines with their reasons, config snapshots, the
@@ -30,8 +30,10 @@ struct BundleWriter {
     private let configBodies: ConfigBodies
     private let clients: Clients
 
-    init(db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, configBodies: ConfigBodies,
-         clients: Clients, summarized: Bool, dictionaries: AppDictionaries) throws {
+    init(
+        db: Database, source: String?, receivedAt: Int64, settings: DiagnosisSettings, configBodies: ConfigBodies,
+        clients: Clients, summarized: Bool, dictionaries: AppDictionaries
+    ) throws {
         self.configBodies = configBodies
         self.clients = clients
         self.db = db
@@ -65,22 +67,32 @@ struct BundleWriter {
         let appID = manifest.appID!, bundleID = manifest.bundleID!
         let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
         self.tally = tally
-        if let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = ? AND bundle_id = ?
-            """), arguments: [appID, bundleID]) {
-            duplicateOf = IngestResult(appID: appID, bundleID: bundleID, accepted: row[0], rejected: row[1],
-                                       duplicate: true, rejections: [], clockOffsetMs: row[2])
+        if let row = try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = ? AND bundle_id = ?
+                    """), arguments: [appID, bundleID])
+        {
+            duplicateOf = IngestResult(
+                appID: appID, bundleID: bundleID, accepted: row[0], rejected: row[1],
+                duplicate: true, rejections: [], clockOffsetMs: row[2])
             return
         }
-        let client = try clients.reference(Clients.Description(appVersion: manifest.appVersion, build: manifest.build,
-                                                               os: manifest.os, deviceModel: manifest.deviceModel,
-                                                               sdk: manifest.sdk), db: db)
-        try db.cachedStatement(sql: """
-            INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
-                                summarized)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, client,
-                             manifest.uploadedAt, receivedAt, tally.offset, source, summarized])
+        let client = try clients.reference(
+            Clients.Description(
+                appVersion: manifest.appVersion, build: manifest.build,
+                os: manifest.os, deviceModel: manifest.deviceModel,
+                sdk: manifest.sdk), db: db)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
+                                    summarized)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            appID, bundleID, manifest.isFromServer ? nil : manifest.deviceID, client,
+            manifest.uploadedAt, receivedAt, tally.offset, source, summarized,
+        ])
         bundleRef = db.lastInsertedRowID
         dictionary = try dictionaries.current(for: appID)
         blocks = BlockBuilder(dictionary: dictionary)
@@ -97,9 +109,11 @@ struct BundleWriter {
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
         if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
             let body = try configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, db: db)
-            try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, body_ref) VALUES (?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, body])
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR IGNORE INTO config (app_id, device_id, process, ts, device_ts, body_ref) VALUES (?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [manifest.appID, deviceID, process, ts, deviceTs, body])
         }
     }
 
@@ -110,30 +124,36 @@ struct BundleWriter {
         let manifest = tally.manifest
         let appID = manifest.appID!
         if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
-            try db.cachedStatement(sql: """
-                INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (app_id, device_id) DO UPDATE SET
-                    first_seen = min(device.first_seen, excluded.first_seen),
-                    last_seen = max(device.last_seen, excluded.last_seen),
-                    app_version = coalesce(excluded.app_version, device.app_version),
-                    os = coalesce(excluded.os, device.os),
-                    device_model = coalesce(excluded.device_model, device.device_model)
-                """).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, device_id) DO UPDATE SET
+                        first_seen = min(device.first_seen, excluded.first_seen),
+                        last_seen = max(device.last_seen, excluded.last_seen),
+                        app_version = coalesce(excluded.app_version, device.app_version),
+                        os = coalesce(excluded.os, device.os),
+                        device_model = coalesce(excluded.device_model, device.device_model)
+                    """
+            ).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
             // Silence from this device now means something for the pushes it has not mentioned: settle them again,
             // their counts taken out of the rollups until then.
-            let awaiting = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT notification_id, \(NotificationFacts.columns) FROM notification INDEXED BY notification_awaiting
-                WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
-                """), arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
+            let awaiting = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT notification_id, \(NotificationFacts.columns) FROM notification INDEXED BY notification_awaiting
+                        WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
+                        """), arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
             if !awaiting.isEmpty {
                 let rollups = RollupDeltas()
-                let unsettle = try db.cachedStatement(sql: "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = ? AND notification_id = ?")
+                let unsettle = try db.cachedStatement(
+                    sql: "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = ? AND notification_id = ?")
                 for row in awaiting {
                     let id: String = row[0]
                     let facts = NotificationFacts(stored: row, at: 1)
-                    rollups.add(appID: appID, notificationID: id, facts: facts, cause: row[25],
-                                sign: -1)
+                    rollups.add(
+                        appID: appID, notificationID: id, facts: facts, cause: row[25],
+                        sign: -1)
                     try unsettle.execute(arguments: [appID, id])
                 }
                 try rollups.write(db)
@@ -141,12 +161,16 @@ struct BundleWriter {
         }
         try blocks.flush(db)
         let spans = tally.spans
-        try db.cachedStatement(sql: """
-            UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ?,
-                ts_from = ?, ts_to = ?, config_ts_from = ?, config_ts_to = ?
-            WHERE id = ?
-            """).execute(arguments: [tally.accepted, tally.rejected, blocks.first, blocks.last, spans.lines?.from, spans.lines?.to,
-                                     spans.configFrom, spans.configTo, bundleRef])
+        try db.cachedStatement(
+            sql: """
+                UPDATE bundle SET accepted = ?, rejected = ?, first_block = ?, last_block = ?,
+                    ts_from = ?, ts_to = ?, config_ts_from = ?, config_ts_to = ?
+                WHERE id = ?
+                """
+        ).execute(arguments: [
+            tally.accepted, tally.rejected, blocks.first, blocks.last, spans.lines?.from, spans.lines?.to,
+            spans.configFrom, spans.configTo, bundleRef,
+        ])
         return tally.result
     }
 }

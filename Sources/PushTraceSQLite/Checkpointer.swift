@@ -1,7 +1,7 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import GRDBSQLite
+import PushTraceStore
 
 /// Copies the write-ahead log back into the database file on a thread of its own, so that the writer never does.
 ///
@@ -43,10 +43,12 @@ final class Checkpointer: @unchecked Sendable {
         condition.lock()
         hookReference = reference
         condition.unlock()
-        sqlite3_wal_hook(db.sqliteConnection, { context, connection, _, pages in
-            let checkpointer = Unmanaged<Checkpointer>.fromOpaque(context!).takeUnretainedValue()
-            return checkpointer.logGrew(to: pages, on: connection)
-        }, reference.toOpaque())
+        sqlite3_wal_hook(
+            db.sqliteConnection,
+            { context, connection, _, pages in
+                let checkpointer = Unmanaged<Checkpointer>.fromOpaque(context!).takeUnretainedValue()
+                return checkpointer.logGrew(to: pages, on: connection)
+            }, reference.toOpaque())
     }
 
     /// Releases the hook's reference once the writer's connection, and with it the hook, is gone.

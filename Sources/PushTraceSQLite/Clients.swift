@@ -21,13 +21,18 @@ final class Clients {
     /// The row id of `description`, stored now when there is none.
     func reference(_ description: Description, db: Database) throws -> Int64 {
         if let id = known[description] { return id }
-        let values: [(any DatabaseValueConvertible)?] = [description.appVersion, description.build, description.os,
-                                                        description.deviceModel, description.sdk]
+        let values: [(any DatabaseValueConvertible)?] = [
+            description.appVersion, description.build, description.os,
+            description.deviceModel, description.sdk,
+        ]
         let id: Int64
-        if let stored = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT id FROM client WHERE app_version IS ? AND build IS ? AND os IS ? AND device_model IS ? AND sdk IS ?
-            LIMIT 1
-            """), arguments: StatementArguments(values)) {
+        if let stored = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT id FROM client WHERE app_version IS ? AND build IS ? AND os IS ? AND device_model IS ? AND sdk IS ?
+                    LIMIT 1
+                    """), arguments: StatementArguments(values))
+        {
             id = stored
         } else {
             try db.cachedStatement(sql: "INSERT INTO client (app_version, build, os, device_model, sdk) VALUES (?, ?, ?, ?, ?)")

@@ -23,8 +23,9 @@ final class ConfigBodies {
         if let id = known[digest]?.first(where: { $0.line.utf8.elementsEqual(line.utf8) && $0.appGroup == appGroup })?.id {
             return id
         }
-        let candidates = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, app_group, body FROM config_body WHERE digest = ?"),
-                                          arguments: [digest])
+        let candidates = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, app_group, body FROM config_body WHERE digest = ?"),
+            arguments: [digest])
         for row in candidates where (row[1] as String?) == appGroup {
             let id: Int64 = row[0]
             // Byte for byte: `==` on strings is canonical equivalence, and the body must be the line as received.

@@ -1,8 +1,8 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceCore
 import PushTraceRecords
+import PushTraceStore
 
 /// Reads what the diagnosis of one notification needs (``DiagnosisAssembly``): its events, the config in force,
 /// and its device's latest upload.
@@ -23,8 +23,9 @@ struct DiagnosisReader {
             lines: try blocks.lines(appID: appID, notificationID: notificationID),
             configs: { try configs(appID: appID, deviceID: $0, process: $1) },
             lastSeen: { deviceID in
-                try Int64.fetchOne(db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
-                                   arguments: [appID, deviceID])
+                try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
+                    arguments: [appID, deviceID])
             })
     }
 
@@ -37,14 +38,18 @@ struct DiagnosisReader {
         let key = [appID, deviceID, process.rawValue]
         if let cached = configs.entries[key] { return cached }
         let (db, dictionaries) = (db, blocks.dictionaries)
-        let all = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
-            WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? ORDER BY c.ts
-            """), arguments: [appID, deviceID, process.rawValue]).map { row in
+        let all = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                    WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? ORDER BY c.ts
+                    """), arguments: [appID, deviceID, process.rawValue]
+        ).map { row in
             let (ts, deviceTs, device, body): (Int64, Int64?, String?, DatabaseValue) = (row[0], row[1], row[2], row[3])
             return StoredConfig(ts: ts) {
-                try DiagnosisAssembly.configEntry(ts: ts, deviceTs: deviceTs, deviceID: device,
-                                                  body: ConfigBody.text(body, dictionaries: dictionaries, db: db))
+                try DiagnosisAssembly.configEntry(
+                    ts: ts, deviceTs: deviceTs, deviceID: device,
+                    body: ConfigBody.text(body, dictionaries: dictionaries, db: db))
             }
         }
         if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }

@@ -1,6 +1,6 @@
 import Foundation
-import PushTraceStore
 import GRDB
+import PushTraceStore
 
 /// A summary as the `notification` table keeps it: read, merged in Swift, and written back whole.
 extension NotificationFacts {
@@ -82,9 +82,13 @@ extension NotificationFacts {
 
     /// The stored summary of a notification and its cause, or nil when there is none.
     static func read(_ db: Database, appID: String, notificationID: String) throws -> (facts: NotificationFacts, cause: String?)? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT \(columns) FROM notification WHERE app_id = ? AND notification_id = ?
-            """), arguments: [appID, notificationID]) else { return nil }
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(columns) FROM notification WHERE app_id = ? AND notification_id = ?
+                        """), arguments: [appID, notificationID])
+        else { return nil }
         return (NotificationFacts(stored: row), row[24])
     }
 
@@ -94,8 +98,9 @@ extension NotificationFacts {
         var merged = self
         if let stored = try Self.read(db, appID: appID, notificationID: notificationID) {
             if let cause = stored.cause {
-                rollups.add(appID: appID, notificationID: notificationID, facts: stored.facts, cause: cause,
-                            sign: -1)
+                rollups.add(
+                    appID: appID, notificationID: notificationID, facts: stored.facts, cause: cause,
+                    sign: -1)
             }
             merged = stored.facts
             merged.merge(self)

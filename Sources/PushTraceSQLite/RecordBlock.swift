@@ -1,7 +1,7 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceGzip
+import PushTraceStore
 
 extension BlockBuilder {
     /// Adds an accepted line, storing the block being filled first when the line would not fit in it.
@@ -15,9 +15,11 @@ extension BlockBuilder {
     }
 
     private static func insert(_ block: FinishedBlock, _ db: Database) throws -> Int64 {
-        try db.cachedStatement(sql: """
-            INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
-            """).execute(arguments: [block.bundleRef, block.lines, block.rawBytes, block.dictionary, Data(block.data)])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [block.bundleRef, block.lines, block.rawBytes, block.dictionary, Data(block.data)])
         let id = db.lastInsertedRowID
         let index = try db.cachedStatement(sql: "INSERT OR IGNORE INTO notification_block (key, block) VALUES (?, ?)")
         for key in block.keys { try index.execute(arguments: [key, id]) }

@@ -1,8 +1,8 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceGzip
 import PushTraceRecords
+import PushTraceStore
 
 /// The preset dictionaries record blocks are compressed against, kept in the store's `dictionary` table.
 ///
@@ -21,10 +21,14 @@ enum RecordDictionaries {
 
     /// The newest dictionary of `appID`, else the newest shared one, else none.
     static func newest(_ db: Database, appID: String) throws -> Current {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT id, app_id, bytes FROM dictionary WHERE app_id = ? OR app_id IS NULL
-            ORDER BY app_id IS NULL, id DESC LIMIT 1
-            """), arguments: [appID]) else { return .none }
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT id, app_id, bytes FROM dictionary WHERE app_id = ? OR app_id IS NULL
+                        ORDER BY app_id IS NULL, id DESC LIMIT 1
+                        """), arguments: [appID])
+        else { return .none }
         return Current(id: row[0], appID: row[1], bytes: [UInt8](row[2] as Data))
     }
 
@@ -43,10 +47,12 @@ enum RecordDictionaries {
     static func train(_ db: Database, appID: String, dictionaries: DictionaryCache) throws -> Training {
         var blocks: [(lines: Int, rawBytes: Int, data: [UInt8])] = []
         var stored = 0
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id BETWEEN b.first_block AND b.last_block
-            WHERE b.app_id = ?
-            """), arguments: [appID])
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id BETWEEN b.first_block AND b.last_block
+                    WHERE b.app_id = ?
+                    """), arguments: [appID])
         while stored < trainingBytes, let row = try rows.next() {
             blocks.append((row[0], row[1], [UInt8](row[2] as Data)))
             stored += row[1] as Int
@@ -55,15 +61,17 @@ enum RecordDictionaries {
         var lines: [String] = []
         for block in blocks {
             // A damaged block is left out of the sample: training never stops an ingest.
-            lines += (try? RecordBlock.decode(block.data, lines: block.lines, rawBytes: block.rawBytes) {
-                dictionaries.lookup($0, in: db)
-            }) ?? []
+            lines +=
+                (try? RecordBlock.decode(block.data, lines: block.lines, rawBytes: block.rawBytes) {
+                    dictionaries.lookup($0, in: db)
+                }) ?? []
         }
         let bytes = DictionaryTraining.dictionary(from: lines)
         guard !bytes.isEmpty else { return .notYet }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
-        try db.execute(sql: "INSERT OR IGNORE INTO dictionary (adler32, trained_at, bytes, app_id) VALUES (?, ?, ?, ?)",
-                       arguments: [identifier, Int64(Date().timeIntervalSince1970 * 1000), Data(bytes), appID])
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO dictionary (adler32, trained_at, bytes, app_id) VALUES (?, ?, ?, ?)",
+            arguments: [identifier, Int64(Date().timeIntervalSince1970 * 1000), Data(bytes), appID])
         return db.changesCount == 1 ? .trained(Current(id: db.lastInsertedRowID, appID: appID, bytes: bytes)) : .clash
     }
 }
@@ -159,8 +167,11 @@ final class DictionaryCache: @unchecked Sendable {
     /// The dictionary a block's header names, read from `db` the first time.
     func lookup(_ identifier: UInt32, in db: Database) -> [UInt8]? {
         if let bytes = lock.withLock({ byIdentifier[identifier] }) { return bytes }
-        guard let data = try? Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM dictionary WHERE adler32 = ?"),
-                                            arguments: [Int64(identifier)]) else { return nil }
+        guard
+            let data = try? Data.fetchOne(
+                db.cachedStatement(sql: "SELECT bytes FROM dictionary WHERE adler32 = ?"),
+                arguments: [Int64(identifier)])
+        else { return nil }
         let bytes = [UInt8](data)
         lock.withLock { byIdentifier[identifier] = bytes }
         return bytes

@@ -1,7 +1,7 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceCore
+import PushTraceStore
 
 extension SQLiteStore {
     /// The alert rules judged as of `now` (epoch milliseconds): notifications first seen after `now` are ignored.
@@ -14,10 +14,13 @@ extension SQLiteStore {
     public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
         try pool.read { db in
             func sums(_ table: String, _ column: String, _ range: Range<Int64>) throws -> [RollupReading.RateRow] {
-                try Row.fetchAll(db, sql: """
-                    SELECT app_id, category, \(RollupReading.alertSums)
-                    FROM \(table) WHERE \(column) >= ? AND \(column) < ? GROUP BY app_id, category
-                    """, arguments: [range.lowerBound, range.upperBound]).map { row in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT app_id, category, \(RollupReading.alertSums)
+                        FROM \(table) WHERE \(column) >= ? AND \(column) < ? GROUP BY app_id, category
+                        """, arguments: [range.lowerBound, range.upperBound]
+                ).map { row in
                     (row[0], row[1], (2..<8).map { row[$0] as Int })
                 }
             }
@@ -29,10 +32,12 @@ extension SQLiteStore {
                 settled: { start, end in
                     var settled: [(appID: String, facts: NotificationFacts)] = []
                     for app in apps {
-                        let rows = try Row.fetchCursor(db, sql: """
-                            SELECT \(NotificationFacts.columns) FROM notification INDEXED BY notification_by_time
-                            WHERE app_id = ? AND first_ts >= ? AND first_ts < ? AND cause IS NOT NULL
-                            """, arguments: [app, start, end])
+                        let rows = try Row.fetchCursor(
+                            db,
+                            sql: """
+                                SELECT \(NotificationFacts.columns) FROM notification INDEXED BY notification_by_time
+                                WHERE app_id = ? AND first_ts >= ? AND first_ts < ? AND cause IS NOT NULL
+                                """, arguments: [app, start, end])
                         while let row = try rows.next() { settled.append((app, NotificationFacts(stored: row))) }
                     }
                     return settled

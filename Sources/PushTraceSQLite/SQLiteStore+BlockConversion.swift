@@ -12,8 +12,10 @@ extension SQLiteStore {
     /// the next open goes on from there. Every stored line keeps its bytes and order, so every answer read from it
     /// stays the same. `progress` returning false stops after that transaction, as a kill would (then the table
     /// stays, and the next open goes on).
-    static func convertRecordsToBlocks(_ pool: DatabasePool, recordsPerTransaction: Int = recordsPerConversionTransaction,
-                                       progress: ((ConversionProgress) -> Bool)?) throws {
+    static func convertRecordsToBlocks(
+        _ pool: DatabasePool, recordsPerTransaction: Int = recordsPerConversionTransaction,
+        progress: ((ConversionProgress) -> Bool)?
+    ) throws {
         let hasRecordTable = try pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')")!
         }
@@ -30,31 +32,40 @@ extension SQLiteStore {
                 try db.inTransaction(.immediate) {
                     // Read again inside the write lock: another process may be converting the same store, and may
                     // have finished (and dropped the table).
-                    guard try Bool.fetchOne(db, sql: """
-                        SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')
-                        """)! else { return .commit }
-                    let bundles = try Row.fetchAll(db, sql: """
-                        SELECT id, app_id, first_record, last_record FROM bundle INDEXED BY bundle_unconverted
-                        WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
-                        """)
+                    guard
+                        try Bool.fetchOne(
+                            db,
+                            sql: """
+                                SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')
+                                """)!
+                    else { return .commit }
+                    let bundles = try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT id, app_id, first_record, last_record FROM bundle INDEXED BY bundle_unconverted
+                            WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
+                            """)
                     let dictionaries = try current.inTransaction(db, dictionaries: read)
                     for bundle in bundles where moved.records < recordsPerTransaction || moved.bundles == 0 {
                         let id: Int64 = bundle[0], appID: String = bundle[1], first: Int64 = bundle[2], last: Int64 = bundle[3]
                         var blocks = BlockBuilder(dictionary: try dictionaries.current(for: appID))
                         blocks.bundleRef = id
-                        let rows = try Row.fetchCursor(db, sql: """
-                            SELECT body, notification_id FROM record WHERE id BETWEEN ? AND ? ORDER BY id
-                            """, arguments: [first, last])
+                        let rows = try Row.fetchCursor(
+                            db,
+                            sql: """
+                                SELECT body, notification_id FROM record WHERE id BETWEEN ? AND ? ORDER BY id
+                                """, arguments: [first, last])
                         while let row = try rows.next() {
                             try blocks.add(row[0], notificationID: row[1], appID: appID, db: db)
                             moved.records += 1
                         }
                         try blocks.flush(db)
                         try db.execute(sql: "DELETE FROM record WHERE id BETWEEN ? AND ?", arguments: [first, last])
-                        try db.execute(sql: """
-                            UPDATE bundle SET first_block = ?, last_block = ?, first_record = NULL, last_record = NULL
-                            WHERE id = ?
-                            """, arguments: [blocks.first, blocks.last, id])
+                        try db.execute(
+                            sql: """
+                                UPDATE bundle SET first_block = ?, last_block = ?, first_record = NULL, last_record = NULL
+                                WHERE id = ?
+                                """, arguments: [blocks.first, blocks.last, id])
                         moved.bundles += 1
                         try dictionaries.trainIfDue(appID: appID, added: blocks.storedBytes)
                     }
@@ -72,9 +83,11 @@ extension SQLiteStore {
                 // Rows no bundle range covers are not dropped with the table: none are written, but if any are
                 // there, the table stays for `pushtrace sql` to find them. Another process converting the same
                 // store may have dropped it already.
-                let stillThere = try Bool.fetchOne(db, sql: """
-                    SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')
-                    """)!
+                let stillThere = try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record')
+                        """)!
                 if stillThere, try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM record)")! {
                     try db.execute(sql: "DROP TABLE record")
                 }

@@ -13,10 +13,12 @@ extension SQLiteStore {
             var perBundle: [Int64: Int] = [:]
             var perNotification: [NotificationRef: Int] = [:]
             let index = try db.makeStatement(sql: "SELECT EXISTS (SELECT 1 FROM notification_block WHERE key = ? AND block = ?)")
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT \(BlockReader.columns), u.summarized, b.bundle_ref FROM record_block b
-                JOIN bundle u ON u.id = b.bundle_ref ORDER BY b.id
-                """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT \(BlockReader.columns), u.summarized, b.bundle_ref FROM record_block b
+                    JOIN bundle u ON u.id = b.bundle_ref ORDER BY b.id
+                    """)
             while let row = try rows.next() {
                 check.blocks += 1
                 let summarized: Bool = row[7], bundle: Int64 = row[8]
@@ -42,9 +44,12 @@ extension SQLiteStore {
             while let bundle = try bundles.next() {
                 if perBundle[bundle[0], default: 0] != bundle[1] as Int { check.miscountedBundles += 1 }
             }
-            check.orphanBlocks = try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM record_block WHERE bundle_ref NOT IN (SELECT id FROM bundle)
-                """) ?? 0
+            check.orphanBlocks =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM record_block WHERE bundle_ref NOT IN (SELECT id FROM bundle)
+                        """) ?? 0
             // A summary outlives its lines when retention deleted their bundles: one with no line left is
             // miscounted only in a store retention never ran on.
             let pruned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM bundle WHERE pruned_at IS NOT NULL)") ?? false

@@ -20,9 +20,11 @@ extension SQLiteStore {
             throw StoreCopyError.sourceBusy(path)
         }
         try part(.bundleCount(Int.fetchOne(db, sql: "SELECT count(*) FROM bundle")!))
-        try part(.dictionaries(Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
-            CopiedDictionary(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3], bytes: [UInt8]($0[4] as Data))
-        }))
+        try part(
+            .dictionaries(
+                Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
+                    CopiedDictionary(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3], bytes: [UInt8]($0[4] as Data))
+                }))
         try copyConfigBodies(db, part)
         try copyBundles(db, part)
         for table in StoreCopy.tables {
@@ -60,8 +62,9 @@ extension SQLiteStore {
                 body = CopiedConfigBody(id: row[0], digest: digest, appGroup: row[2], body: [UInt8](data))
             } else {
                 let line = try ConfigBody.text(row[3], dictionaries: dictionaries, db: db)
-                body = CopiedConfigBody(id: row[0], digest: ConfigBodyDigest.of(line), appGroup: row[2],
-                                        body: ConfigBody.compressed(line, dictionary: .none))
+                body = CopiedConfigBody(
+                    id: row[0], digest: ConfigBodyDigest.of(line), appGroup: row[2],
+                    body: ConfigBody.compressed(line, dictionary: .none))
             }
             page.append(body)
             if page.count == Self.rowsPerCopiedPage {
@@ -75,18 +78,21 @@ extension SQLiteStore {
     /// Bundles in the order stored, each with its blocks (a contiguous run of ids) and rejected lines.
     private func copyBundles(_ db: Database, _ part: (CopiedPart) throws -> Void) throws {
         let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, in: db) }
-        let blocks = try db.makeStatement(sql: """
-            SELECT id, lines, raw_bytes, dictionary, data FROM record_block WHERE id BETWEEN ? AND ? AND bundle_ref = ? ORDER BY id
-            """)
+        let blocks = try db.makeStatement(
+            sql: """
+                SELECT id, lines, raw_bytes, dictionary, data FROM record_block WHERE id BETWEEN ? AND ? AND bundle_ref = ? ORDER BY id
+                """)
         let rejected = try db.makeStatement(sql: "SELECT line, reason, raw FROM rejected_line WHERE bundle_ref = ? ORDER BY id")
         var after: Int64 = 0
         while true {
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT u.id, u.app_id, u.bundle_id, u.device_id, c.app_version, c.build, c.os, c.device_model, c.sdk,
-                       u.uploaded_at, u.received_at, u.clock_offset_ms, u.source, u.accepted, u.rejected, u.pruned_at,
-                       u.ts_from, u.ts_to, u.config_ts_from, u.config_ts_to, u.first_block, u.last_block
-                FROM bundle u LEFT JOIN client c ON c.id = u.client_ref WHERE u.id > ? ORDER BY u.id LIMIT ?
-                """, arguments: [after, Self.bundlesPerCopiedPage])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT u.id, u.app_id, u.bundle_id, u.device_id, c.app_version, c.build, c.os, c.device_model, c.sdk,
+                           u.uploaded_at, u.received_at, u.clock_offset_ms, u.source, u.accepted, u.rejected, u.pruned_at,
+                           u.ts_from, u.ts_to, u.config_ts_from, u.config_ts_to, u.first_block, u.last_block
+                    FROM bundle u LEFT JOIN client c ON c.id = u.client_ref WHERE u.id > ? ORDER BY u.id LIMIT ?
+                    """, arguments: [after, Self.bundlesPerCopiedPage])
             guard let last = rows.last else { return }
             after = last[0]
             var page: [CopiedBundle] = []
@@ -103,11 +109,14 @@ extension SQLiteStore {
                     let id: Int64 = row[0]
                     for block in try Row.fetchAll(blocks, arguments: [first, lastBlock, id]) {
                         let data = [UInt8](block[4] as Data)
-                        let stored = StoredBlockRow(id: block[0], lines: block[1], rawBytes: block[2], data: data,
-                                                    appID: bundle.appID, deviceID: bundle.deviceID,
-                                                    clockOffsetMs: bundle.clockOffsetMs)
-                        bundle.blocks.append(CopiedBlock(id: block[0], lines: block[1], rawBytes: block[2], dictionary: block[3],
-                                                         data: data, keys: CopiedBlock.keys(of: stored, reader: reader)))
+                        let stored = StoredBlockRow(
+                            id: block[0], lines: block[1], rawBytes: block[2], data: data,
+                            appID: bundle.appID, deviceID: bundle.deviceID,
+                            clockOffsetMs: bundle.clockOffsetMs)
+                        bundle.blocks.append(
+                            CopiedBlock(
+                                id: block[0], lines: block[1], rawBytes: block[2], dictionary: block[3],
+                                data: data, keys: CopiedBlock.keys(of: stored, reader: reader)))
                         bytes += data.count
                     }
                 }
@@ -151,8 +160,9 @@ final class SQLiteCopyTarget: StoreCopyTarget {
             case .bundleCount, .counts: break
             case .dictionaries(let dictionaries):
                 for d in dictionaries {
-                    try db.execute(sql: "INSERT INTO dictionary (id, app_id, adler32, trained_at, bytes) VALUES (?, ?, ?, ?, ?)",
-                                   arguments: [d.id, d.appID, d.adler32, d.trainedAt, Data(d.bytes)])
+                    try db.execute(
+                        sql: "INSERT INTO dictionary (id, app_id, adler32, trained_at, bytes) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [d.id, d.appID, d.adler32, d.trainedAt, Data(d.bytes)])
                 }
             case .configBodies(let bodies):
                 let insert = try db.cachedStatement(sql: "INSERT INTO config_body (id, digest, app_group, body) VALUES (?, ?, ?, ?)")
@@ -160,10 +170,11 @@ final class SQLiteCopyTarget: StoreCopyTarget {
             case .bundles(let bundles):
                 for bundle in bundles { try insert(bundle, db) }
             case .rows(let table, let rows):
-                let insert = try db.cachedStatement(sql: """
-                    INSERT INTO \(table.name) (\(table.columns.joined(separator: ", ")))
-                    VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))
-                    """)
+                let insert = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO \(table.name) (\(table.columns.joined(separator: ", ")))
+                        VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))
+                        """)
                 for row in rows {
                     try insert.execute(arguments: StatementArguments(row.map(\.databaseValue)))
                 }
@@ -172,20 +183,27 @@ final class SQLiteCopyTarget: StoreCopyTarget {
     }
 
     private func insert(_ bundle: CopiedBundle, _ db: Database) throws {
-        let client = try clients.reference(Clients.Description(appVersion: bundle.appVersion, build: bundle.build, os: bundle.os,
-                                                               deviceModel: bundle.deviceModel, sdk: bundle.sdk), db: db)
-        try db.cachedStatement(sql: """
-            INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
-                                accepted, rejected, pruned_at, ts_from, ts_to, config_ts_from, config_ts_to)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [bundle.appID, bundle.bundleID, bundle.deviceID, client, bundle.uploadedAt, bundle.receivedAt,
-                                     bundle.clockOffsetMs, bundle.source, bundle.accepted, bundle.rejected, bundle.prunedAt,
-                                     bundle.tsFrom, bundle.tsTo, bundle.configTsFrom, bundle.configTsTo])
+        let client = try clients.reference(
+            Clients.Description(
+                appVersion: bundle.appVersion, build: bundle.build, os: bundle.os,
+                deviceModel: bundle.deviceModel, sdk: bundle.sdk), db: db)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
+                                    accepted, rejected, pruned_at, ts_from, ts_to, config_ts_from, config_ts_to)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            bundle.appID, bundle.bundleID, bundle.deviceID, client, bundle.uploadedAt, bundle.receivedAt,
+            bundle.clockOffsetMs, bundle.source, bundle.accepted, bundle.rejected, bundle.prunedAt,
+            bundle.tsFrom, bundle.tsTo, bundle.configTsFrom, bundle.configTsTo,
+        ])
         let bundleRef = db.lastInsertedRowID
         var first: Int64?, last: Int64?
-        let block = try db.cachedStatement(sql: """
-            INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
-            """)
+        let block = try db.cachedStatement(
+            sql: """
+                INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)
+                """)
         let index = try db.cachedStatement(sql: "INSERT OR IGNORE INTO notification_block (key, block) VALUES (?, ?)")
         for copied in bundle.blocks {
             try block.execute(arguments: [bundleRef, copied.lines, copied.rawBytes, copied.dictionary, Data(copied.data)])

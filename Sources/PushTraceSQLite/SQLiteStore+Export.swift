@@ -1,6 +1,6 @@
 import GRDB
-import PushTraceStore
 import PushTraceCore
+import PushTraceStore
 
 extension SQLiteStore {
     /// Every accepted line that `filter` selects, in the order stored, handed to `line` one at a time: memory stays
@@ -15,14 +15,18 @@ extension SQLiteStore {
                 var found: [StoredLine] = []
                 // Every app that stored a bundle (the summaries may not be written yet), skipping through the
                 // bundles' unique index.
-                let apps = try filter.appID.map { [$0] } ?? String.fetchAll(db, sql: """
-                    WITH RECURSIVE app(id) AS (
-                        SELECT min(app_id) FROM bundle
-                        UNION ALL
-                        SELECT (SELECT min(app_id) FROM bundle WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-                    )
-                    SELECT id FROM app WHERE id IS NOT NULL
-                    """)
+                let apps =
+                    try filter.appID.map { [$0] }
+                    ?? String.fetchAll(
+                        db,
+                        sql: """
+                            WITH RECURSIVE app(id) AS (
+                                SELECT min(app_id) FROM bundle
+                                UNION ALL
+                                SELECT (SELECT min(app_id) FROM bundle WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
+                            )
+                            SELECT id FROM app WHERE id IS NOT NULL
+                            """)
                 for app in apps {
                     found += try reader.lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }
                 }
@@ -34,7 +38,8 @@ extension SQLiteStore {
             // Blocks in the order stored; with a time range, only those of bundles whose time span meets it are
             // decoded (the span is checked on the bundle row before the block's data is read).
             let span = BundleTimeSpan.overlapCondition(since: filter.since, until: filter.until)
-            let sql = "SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref WHERE "
+            let sql =
+                "SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref WHERE "
                 + (filter.appID == nil ? "" : "u.app_id = ? AND ") + span.sql + " ORDER BY b.id"
             var arguments = StatementArguments(filter.appID.map { [$0] } ?? [])
             arguments += StatementArguments(span.arguments)

@@ -1,6 +1,6 @@
 import GRDB
-import PushTraceStore
 import PushTraceCore
+import PushTraceStore
 
 extension SQLiteStore {
     /// Runs `body` in one write transaction in which several bundles can be stored, each all-or-nothing on its
@@ -13,16 +13,19 @@ extension SQLiteStore {
     ///
     /// Results obtained inside `body` are acknowledgements only once this returns: nothing is committed before.
     /// If `body` throws, nothing of the group is stored.
-    func inGroupCommit<T>(deferringSummariesTo backlog: SummaryBacklog? = nil,
-                                 _ body: (GroupCommit) throws -> T) throws -> T {
+    func inGroupCommit<T>(
+        deferringSummariesTo backlog: SummaryBacklog? = nil,
+        _ body: (GroupCommit) throws -> T
+    ) throws -> T {
         var committed: (result: T, group: GroupCommit)?
         // A dictionary trained by a group that then fails was never stored: forget it (and what it was cached with).
         defer { if committed == nil { currentDictionaries.forget() } }
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
-                let group = GroupCommit(db: db, settings: settings, defersSummaries: backlog != nil,
-                                        dictionaries: try currentDictionaries.inTransaction(db, dictionaries: dictionaries),
-                                        configBodies: ConfigBodies(dictionaries: dictionaries), clients: Clients())
+                let group = GroupCommit(
+                    db: db, settings: settings, defersSummaries: backlog != nil,
+                    dictionaries: try currentDictionaries.inTransaction(db, dictionaries: dictionaries),
+                    configBodies: ConfigBodies(dictionaries: dictionaries), clients: Clients())
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
@@ -55,17 +58,20 @@ public struct GroupCommit: IngestGroup {
 
     /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
     /// error is rethrown; the rest of the group is unaffected.
-    public func ingest(source: String?, receivedAt: Int64,
-                       _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult {
+    public func ingest(
+        source: String?, receivedAt: Int64,
+        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
+    ) throws -> IngestResult {
         var result: IngestResult?
         var facts: [String: NotificationFacts] = [:]
         var bundleRef: Int64 = 0
         var storedBytes = 0
         do {
             try db.inSavepoint {
-                var writer = try BundleWriter(db: db, source: source, receivedAt: receivedAt, settings: settings,
-                                              configBodies: configBodies, clients: clients,
-                                              summarized: !defersSummaries, dictionaries: dictionaries)
+                var writer = try BundleWriter(
+                    db: db, source: source, receivedAt: receivedAt, settings: settings,
+                    configBodies: configBodies, clients: clients,
+                    summarized: !defersSummaries, dictionaries: dictionaries)
                 try produce { item in try writer.add(item) }
                 result = try writer.finish()
                 facts = writer.facts

@@ -5,8 +5,10 @@ extension SQLiteStore {
     /// Runs one read-only statement on the store at `path`, opened read-only (nothing can be written through it, and
     /// no `-wal`/`-shm` is left behind): `columns` gets the column names, then `row` each row as it is read, so a
     /// table of any size passes in constant memory. The narrow call `pushtrace sql` needs, instead of a connection.
-    public static func query(path: String, sql: String, columns: ([String]) throws -> Void,
-                             row: ([QueryValue]) throws -> Void) throws {
+    public static func query(
+        path: String, sql: String, columns: ([String]) throws -> Void,
+        row: ([QueryValue]) throws -> Void
+    ) throws {
         do {
             try readingOnly(path: path) { queue in
                 try queue.read { db in

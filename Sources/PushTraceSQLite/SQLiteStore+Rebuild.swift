@@ -1,6 +1,6 @@
 import Foundation
-import PushTraceStore
 import GRDB
+import PushTraceStore
 
 extension SQLiteStore {
     /// The room ``vacuum()`` needs and has now.
@@ -23,8 +23,9 @@ extension SQLiteStore {
         }
         let besideDatabase = try free(databaseFolder)
         let shared = device(databaseFolder) != nil && device(databaseFolder) == device(temporary)
-        return RebuildRoom(liveBytes: liveBytes, temporaryDirectory: temporary, freeBesideDatabase: besideDatabase,
-                           freeInTemporaryDirectory: shared ? nil : try free(temporary))
+        return RebuildRoom(
+            liveBytes: liveBytes, temporaryDirectory: temporary, freeBesideDatabase: besideDatabase,
+            freeInTemporaryDirectory: shared ? nil : try free(temporary))
     }
 
     /// Rebuilds the database file to give the space of deleted rows back to the file system (`VACUUM`), then
@@ -69,8 +70,10 @@ extension SQLiteStore {
     /// was released stays released). Returns the bytes released. Does nothing on a store that cannot release in
     /// place (``releasesInPlace()`` false).
     @discardableResult
-    public func releaseFreePages(pagesPerStep: Int,
-                                 progress: ((_ released: Int64, _ toGo: Int64) -> Bool)?) throws -> Int64 {
+    public func releaseFreePages(
+        pagesPerStep: Int,
+        progress: ((_ released: Int64, _ toGo: Int64) -> Bool)?
+    ) throws -> Int64 {
         guard try releasesInPlace() else { return 0 }
         let pageSize = try pool.read { try Int64.fetchOne($0, sql: "PRAGMA page_size") ?? 4_096 }
         var released: Int64 = 0
@@ -79,8 +82,10 @@ extension SQLiteStore {
                 let (shrunk, free) = try pool.writeWithoutTransaction { db in
                     let before = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
                     try db.execute(sql: "PRAGMA incremental_vacuum(\(max(1, pagesPerStep)))")
-                    return (before - (try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0),
-                            try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0)
+                    return (
+                        before - (try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0),
+                        try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+                    )
                 }
                 released += shrunk * pageSize
                 // Nothing moved: no free page is left (ingest meanwhile may have reused some).
@@ -114,7 +119,8 @@ extension SQLiteStore {
         for case let directory? in candidates {
             var isDirectory: ObjCBool = false
             if files.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
-               files.isWritableFile(atPath: directory), files.isExecutableFile(atPath: directory) {
+                files.isWritableFile(atPath: directory), files.isExecutableFile(atPath: directory)
+            {
                 return directory
             }
         }

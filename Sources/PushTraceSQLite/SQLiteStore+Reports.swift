@@ -1,6 +1,6 @@
 import GRDB
-import PushTraceStore
 import PushTraceCore
+import PushTraceStore
 
 extension SQLiteStore {
     /// The delivery report of one app for `period` against the period before it, read from the rollups (a few
@@ -14,11 +14,14 @@ extension SQLiteStore {
                 previousRows: try Self.dailyRows(db, appID: appID, period: previous),
                 durations: try Self.durations(db, appID: appID, period: period),
                 previousDurations: try Self.durations(db, appID: appID, period: previous),
-                actions: try Row.fetchAll(db, sql: """
-                    SELECT action, response, sum(n) FROM daily_action WHERE app_id = ? AND day >= ? AND day < ?
-                    GROUP BY action, response HAVING sum(n) > 0
-                    """, arguments: [appID, period.days.lowerBound, period.days.upperBound])
-                    .map { ActionCount(action: $0[0], response: $0[1], count: $0[2]) },
+                actions: try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT action, response, sum(n) FROM daily_action WHERE app_id = ? AND day >= ? AND day < ?
+                        GROUP BY action, response HAVING sum(n) > 0
+                        """, arguments: [appID, period.days.lowerBound, period.days.upperBound]
+                )
+                .map { ActionCount(action: $0[0], response: $0[1], count: $0[2]) },
                 examples: try Self.causeExamples(db, appID: appID, period: period))
         }
         return DeliveryReport(input)
@@ -31,14 +34,16 @@ extension SQLiteStore {
 
     /// The apps, found by skipping through the summary's primary key, not by scanning it.
     func appIDs(_ db: Database) throws -> [String] {
-        try String.fetchAll(db, sql: """
-            WITH RECURSIVE app(id) AS (
-                SELECT min(app_id) FROM notification
-                UNION ALL
-                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-            )
-            SELECT id FROM app WHERE id IS NOT NULL
-            """)
+        try String.fetchAll(
+            db,
+            sql: """
+                WITH RECURSIVE app(id) AS (
+                    SELECT min(app_id) FROM notification
+                    UNION ALL
+                    SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
+                )
+                SELECT id FROM app WHERE id IS NOT NULL
+                """)
     }
 
     /// Recomputes every rollup from the settled notifications, by the same `Rollup.contributions` that settling
@@ -47,14 +52,17 @@ extension SQLiteStore {
     public func rebuildRollups() throws {
         try pool.write { db in
             let deltas = RollupDeltas()
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT app_id, notification_id, \(NotificationFacts.columns) FROM notification WHERE cause IS NOT NULL
-                """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT app_id, notification_id, \(NotificationFacts.columns) FROM notification WHERE cause IS NOT NULL
+                    """)
             while let row = try rows.next() {
                 let app: String = row[0], id: String = row[1]
                 let facts = NotificationFacts(stored: row, at: 2)
-                deltas.add(appID: app, notificationID: id, facts: facts, cause: row[26],
-                           sign: 1)
+                deltas.add(
+                    appID: app, notificationID: id, facts: facts, cause: row[26],
+                    sign: 1)
             }
             for rollup in Rollup.all { try db.execute(sql: "DELETE FROM \(rollup.table)") }
             try deltas.write(db)
@@ -72,33 +80,43 @@ extension SQLiteStore {
     }
 
     private static func dailyRows(_ db: Database, appID: String, period: ReportPeriod) throws -> [DailyCounts] {
-        try Row.fetchAll(db, sql: """
-            SELECT \(RollupReading.dailyColumns)
-            FROM daily WHERE app_id = ? AND day >= ? AND day < ? AND notifications > 0
-            """, arguments: [appID, period.days.lowerBound, period.days.upperBound]).map { row in
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT \(RollupReading.dailyColumns)
+                FROM daily WHERE app_id = ? AND day >= ? AND day < ? AND notifications > 0
+                """, arguments: [appID, period.days.lowerBound, period.days.upperBound]
+        ).map { row in
             // download_bytes, a sum that may pass 2^63, is clamped.
-            RollupReading.dailyCounts(day: row[0], category: row[1], appVersion: row[2], os: row[3], cause: row[4],
-                                      attachmentFailure: row[5],
-                                      measures: (6..<24).map { $0 == 18 ? Self.clampedSum(row[$0]) : row[$0] as Int })
+            RollupReading.dailyCounts(
+                day: row[0], category: row[1], appVersion: row[2], os: row[3], cause: row[4],
+                attachmentFailure: row[5],
+                measures: (6..<24).map { $0 == 18 ? Self.clampedSum(row[$0]) : row[$0] as Int })
         }
     }
 
     private static func durations(_ db: Database, appID: String, period: ReportPeriod) throws -> [(ms: Int64, count: Int)] {
-        try Row.fetchAll(db, sql: """
-            SELECT ms, sum(n) FROM daily_duration WHERE app_id = ? AND day >= ? AND day < ? GROUP BY ms HAVING sum(n) > 0
-            """, arguments: [appID, period.days.lowerBound, period.days.upperBound]).map { ($0[0], $0[1]) }
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT ms, sum(n) FROM daily_duration WHERE app_id = ? AND day >= ? AND day < ? GROUP BY ms HAVING sum(n) > 0
+                """, arguments: [appID, period.days.lowerBound, period.days.upperBound]
+        ).map { ($0[0], $0[1]) }
     }
 
     /// One notification per cause in the period: the latest one each rollup row saw, checked against the summary
     /// (a notification can have been settled on another cause since).
     private static func causeExamples(_ db: Database, appID: String, period: ReportPeriod) throws -> [String: String] {
-        let candidates = try Row.fetchAll(db, sql: """
-            SELECT cause, example_id FROM daily WHERE app_id = ? AND day >= ? AND day < ? AND notifications > 0
-            ORDER BY day DESC, category DESC, app_version DESC, os DESC, attachment_failure DESC
-            """, arguments: [appID, period.days.lowerBound, period.days.upperBound])
-        let check = try db.cachedStatement(sql: """
-            SELECT 1 FROM notification WHERE app_id = ? AND notification_id = ? AND cause = ? AND first_ts >= ? AND first_ts < ?
-            """)
+        let candidates = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT cause, example_id FROM daily WHERE app_id = ? AND day >= ? AND day < ? AND notifications > 0
+                ORDER BY day DESC, category DESC, app_version DESC, os DESC, attachment_failure DESC
+                """, arguments: [appID, period.days.lowerBound, period.days.upperBound])
+        let check = try db.cachedStatement(
+            sql: """
+                SELECT 1 FROM notification WHERE app_id = ? AND notification_id = ? AND cause = ? AND first_ts >= ? AND first_ts < ?
+                """)
         var examples: [String: String] = [:]
         for row in candidates {
             let cause: String = row[0]

@@ -1,6 +1,6 @@
 import Foundation
-import PushTraceStore
 import GRDB
+import PushTraceStore
 
 extension SQLiteStore {
     /// Deletes what is older than `cutoff` (epoch ms): the records of bundles received before it, the summaries of
@@ -12,16 +12,20 @@ extension SQLiteStore {
     /// held only for short deletes and ingest goes on meanwhile. `progress` is called after each transaction with
     /// the totals so far; returning false stops the pass there (what was deleted stays deleted).
     @discardableResult
-    public func deleteExpired(before cutoff: Int64, batchSize: Int,
-                              progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport {
+    public func deleteExpired(
+        before cutoff: Int64, batchSize: Int,
+        progress: ((RetentionReport) -> Bool)?
+    ) throws -> RetentionReport {
         var report = RetentionReport()
         // Records, by bundle: each bundle's records are one id range.
         while true {
             let bundles = try pool.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT id, first_block, last_block, accepted FROM bundle INDEXED BY bundle_by_received
-                    WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
-                    """, arguments: [cutoff, max(1, batchSize / 10)])
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id, first_block, last_block, accepted FROM bundle INDEXED BY bundle_by_received
+                        WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
+                        """, arguments: [cutoff, max(1, batchSize / 10)])
             }
             guard !bundles.isEmpty else { break }
             var taken: [Row] = [], rows = 0
@@ -39,18 +43,23 @@ extension SQLiteStore {
                         // the notifications its lines mention.
                         var keys: [Int64: Set<Int64>] = [:]
                         do {
-                            try reader.forEachLine(db.cachedStatement(sql: """
-                                SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                                WHERE b.id BETWEEN ? AND ?
-                                """), arguments: [first, last]) { line in
+                            try reader.forEachLine(
+                                db.cachedStatement(
+                                    sql: """
+                                        SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                                        WHERE b.id BETWEEN ? AND ?
+                                        """), arguments: [first, last]
+                            ) { line in
                                 report.records += 1
                                 guard let notification = line.notificationID else { return }
-                                keys[line.block, default: []].insert(NotificationBlockKey.of(appID: line.appID, notificationID: notification))
+                                keys[line.block, default: []].insert(
+                                    NotificationBlockKey.of(appID: line.appID, notificationID: notification))
                             }
                         } catch {
                             // A block that cannot be read back (a damaged file) still goes with its bundle: the index
                             // entries only it could name stay behind, pointing at nothing, and retention goes on.
-                            report.records += try Int.fetchOne(db, sql: "SELECT accepted FROM bundle WHERE id = ?", arguments: [id])
+                            report.records +=
+                                try Int.fetchOne(db, sql: "SELECT accepted FROM bundle WHERE id = ?", arguments: [id])
                                 ?? 0
                         }
                         let unindex = try db.cachedStatement(sql: "DELETE FROM notification_block WHERE key = ? AND block = ?")
@@ -61,8 +70,9 @@ extension SQLiteStore {
                     }
                     try db.execute(sql: "DELETE FROM rejected_line WHERE bundle_ref = ?", arguments: [id])
                     report.rejectedLines += db.changesCount
-                    try db.execute(sql: "UPDATE bundle SET pruned_at = ?, first_block = NULL, last_block = NULL WHERE id = ?",
-                                   arguments: [now, id])
+                    try db.execute(
+                        sql: "UPDATE bundle SET pruned_at = ?, first_block = NULL, last_block = NULL WHERE id = ?",
+                        arguments: [now, id])
                     report.bundles += 1
                 }
             }
@@ -72,10 +82,12 @@ extension SQLiteStore {
         for app in try pool.read({ try appIDs($0) }) {
             while true {
                 let summaries = try pool.read { db in
-                    try Row.fetchAll(db, sql: """
-                        SELECT notification_id FROM notification INDEXED BY notification_by_time
-                        WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
-                        """, arguments: [app, cutoff, cutoff, batchSize])
+                    try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT notification_id FROM notification INDEXED BY notification_by_time
+                            WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
+                            """, arguments: [app, cutoff, cutoff, batchSize])
                 }
                 guard !summaries.isEmpty else { break }
                 try pool.write { db in
@@ -104,40 +116,49 @@ extension SQLiteStore {
     /// a time (a row is superseded
     /// when the next row has its key), and the writer deletes what each page found: no transaction holds the
     /// writer for more than one page's deletes, however large the table. Returns false when `progress` said stop.
-    private func deleteSupersededConfigs(before cutoff: Int64, batchSize: Int, report: inout RetentionReport,
-                                         progress: ((RetentionReport) -> Bool)?) throws -> Bool {
+    private func deleteSupersededConfigs(
+        before cutoff: Int64, batchSize: Int, report: inout RetentionReport,
+        progress: ((RetentionReport) -> Bool)?
+    ) throws -> Bool {
         typealias Key = (app: String, device: String, process: String, ts: Int64)
         var last: Key?
         let pageSize = max(1, batchSize) * 10
         while true {
             let page = try pool.read { db in
-                let rows = if let key = last {
-                    try Row.fetchAll(db, sql: """
-                        SELECT app_id, device_id, process, ts FROM config
-                        WHERE (app_id, device_id, process, ts) > (?, ?, ?, ?)
-                        ORDER BY app_id, device_id, process, ts LIMIT ?
-                        """, arguments: [key.app, key.device, key.process, key.ts, pageSize])
-                } else {
-                    try Row.fetchAll(db, sql: """
-                        SELECT app_id, device_id, process, ts FROM config
-                        ORDER BY app_id, device_id, process, ts LIMIT ?
-                        """, arguments: [pageSize])
-                }
+                let rows =
+                    if let key = last {
+                        try Row.fetchAll(
+                            db,
+                            sql: """
+                                SELECT app_id, device_id, process, ts FROM config
+                                WHERE (app_id, device_id, process, ts) > (?, ?, ?, ?)
+                                ORDER BY app_id, device_id, process, ts LIMIT ?
+                                """, arguments: [key.app, key.device, key.process, key.ts, pageSize])
+                    } else {
+                        try Row.fetchAll(
+                            db,
+                            sql: """
+                                SELECT app_id, device_id, process, ts FROM config
+                                ORDER BY app_id, device_id, process, ts LIMIT ?
+                                """, arguments: [pageSize])
+                    }
                 return rows.map { (app: $0[0] as String, device: $0[1] as String, process: $0[2] as String, ts: $0[3] as Int64) }
             }
             var superseded: [Key] = []
             for row in page {
                 if let previous = last, previous.ts < cutoff, previous.app == row.app, previous.device == row.device,
-                   previous.process == row.process {
+                    previous.process == row.process
+                {
                     superseded.append(previous)
                 }
                 last = row
             }
             if !superseded.isEmpty {
                 try pool.write { db in
-                    let delete = try db.cachedStatement(sql: """
-                        DELETE FROM config WHERE app_id = ? AND device_id = ? AND process = ? AND ts = ?
-                        """)
+                    let delete = try db.cachedStatement(
+                        sql: """
+                            DELETE FROM config WHERE app_id = ? AND device_id = ? AND process = ? AND ts = ?
+                            """)
                     for key in superseded {
                         try delete.execute(arguments: [key.app, key.device, key.process, key.ts])
                         report.configs += db.changesCount

@@ -1,8 +1,8 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceCore
 import PushTraceRecords
+import PushTraceStore
 
 extension SQLiteStore {
     /// Diagnoses every notification whose summary changed since it was last diagnosed, and stores its primary
@@ -21,10 +21,13 @@ extension SQLiteStore {
         // The pending keys, once, in device order: the order causes are written in, which decides each rollup
         // row's example (the last notification settled into it).
         let pending = try pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT app_id, notification_id, records, first_ts FROM notification WHERE cause IS NULL
-                ORDER BY app_id, device_id LIMIT ?
-                """, arguments: [limit ?? -1]).map {
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT app_id, notification_id, records, first_ts FROM notification WHERE cause IS NULL
+                    ORDER BY app_id, device_id LIMIT ?
+                    """, arguments: [limit ?? -1]
+            ).map {
                 PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2], firstTs: $0[3] ?? 0)
             }
         }
@@ -49,19 +52,24 @@ extension SQLiteStore {
                 let lane = (byTime.count + lanes - 1) / lanes
                 DispatchQueue.concurrentPerform(iterations: lanes) { index in
                     let slice = byTime.dropFirst(index * lane).prefix(lane)
-                    results.store(index, Result {
-                        try pool.read { db in
-                            let reader = DiagnosisReader(db, dictionaries: dictionaries)
-                            return try slice.map { at in
-                                let key = keys[at]
-                                return (at, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause)
+                    results.store(
+                        index,
+                        Result {
+                            try pool.read { db in
+                                let reader = DiagnosisReader(db, dictionaries: dictionaries)
+                                return try slice.map { at in
+                                    let key = keys[at]
+                                    return (
+                                        at, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause
+                                    )
+                                }
                             }
-                        }
-                    })
+                        })
                 }
-                diagnosed.push(Result {
-                    try results.all().flatMap { $0 }.sorted { $0.0 < $1.0 }.map { (keys[$0.0], $0.1) }
-                })
+                diagnosed.push(
+                    Result {
+                        try results.all().flatMap { $0 }.sorted { $0.0 < $1.0 }.map { (keys[$0.0], $0.1) }
+                    })
             }
         }
         diagnosing.stackSize = 1 << 20
@@ -88,13 +96,15 @@ extension SQLiteStore {
                     for (key, cause) in causes {
                         // A row that changed under us (new records) stays pending, for the next pass.
                         guard let stored = try NotificationFacts.read(db, appID: key.appID, notificationID: key.notificationID),
-                              stored.facts.records == key.records else { continue }
+                            stored.facts.records == key.records
+                        else { continue }
                         if let old = stored.cause {
                             rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts, cause: old, sign: -1)
                         }
                         try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID])
-                        rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts,
-                                    cause: cause.rawValue, sign: 1)
+                        rollups.add(
+                            appID: key.appID, notificationID: key.notificationID, facts: stored.facts,
+                            cause: cause.rawValue, sign: 1)
                         done += 1
                     }
                     if let started = groupStart, Date().timeIntervalSince(started) >= 2 {

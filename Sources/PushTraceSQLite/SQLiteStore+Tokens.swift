@@ -1,6 +1,6 @@
 import Foundation
-import PushTraceStore
 import GRDB
+import PushTraceStore
 
 extension SQLiteStore {
     /// Creates a token and returns its text: the only time the secret exists outside the client.
@@ -10,9 +10,10 @@ extension SQLiteStore {
         let text = TokenText.generate()
         let info = TokenInfo(id: text.id, appID: appID, scope: scope, label: label, createdAt: now, revokedAt: nil)
         try pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO token (id, app_id, scope, secret_sha256, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [info.id, appID, scope.rawValue, text.secretHash, label, now])
+            try db.execute(
+                sql: """
+                    INSERT INTO token (id, app_id, scope, secret_sha256, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [info.id, appID, scope.rawValue, text.secretHash, label, now])
         }
         return (info, text)
     }
@@ -38,9 +39,11 @@ extension SQLiteStore {
     public func verifyToken(_ bearer: String) throws -> TokenInfo? {
         guard let text = TokenText(bearer) else { return nil }
         let row = try pool.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = ?
-                """, arguments: [text.id])
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = ?
+                    """, arguments: [text.id])
         }
         let presented = text.secretHash
         guard let row else { return nil }
@@ -53,7 +56,8 @@ extension SQLiteStore {
 
 extension TokenInfo {
     init(row: Row) {
-        self.init(id: row["id"], appID: row["app_id"], scope: TokenScope(rawValue: row["scope"]) ?? .read,
-                  label: row["label"], createdAt: row["created_at"], revokedAt: row["revoked_at"])
+        self.init(
+            id: row["id"], appID: row["app_id"], scope: TokenScope(rawValue: row["scope"]) ?? .read,
+            label: row["label"], createdAt: row["created_at"], revokedAt: row["revoked_at"])
     }
 }

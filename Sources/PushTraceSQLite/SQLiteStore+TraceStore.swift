@@ -11,8 +11,10 @@ extension SQLiteStore: TraceStore {
         SQLiteIngestSession(store: self, backlog: deferringSummaries ? try makeSummaryBacklog() : nil)
     }
 
-    public func readOnlyQuery(_ sql: String, columns: ([String]) throws -> Void,
-                              row: ([QueryValue]) throws -> Void) throws {
+    public func readOnlyQuery(
+        _ sql: String, columns: ([String]) throws -> Void,
+        row: ([QueryValue]) throws -> Void
+    ) throws {
         try Self.query(path: path, sql: sql, columns: columns, row: row)
     }
 

@@ -1,10 +1,11 @@
 import Foundation
-import PushTraceStore
-#if canImport(Glibc)
-import Glibc
-#endif
 import GRDB
 import PushTraceCore
+import PushTraceStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The pushtrace database: one SQLite file in WAL mode, read by many, written by one.
 ///
@@ -51,9 +52,11 @@ public final class SQLiteStore: Sendable {
     ///     is 1,000). A server's many small commits rewrite the same index pages again and again, and checkpointing
     ///     less often copies and syncs each of them once for many commits; a bulk ingest's diagnosis, whose
     ///     readers look pages up in the log, does better with the default.
-    public init(path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
-                busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8,
-                checkpointPages: Int = 1_000, converting: ((ConversionProgress) -> Void)? = nil) throws {
+    public init(
+        path: String, durability: Durability = .normal, settings: DiagnosisSettings = .default,
+        busyTimeout: TimeInterval = 10, writerCacheMiB: Int = 64, readerCacheMiB: Int = 8,
+        checkpointPages: Int = 1_000, converting: ((ConversionProgress) -> Void)? = nil
+    ) throws {
         self.path = path
         self.settings = settings
         let checkpointer = Checkpointer(path: path, durability: durability, thresholdPages: Int32(clamping: checkpointPages))
@@ -89,7 +92,14 @@ public final class SQLiteStore: Sendable {
             throw StoreError.opening(path, error)
         }
         do {
-            try Self.convertRecordsToBlocks(pool, progress: converting.map { tell in { tell($0); return true } })
+            try Self.convertRecordsToBlocks(
+                pool,
+                progress: converting.map { tell in
+                    {
+                        tell($0)
+                        return true
+                    }
+                })
         } catch {
             throw StoreError.explaining(error, path: path)
         }
@@ -107,8 +117,10 @@ public final class SQLiteStore: Sendable {
     private static func migrate(_ pool: DatabasePool, path: String) throws {
         let migrator = Schema.migrator
         let (applied, tables) = try pool.read { db in
-            (try migrator.appliedIdentifiers(db),
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
+            (
+                try migrator.appliedIdentifiers(db),
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            )
         }
         if applied.isEmpty, !tables.isEmpty { throw StoreError.otherDatabase(path, tables: tables) }
         let unknown = applied.subtracting(migrator.migrations)
@@ -178,8 +190,10 @@ extension SQLiteStore {
     /// fail each of them the same way, after the same wait.
     public func isUnavailable(_ error: any Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
-        return [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN,
-                .SQLITE_PROTOCOL, .SQLITE_NOMEM].contains(error.resultCode)
+        return [
+            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN,
+            .SQLITE_PROTOCOL, .SQLITE_NOMEM,
+        ].contains(error.resultCode)
     }
 
     /// Why the storage could not commit, in words a client of the server can act on, without the server's paths

@@ -22,8 +22,10 @@ extension StoreError {
                 return StoreError.cannotOpen(path, reason: "the folder \(folder) does not exist")
             }
             if !files.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
-                return StoreError.cannotOpen(path, reason: "its folder is not writable (SQLite keeps the database's "
-                                             + "-wal and -shm files beside it)")
+                return StoreError.cannotOpen(
+                    path,
+                    reason: "its folder is not writable (SQLite keeps the database's "
+                        + "-wal and -shm files beside it)")
             }
             return error
         default:

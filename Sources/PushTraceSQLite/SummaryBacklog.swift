@@ -1,7 +1,7 @@
 import Foundation
-import PushTraceStore
 import GRDB
 import PushTraceRecords
+import PushTraceStore
 
 /// The facts of committed bundles whose notification summaries are not written yet.
 ///
@@ -91,24 +91,30 @@ extension SQLiteStore {
     private func recoverSummaries() throws {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
-                let bundles = try Row.fetchAll(db, sql: """
-                    SELECT u.id, u.app_id, u.bundle_id, u.device_id, c.app_version, c.os, u.first_block, u.last_block
-                    FROM bundle u INDEXED BY bundle_unsummarized LEFT JOIN client c ON c.id = u.client_ref
-                    WHERE u.summarized = 0 ORDER BY u.id
-                    """)
+                let bundles = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT u.id, u.app_id, u.bundle_id, u.device_id, c.app_version, c.os, u.first_block, u.last_block
+                        FROM bundle u INDEXED BY bundle_unsummarized LEFT JOIN client c ON c.id = u.client_ref
+                        WHERE u.summarized = 0 ORDER BY u.id
+                        """)
                 let pending = PendingSummaries()
                 let reader = BlockReader(db: db, dictionaries: dictionaries)
                 for bundle in bundles {
                     let appID: String = bundle["app_id"]
                     // What `NotificationFacts.add` reads of the manifest; a backend bundle's device is stored as NULL.
-                    let manifest = Manifest(bundleID: bundle["bundle_id"], appID: appID, appVersion: bundle["app_version"],
-                                            os: bundle["os"], deviceID: bundle["device_id"])
+                    let manifest = Manifest(
+                        bundleID: bundle["bundle_id"], appID: appID, appVersion: bundle["app_version"],
+                        os: bundle["os"], deviceID: bundle["device_id"])
                     var facts: [String: NotificationFacts] = [:]
                     if let first: Int64 = bundle["first_block"], let last: Int64 = bundle["last_block"] {
-                        try reader.forEachLine(db.cachedStatement(sql: """
-                            SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                            WHERE b.id BETWEEN ? AND ? ORDER BY b.id
-                            """), arguments: [first, last]) { line in
+                        try reader.forEachLine(
+                            db.cachedStatement(
+                                sql: """
+                                    SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
+                                    WHERE b.id BETWEEN ? AND ? ORDER BY b.id
+                                    """), arguments: [first, last]
+                        ) { line in
                             guard let id = line.notificationID else { return }
                             facts[id, default: NotificationFacts()].add(line.record, ts: line.ts, manifest: manifest)
                         }

@@ -42,8 +42,12 @@ final class AlertMonitor: Service, Sendable {
             }
             guard let report else { return metrics.alertsFiring([], previous: previous) }
             for alert in report.firing {
-                logger.warning("alert firing", metadata: ["rule": "\(alert.rule)", "app": "\(alert.appID)",
-                                                          "category": "\(alert.category)", "text": "\(alert.text)"])
+                logger.warning(
+                    "alert firing",
+                    metadata: [
+                        "rule": "\(alert.rule)", "app": "\(alert.appID)",
+                        "category": "\(alert.category)", "text": "\(alert.text)",
+                    ])
             }
             return metrics.alertsFiring(report.firing, previous: previous)
         } catch {

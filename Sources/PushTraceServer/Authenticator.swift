@@ -91,7 +91,8 @@ struct Authenticator: Sendable {
         let scheme = "bearer ".utf8
         let bytes = header.utf8
         guard bytes.count > scheme.count,
-              zip(bytes, scheme).allSatisfy({ (65...90).contains($0) ? $0 + 32 == $1 : $0 == $1 }) else { return nil }
+            zip(bytes, scheme).allSatisfy({ (65...90).contains($0) ? $0 + 32 == $1 : $0 == $1 })
+        else { return nil }
         let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         let token = bytes.dropFirst(scheme.count).drop(while: isBlank)
         guard let last = token.lastIndex(where: { !isBlank($0) }) else { return nil }

@@ -36,8 +36,9 @@ final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler
             if lingered + buffer.readableBytes > Self.lingerBytes { context.close(promise: nil) }
         }
         if case .head(let head) = unwrapInboundIn(data),
-           head.headerFields[.expect]?.lowercased() == "100-continue",
-           head.headerFields[.contentLength].flatMap(Int.init).map({ $0 <= maxBodyBytes }) ?? true {
+            head.headerFields[.expect]?.lowercased() == "100-continue",
+            head.headerFields[.contentLength].flatMap(Int.init).map({ $0 <= maxBodyBytes }) ?? true
+        {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
         }
         context.fireChannelRead(data)

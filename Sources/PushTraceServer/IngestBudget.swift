@@ -1,7 +1,8 @@
 import Foundation
 import PushTraceCore
+
 #if canImport(CGlibcMalloc)
-import CGlibcMalloc
+    import CGlibcMalloc
 #endif
 
 /// The server's memory for uploads, counted in bytes: what every request holds of its decoded bundle, from the
@@ -151,7 +152,7 @@ final class IngestBudget: @unchecked Sendable {
     /// Hands freed heap memory back to the system, off the caller's thread (a trim of a large heap takes a while).
     private static func returnFreedMemory() {
         #if canImport(CGlibcMalloc)
-        Thread.detachNewThread { _ = malloc_trim(0) }
+            Thread.detachNewThread { _ = malloc_trim(0) }
         #endif
     }
 }

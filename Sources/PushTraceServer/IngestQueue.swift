@@ -42,8 +42,10 @@ final class IngestQueue: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard accepting else {
-            continuation.resume(throwing: APIError.unavailable("the server is shutting down",
-                                                               retryAfter: settings.retryAfterUnavailable))
+            continuation.resume(
+                throwing: APIError.unavailable(
+                    "the server is shutting down",
+                    retryAfter: settings.retryAfterUnavailable))
             return
         }
         guard waiting.count < settings.queueCapacity else {

@@ -19,8 +19,10 @@ struct IngestRoutes: Sendable {
         self.authenticator = authenticator
         self.writer = writer
         self.metrics = metrics
-        budget = IngestBudget(.init(bytes: settings.uploadBudgetBytes, tokenShare: settings.tokenBudgetShare,
-                                    uploadsPerToken: settings.uploadsPerToken, wait: settings.budgetWait))
+        budget = IngestBudget(
+            .init(
+                bytes: settings.uploadBudgetBytes, tokenShare: settings.tokenBudgetShare,
+                uploadsPerToken: settings.uploadsPerToken, wait: settings.budgetWait))
     }
 
     /// What an endpoint accepts.
@@ -71,9 +73,15 @@ struct IngestRoutes: Sendable {
             // The body is read beside a watchdog that cuts off an upload sending too slowly, whether it trickles
             // (each byte would reset the idle timeout) or stalls before its last bytes.
             upload = try await withThrowingTaskGroup(of: DecodedUpload?.self) { group in
-                group.addTask { try await watchRate(of: progress); return nil }  // nil: cancelled, or the body done
-                group.addTask { try await decodeBody(of: request, caller: caller, kind: kind, encoding: encoding,
-                                                     ticket: ticket, progress: progress) }
+                group.addTask {
+                    try await watchRate(of: progress)
+                    return nil
+                }  // nil: cancelled, or the body done
+                group.addTask {
+                    try await decodeBody(
+                        of: request, caller: caller, kind: kind, encoding: encoding,
+                        ticket: ticket, progress: progress)
+                }
                 while let result = try await group.next() {
                     if let result {
                         group.cancelAll()
@@ -83,8 +91,10 @@ struct IngestRoutes: Sendable {
                 throw CancellationError()  // The request was cancelled: its connection is gone.
             }
         } catch {
-            guard var refusal = (error as? BundleError).map(APIError.init(bundleError:)) ?? (error as? APIError)
-                ?? (error as? IngestBudget.Refusal).map({ self.refusal($0, closing: false) }) else {
+            guard
+                var refusal = (error as? BundleError).map(APIError.init(bundleError:)) ?? (error as? APIError)
+                    ?? (error as? IngestBudget.Refusal).map({ self.refusal($0, closing: false) })
+            else {
                 throw error
             }
             // Hummingbird reads and discards what is left of a refused body to keep the connection; when much is
@@ -104,10 +114,12 @@ struct IngestRoutes: Sendable {
         // Counted here, once committed, rather than on the writer, off the serial path.
         if !result.duplicate { metrics.product(appID: result.appID, tally: tally) }
         metrics.ingestLatency(ContinuousClock.now - started)
-        context.logger.info("bundle stored", metadata: [
-            "app": "\(result.appID)", "bundle": "\(result.bundleID)", "accepted": "\(result.accepted)",
-            "rejected": "\(result.rejected)", "duplicate": "\(result.duplicate)",
-        ])
+        context.logger.info(
+            "bundle stored",
+            metadata: [
+                "app": "\(result.appID)", "bundle": "\(result.bundleID)", "accepted": "\(result.accepted)",
+                "rejected": "\(result.rejected)", "duplicate": "\(result.duplicate)",
+            ])
         return Self.json(text: result.jsonText)
     }
 
@@ -121,8 +133,10 @@ struct IngestRoutes: Sendable {
 
     /// Reads and decodes the body as it arrives, charging what it keeps to the budget (and waiting for room when
     /// its headroom runs short), and refusing another app's bundle as soon as the manifest says whose it is.
-    private func decodeBody(of request: Request, caller: Authenticator.Caller, kind: Kind, encoding: ContentEncoding,
-                            ticket: IngestBudget.Ticket, progress: UploadProgress) async throws -> DecodedUpload {
+    private func decodeBody(
+        of request: Request, caller: Authenticator.Caller, kind: Kind, encoding: ContentEncoding,
+        ticket: IngestBudget.Ticket, progress: UploadProgress
+    ) async throws -> DecodedUpload {
         let decoder = BundleDecoder(encoding: encoding, limits: settings.limits)
         var items: [BundleItem] = []
         // What the product metrics count, noted as each item is decoded.
@@ -151,8 +165,9 @@ struct IngestRoutes: Sendable {
         }
         try decoder.finish(keep)
         if !authorized, let manifest = decoder.manifest { try authorize(manifest, caller: caller, kind: kind) }
-        return DecodedUpload(items: items, tally: tally, receivedBytes: decoder.receivedBytes,
-                             decompressedBytes: decoder.decompressedBytes)
+        return DecodedUpload(
+            items: items, tally: tally, receivedBytes: decoder.receivedBytes,
+            decompressedBytes: decoder.decompressedBytes)
     }
 
     /// Throws 408 (and the connection closes) once an upload has sent less than
@@ -183,9 +198,10 @@ struct IngestRoutes: Sendable {
             guard recent < settings.minUploadBytesPerSecond.multipliedReportingOverflow(by: window).partialValue else {
                 continue
             }
-            var error = APIError(.requestTimeout, "too_slow",
-                                 "the body sent \(recent) bytes in the last \(window) s; uploads must send at least "
-                                 + "\(settings.minUploadBytesPerSecond) bytes a second")
+            var error = APIError(
+                .requestTimeout, "too_slow",
+                "the body sent \(recent) bytes in the last \(window) s; uploads must send at least "
+                    + "\(settings.minUploadBytesPerSecond) bytes a second")
             error.closesConnection = true
             throw error
         }
@@ -197,16 +213,20 @@ struct IngestRoutes: Sendable {
         let message: String
         switch refusal {
         case .neverFits(let limit):
-            var error = APIError.tooLarge("the bundle decodes to more than the \(limit >> 20) MiB of upload memory one "
-                                          + "upload may hold; split it into smaller bundles")
+            var error = APIError.tooLarge(
+                "the bundle decodes to more than the \(limit >> 20) MiB of upload memory one "
+                    + "upload may hold; split it into smaller bundles")
             error.closesConnection = closing
             return error
         case .tooManyUploads(let limit):
-            message = "this token already has \(limit) uploads in progress, its limit; retry after "
+            message =
+                "this token already has \(limit) uploads in progress, its limit; retry after "
                 + "\(settings.retryAfterOverloaded) s"
         case .noRoom(let share):
-            message = (share ? "this token's uploads hold their share of the server's upload memory"
-                             : "the server's upload memory is in use") + "; retry after \(settings.retryAfterOverloaded) s"
+            message =
+                (share
+                    ? "this token's uploads hold their share of the server's upload memory"
+                    : "the server's upload memory is in use") + "; retry after \(settings.retryAfterOverloaded) s"
         }
         var error = APIError(.tooManyRequests, "overloaded", message, retryAfter: settings.retryAfterOverloaded)
         error.closesConnection = closing
@@ -215,12 +235,14 @@ struct IngestRoutes: Sendable {
 
     private func authorize(_ manifest: Manifest, caller: Authenticator.Caller, kind: Kind) throws {
         if kind == .events, !manifest.isFromServer {
-            throw APIError.badRequest("line 1: /v1/events takes the backend's records (a manifest without device_id, "
-                                      + "or device_id \"server\"); upload device bundles to /v1/bundles")
+            throw APIError.badRequest(
+                "line 1: /v1/events takes the backend's records (a manifest without device_id, "
+                    + "or device_id \"server\"); upload device bundles to /v1/bundles")
         }
         guard caller.covers(appID: manifest.appID ?? "") else {
-            throw APIError.forbidden("this token is for app \(caller.confinedApp ?? "?"), "
-                                     + "not \(manifest.appID ?? "") (the manifest's app_id)")
+            throw APIError.forbidden(
+                "this token is for app \(caller.confinedApp ?? "?"), "
+                    + "not \(manifest.appID ?? "") (the manifest's app_id)")
         }
     }
 
@@ -279,8 +301,9 @@ struct IngestRoutes: Sendable {
     }
 
     static func json(text: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"],
-                 body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
     }
 }
 

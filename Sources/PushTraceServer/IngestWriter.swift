@@ -91,8 +91,9 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 logger.warning("another process keeps a summary backlog for this database; writing summaries with each commit")
             }
         } catch {
-            logger.warning("could not write the summaries a stopped server left; writing summaries with each commit",
-                           metadata: ["error": "\(error)"])
+            logger.warning(
+                "could not write the summaries a stopped server left; writing summaries with each commit",
+                metadata: ["error": "\(error)"])
         }
         while true {
             let pending = session?.hasPendingSummaries == true
@@ -105,8 +106,10 @@ public final class IngestWriter: Service, @unchecked Sendable {
             var batch = next.submissions
             metrics.queueDepth(next.depth)
             if !batch.isEmpty { commit(&batch) }
-            if let session, session.hasPendingSummaries, next.readersWaiting || batch.isEmpty
-                || session.summariesDue(after: settings.summaryDelay, notifications: IngestTiming.backlogLimit) {
+            if let session, session.hasPendingSummaries,
+                next.readersWaiting || batch.isEmpty
+                    || session.summariesDue(after: settings.summaryDelay, notifications: IngestTiming.backlogLimit)
+            {
                 writeSummaries()
             } else if next.readersWaiting {
                 writeSummaries()  // nothing to write: let the readers go
@@ -166,15 +169,18 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 let explained = store.explaining(error)
                 for submission in batch {
                     submission.logger.error("commit failed", metadata: ["error": "\(explained)"])
-                    submission.continuation.resume(throwing: APIError.unavailable(
-                        "the store could not commit: \(store.unavailableReason(error))",
-                        retryAfter: settings.retryAfterUnavailable))
+                    submission.continuation.resume(
+                        throwing: APIError.unavailable(
+                            "the store could not commit: \(store.unavailableReason(error))",
+                            retryAfter: settings.retryAfterUnavailable))
                 }
                 return
             }
-            logger.warning("group commit failed; storing its bundles one by one", metadata: [
-                "bundles": "\(batch.count)", "error": "\(error)",
-            ])
+            logger.warning(
+                "group commit failed; storing its bundles one by one",
+                metadata: [
+                    "bundles": "\(batch.count)", "error": "\(error)",
+                ])
             for submission in batch {
                 var one = [submission]
                 commit(&one)
@@ -197,10 +203,12 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 metrics.bundle("accepted")
                 metrics.records(accepted: stored.accepted, rejected: stored.rejected)
             }
-            submission.logger.debug("bundle committed", metadata: [
-                "app": "\(stored.appID)", "bundle": "\(stored.bundleID)", "accepted": "\(stored.accepted)",
-                "rejected": "\(stored.rejected)", "duplicate": "\(stored.duplicate)",
-            ])
+            submission.logger.debug(
+                "bundle committed",
+                metadata: [
+                    "app": "\(stored.appID)", "bundle": "\(stored.bundleID)", "accepted": "\(stored.accepted)",
+                    "rejected": "\(stored.rejected)", "duplicate": "\(stored.duplicate)",
+                ])
             submission.continuation.resume(returning: stored)
         case .failure(let error):
             metrics.bundle("rejected")

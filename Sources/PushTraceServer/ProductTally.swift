@@ -41,8 +41,10 @@ struct ProductTally: Sendable {
         default: return
         }
         let ended = kind == .serviceTimeout || kind == .serviceDelivery
-        steps.append(Step(kind: kind, notificationID: decoded.notificationID,
-                          elapsedMs: ended ? record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil } : nil))
+        steps.append(
+            Step(
+                kind: kind, notificationID: decoded.notificationID,
+                elapsedMs: ended ? record.elapsedMs.flatMap { $0 >= 0 ? $0 : nil } : nil))
     }
 
     /// Each step with its notification's category, if the bundle named one (the last naming wins).

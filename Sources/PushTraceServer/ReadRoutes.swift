@@ -36,8 +36,9 @@ struct ReadRoutes: Sendable {
         let report = try await BlockingWork.read(store) { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
         let unknown = report.diagnosis.cause == .unknownNotification
         if Self.wantsText(request) {
-            return Response(status: unknown ? .notFound : .ok, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: report.text)))
+            return Response(
+                status: unknown ? .notFound : .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: report.text)))
         }
         guard unknown, case .object(var fields) = report.jsonValue else { return IngestRoutes.json(report.jsonValue) }
         // An unknown ID is an error (404) whose body is still the `why` answer.
@@ -54,8 +55,9 @@ struct ReadRoutes: Sendable {
         var query = SearchQuery(appID: try caller.app(asking: request.uri.queryParameters["app"].map(String.init)))
         if let cause = parameters["cause"].map(String.init) {
             guard let known = Cause(rawValue: cause) else {
-                throw APIError.badRequest("cause \(cause) is not a cause; use one of "
-                                          + Cause.allCases.map(\.rawValue).joined(separator: ", "))
+                throw APIError.badRequest(
+                    "cause \(cause) is not a cause; use one of "
+                        + Cause.allCases.map(\.rawValue).joined(separator: ", "))
             }
             query.cause = known
         }
@@ -81,8 +83,9 @@ struct ReadRoutes: Sendable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(status: .ok, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(rows))))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(rows))))
     }
 
     static func wantsText(_ request: Request) -> Bool {

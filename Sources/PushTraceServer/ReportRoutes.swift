@@ -44,7 +44,8 @@ struct ReportRoutes: Sendable {
     /// token sees only its app's alerts. Always 200: firing is an answer, not an error.
     func alerts(_ request: Request) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read alerts")
-        let now = try request.uri.queryParameters["now"].map { try ReadRoutes.instant(String($0), name: "now") }
+        let now =
+            try request.uri.queryParameters["now"].map { try ReadRoutes.instant(String($0), name: "now") }
             ?? Int64(Date().timeIntervalSince1970 * 1000)
         // A read token's answer is its app's alone: the firing alerts and the count of windows judged.
         let confined = caller.confinedApp
@@ -60,7 +61,8 @@ struct ReportRoutes: Sendable {
     private static func json(_ value: some Encodable) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(status: .ok, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }

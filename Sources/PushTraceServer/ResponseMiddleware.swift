@@ -56,8 +56,9 @@ struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             metrics.response(route: context.endpointPath ?? "unmatched", status: 500)
             context.logger.error("internal error", metadata: ["error": "\(error)"])
-            var answer = APIError(.internalServerError, "internal",
-                                  "the server failed to answer; its log has the details under this request_id")
+            var answer = APIError(
+                .internalServerError, "internal",
+                "the server failed to answer; its log has the details under this request_id")
             answer.requestID = context.id
             throw answer
         }

@@ -39,8 +39,9 @@ final class RetentionService: Service, Sendable {
                     do {
                         let report = try store.deleteExpired(before: cutoff, batchSize: 1_000) { _ in !stop.withLockedValue { $0 } }
                         if report != RetentionReport() {
-                            logger.info("retention: deleted data older than the cut-off",
-                                        metadata: ["days": "\(self.days)", "deleted": "\(report)"])
+                            logger.info(
+                                "retention: deleted data older than the cut-off",
+                                metadata: ["days": "\(self.days)", "deleted": "\(report)"])
                         }
                     } catch {
                         logger.warning("retention pass failed; will retry", metadata: ["error": "\(error)"])

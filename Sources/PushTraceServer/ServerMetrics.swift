@@ -91,11 +91,13 @@ public final class ServerMetrics: Sendable {
         var series: [String: ProductSeries] = [:]
         for (step, named) in tally.categorizedSteps() {
             let category = named ?? ""
-            let handles = series[category] ?? {
-                let made = productSeries(app: app, category: labels.category(category, app: app))
-                series[category] = made
-                return made
-            }()
+            let handles =
+                series[category]
+                ?? {
+                    let made = productSeries(app: app, category: labels.category(category, app: app))
+                    series[category] = made
+                    return made
+                }()
             switch step.kind {
             case .serviceRun: handles.serviceRuns.increment()
             case .serviceCrash: handles.serviceCrashes.increment()
@@ -113,8 +115,9 @@ public final class ServerMetrics: Sendable {
     func notificationsByCause(_ counts: [CauseCount], previous: Set<CauseSeriesKey>) -> Set<CauseSeriesKey> {
         var seen = Set<CauseSeriesKey>()
         for count in counts {
-            let key = CauseSeriesKey(app: labels.app(count.appID), category: labels.category(count.category, app: labels.app(count.appID)),
-                                     cause: count.cause)
+            let key = CauseSeriesKey(
+                app: labels.app(count.appID), category: labels.category(count.category, app: labels.app(count.appID)),
+                cause: count.cause)
             seen.insert(key)
             gauge(key).record(count.count)
         }
@@ -185,8 +188,10 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    private func handle<Handle>(_ table: WritableKeyPath<Handles, [[String]: Handle]>, _ label: String,
-                                _ dimensions: [(String, String)], make: (String, [(String, String)]) -> Handle) -> Handle {
+    private func handle<Handle>(
+        _ table: WritableKeyPath<Handles, [[String]: Handle]>, _ label: String,
+        _ dimensions: [(String, String)], make: (String, [(String, String)]) -> Handle
+    ) -> Handle {
         let key = dimensions.reduce(into: [label]) { $0 += [$1.0, $1.1] }
         return handles.withLockedValue { handles in
             if let handle = handles[keyPath: table][key] { return handle }

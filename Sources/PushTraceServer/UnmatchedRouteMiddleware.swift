@@ -29,8 +29,9 @@ struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
         guard !allowed.isEmpty else {
             return APIError.notFound("no such endpoint: \(request.method) \(path)")
         }
-        var error = APIError(.methodNotAllowed, "method_not_allowed",
-                             "\(request.method) \(path): this endpoint takes \(allowed.joined(separator: ", "))")
+        var error = APIError(
+            .methodNotAllowed, "method_not_allowed",
+            "\(request.method) \(path): this endpoint takes \(allowed.joined(separator: ", "))")
         error.allow = allowed
         return error
     }

@@ -1,12 +1,13 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import PushTraceCore
 import PushTraceGzip
 import PushTraceRecords
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes simulated bundles as an uploader would: device bundles gzip-compressed one member per process file,
 /// backend event files as plain NDJSON; each file's modification time is when it was received.
@@ -22,12 +23,17 @@ struct BundleFileWriter {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    mutating func writeDevice(_ device: SimulatedDevice, records pending: [PendingRecord], start: Int64, end: Int64,
-                              _ rng: inout SeededRandom) throws {
+    mutating func writeDevice(
+        _ device: SimulatedDevice, records pending: [PendingRecord], start: Int64, end: Int64,
+        _ rng: inout SeededRandom
+    ) throws {
         let sorted = pending.sorted { $0.ts < $1.ts }
         var uploads: [Int64] = []
         var next = start + rng.int(2...12) * 3_600_000
-        while next < end { uploads.append(next); next += rng.int(4...12) * 3_600_000 }
+        while next < end {
+            uploads.append(next)
+            next += rng.int(4...12) * 3_600_000
+        }
         uploads.append(end)
         var index = 0
         for (sequence, upload) in uploads.enumerated() {
@@ -58,16 +64,19 @@ struct BundleFileWriter {
         }
     }
 
-    mutating func writeServer(app: SimulatedApp, records pending: [PendingRecord], end: Int64,
-                              _ rng: inout SeededRandom) throws {
+    mutating func writeServer(
+        app: SimulatedApp, records pending: [PendingRecord], end: Int64,
+        _ rng: inout SeededRandom
+    ) throws {
         let byDay = Dictionary(grouping: pending) { $0.ts / 86_400_000 }
         for day in byDay.keys.sorted() {
             let dayEnd = min((day + 1) * 86_400_000, end)
-            var text = JSONLine([
-                "type": "manifest", "schema": .int(PushTraceVersion.bundleSchema), "bundle_id": .string(rng.uuid().lowercased()),
-                "app_id": .string(app.id),
-                "device_id": "server", "uploaded_at": .int(dayEnd), "sdk": "pushtrace-backend/1.0.0",
-            ]).text + "\n"
+            var text =
+                JSONLine([
+                    "type": "manifest", "schema": .int(PushTraceVersion.bundleSchema), "bundle_id": .string(rng.uuid().lowercased()),
+                    "app_id": .string(app.id),
+                    "device_id": "server", "uploaded_at": .int(dayEnd), "sdk": "pushtrace-backend/1.0.0",
+                ]).text + "\n"
             let records = byDay[day]!.sorted { $0.ts < $1.ts }
             for record in records { text += record.line(clockAheadMs: 0) + "\n" }
             let date = Date(timeIntervalSince1970: Double(day * 86_400))

@@ -11,18 +11,21 @@ struct SimulatedApp {
     let imageHost: String
 
     static let all: [SimulatedApp] = [
-        SimulatedApp(id: "net.rorklab.dailypick",
-                     categories: [("DAILY_PICK", ["SAVE_PICK", "SHUFFLE_PICK"]), ("STREAK_REMINDER", ["OPEN_STREAK"])],
-                     appGroup: "group.net.rorklab.dailypick", versions: ["2.3.0", "2.3.1", "2.4.0"],
-                     imageHost: "img.dailypick.net"),
-        SimulatedApp(id: "com.example.newsbrief",
-                     categories: [("BREAKING_NEWS", ["READ_LATER", "SHARE_STORY"]), ("MORNING_DIGEST", ["OPEN_DIGEST"])],
-                     appGroup: "group.com.example.newsbrief", versions: ["5.12.0", "5.13.2"],
-                     imageHost: "cdn.newsbrief.example.com"),
-        SimulatedApp(id: "io.acme.fitlog",
-                     categories: [("WORKOUT_DONE", ["LOG_MOOD", "VIEW_STATS"]), ("GOAL_REACHED", ["SHARE_GOAL"])],
-                     appGroup: "group.io.acme.fitlog", versions: ["1.8.4", "1.9.0"],
-                     imageHost: "media.fitlog.io"),
+        SimulatedApp(
+            id: "net.rorklab.dailypick",
+            categories: [("DAILY_PICK", ["SAVE_PICK", "SHUFFLE_PICK"]), ("STREAK_REMINDER", ["OPEN_STREAK"])],
+            appGroup: "group.net.rorklab.dailypick", versions: ["2.3.0", "2.3.1", "2.4.0"],
+            imageHost: "img.dailypick.net"),
+        SimulatedApp(
+            id: "com.example.newsbrief",
+            categories: [("BREAKING_NEWS", ["READ_LATER", "SHARE_STORY"]), ("MORNING_DIGEST", ["OPEN_DIGEST"])],
+            appGroup: "group.com.example.newsbrief", versions: ["5.12.0", "5.13.2"],
+            imageHost: "cdn.newsbrief.example.com"),
+        SimulatedApp(
+            id: "io.acme.fitlog",
+            categories: [("WORKOUT_DONE", ["LOG_MOOD", "VIEW_STATS"]), ("GOAL_REACHED", ["SHARE_GOAL"])],
+            appGroup: "group.io.acme.fitlog", versions: ["1.8.4", "1.9.0"],
+            imageHost: "media.fitlog.io"),
     ]
 }
 
@@ -73,12 +76,27 @@ struct SimulatedDevice {
             "UNNotificationExtensionUserInteractionEnabled": .bool(flaw != .interactionDisabled),
         ])
         return [
-            (.app, JSONLine(["type": "config", "ts": .int(ts), "process": "app", "app_group": .string(appSuite),
-                             "categories": .array(categories)]).text),
-            (.service, JSONLine(["type": "config", "ts": .int(ts), "process": "service",
-                                 "app_group": .string(app.appGroup)]).text),
-            (.content, JSONLine(["type": "config", "ts": .int(ts), "process": "content", "app_group": .string(app.appGroup),
-                                 "interactive_controls": true, "info_plist": plist]).text),
+            (
+                .app,
+                JSONLine([
+                    "type": "config", "ts": .int(ts), "process": "app", "app_group": .string(appSuite),
+                    "categories": .array(categories),
+                ]).text
+            ),
+            (
+                .service,
+                JSONLine([
+                    "type": "config", "ts": .int(ts), "process": "service",
+                    "app_group": .string(app.appGroup),
+                ]).text
+            ),
+            (
+                .content,
+                JSONLine([
+                    "type": "config", "ts": .int(ts), "process": "content", "app_group": .string(app.appGroup),
+                    "interactive_controls": true, "info_plist": plist,
+                ]).text
+            ),
         ]
     }
 }

@@ -12,8 +12,10 @@ public struct SimulationOptions: Sendable {
     /// A campaign whose attachment host slows down, on top of the everyday traffic (none by default).
     public var incident: SimulatedIncident?
 
-    public init(seed: UInt64 = 42, notifications: Int = 600, end: Int64 = 1_794_787_200_000, days: Int = 14,
-                incident: SimulatedIncident? = nil) {
+    public init(
+        seed: UInt64 = 42, notifications: Int = 600, end: Int64 = 1_794_787_200_000, days: Int = 14,
+        incident: SimulatedIncident? = nil
+    ) {
         self.seed = seed
         self.notifications = notifications
         self.end = end
@@ -68,8 +70,10 @@ public struct SimulationSummary: Codable, Sendable {
 /// normal traffic, and every cause of SPEC §6 at least once.
 public enum Simulator {
     /// Simulates into `directory` (one folder per app) and writes `scenarios.json` there.
-    public static func run(_ options: SimulationOptions, into directory: URL,
-                           progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> SimulationSummary {
+    public static func run(
+        _ options: SimulationOptions, into directory: URL,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws -> SimulationSummary {
         var rng = SeededRandom(seed: options.seed)
         let start = options.end - Int64(options.days) * 86_400_000
         var fleet = makeFleet(options, &rng)
@@ -86,8 +90,9 @@ public enum Simulator {
             let device = pickDevice(for: cause, app: app, pools: pools, &rng)
             let category = cause == .categoryNotHandled ? app.categories[1].id : rng.pick(app.categories).id
             let latest = cause == .notDelivered ? start + (options.end - start) * 7 / 10 : options.end - 3 * 3_600_000
-            let notification = SimulatedNotification(id: rng.uuid(), device: device, category: category,
-                                                     sentTs: rng.int(start...latest), expected: cause)
+            let notification = SimulatedNotification(
+                id: rng.uuid(), device: device, category: category,
+                sentTs: rng.int(start...latest), expected: cause)
             var builder = ScenarioBuilder(notification)
             builder.build(&rng)
             serverRecords[app.id, default: []] += builder.server
@@ -106,11 +111,16 @@ public enum Simulator {
                 var cause: Cause = .serviceTimeout
                 if !rng.chance(incident.timeoutShare) {
                     // The everyday mix, less the causes a healthy device reached by a fresh push cannot produce.
-                    repeat { cause = weightedCause(&rng) } while [.categoryNotHandled, .interactionDisabled,
-                        .appGroupMismatch, .awaitingDeviceLogs, .notDelivered, .serviceTimeout].contains(cause)
+                    repeat {
+                        cause = weightedCause(&rng)
+                    } while [
+                        .categoryNotHandled, .interactionDisabled,
+                        .appGroupMismatch, .awaitingDeviceLogs, .notDelivered, .serviceTimeout,
+                    ].contains(cause)
                 }
-                let notification = SimulatedNotification(id: rng.uuid(), device: device, category: SimulatedIncident.category,
-                                                         sentTs: incident.start + rng.int(0...600_000), expected: cause)
+                let notification = SimulatedNotification(
+                    id: rng.uuid(), device: device, category: SimulatedIncident.category,
+                    sentTs: incident.start + rng.int(0...600_000), expected: cause)
                 var builder = ScenarioBuilder(notification)
                 builder.build(&rng)
                 serverRecords[app.id, default: []] += builder.server
@@ -122,8 +132,10 @@ public enum Simulator {
         var writer = try BundleFileWriter(directory: directory)
         for device in fleet where device.flaw != .offline {
             var records = deviceRecords[device.key] ?? []
-            records.append(PendingRecord(ts: options.end - rng.int(60_000...2_400_000), process: .app, type: "log",
-                                         fields: [("level", "info"), ("message", "app became active")]))
+            records.append(
+                PendingRecord(
+                    ts: options.end - rng.int(60_000...2_400_000), process: .app, type: "log",
+                    fields: [("level", "info"), ("message", "app became active")]))
             try writer.writeDevice(device, records: records, start: start, end: options.end, &rng)
         }
         for app in SimulatedApp.all {
@@ -133,9 +145,10 @@ public enum Simulator {
         for expectation in expectations where examples[expectation.cause.rawValue, default: []].count < 3 {
             examples[expectation.cause.rawValue, default: []].append(expectation)
         }
-        let summary = SimulationSummary(seed: options.seed, notifications: expectations.count, records: writer.records,
-                                        bundles: writer.bundles, examples: examples,
-                                        expected: expectations.count <= 20_000 ? expectations : nil)
+        let summary = SimulationSummary(
+            seed: options.seed, notifications: expectations.count, records: writer.records,
+            bundles: writer.bundles, examples: examples,
+            expected: expectations.count <= 20_000 ? expectations : nil)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(summary).write(to: directory.appendingPathComponent("scenarios.json"))
@@ -156,17 +169,22 @@ public enum Simulator {
     }
 
     /// A device of `app` whose ID is not in `taken` (and is added to it).
-    private static func makeDevice(app: SimulatedApp, flaw: DeviceFlaw, taken: inout Set<UInt64>,
-                                   _ rng: inout SeededRandom) -> SimulatedDevice {
+    private static func makeDevice(
+        app: SimulatedApp, flaw: DeviceFlaw, taken: inout Set<UInt64>,
+        _ rng: inout SeededRandom
+    ) -> SimulatedDevice {
         let roll = Double(rng.int(0...999)) / 1000
-        let skew = roll < 0.8 ? rng.int(-1_500...1_500)
+        let skew =
+            roll < 0.8
+            ? rng.int(-1_500...1_500)
             : roll < 0.9 ? 3_600_000 + rng.int(-2_000...2_000) : -rng.int(60_000...900_000)
         let version = rng.pick(app.versions)
         var id = rng.next() & 0xFF_FFFF
         while !taken.insert(id).inserted { id = rng.next() & 0xFF_FFFF }
-        return SimulatedDevice(app: app, id: "d-" + String(id, radix: 16).leftPadded(6),
-                               model: rng.pick(SimulatedDevice.models), os: rng.pick(SimulatedDevice.systems),
-                               appVersion: version, build: String(rng.int(40...400)), skewMs: skew, flaw: flaw)
+        return SimulatedDevice(
+            app: app, id: "d-" + String(id, radix: 16).leftPadded(6),
+            model: rng.pick(SimulatedDevice.models), os: rng.pick(SimulatedDevice.systems),
+            appVersion: version, build: String(rng.int(40...400)), skewMs: skew, flaw: flaw)
     }
 
     /// The devices of one app with one flaw.
@@ -175,15 +193,18 @@ public enum Simulator {
         let flaw: DeviceFlaw
     }
 
-    private static func pickDevice(for cause: Cause, app: SimulatedApp, pools: [DevicePool: [SimulatedDevice]],
-                                   _ rng: inout SeededRandom) -> SimulatedDevice {
-        let flaw: DeviceFlaw = switch cause {
-        case .categoryNotHandled: .plistDrift
-        case .interactionDisabled: .interactionDisabled
-        case .appGroupMismatch: .appGroupDrift
-        case .awaitingDeviceLogs: .offline
-        default: .none
-        }
+    private static func pickDevice(
+        for cause: Cause, app: SimulatedApp, pools: [DevicePool: [SimulatedDevice]],
+        _ rng: inout SeededRandom
+    ) -> SimulatedDevice {
+        let flaw: DeviceFlaw =
+            switch cause {
+            case .categoryNotHandled: .plistDrift
+            case .interactionDisabled: .interactionDisabled
+            case .appGroupMismatch: .appGroupDrift
+            case .awaitingDeviceLogs: .offline
+            default: .none
+            }
         return rng.pick(pools[DevicePool(app: app.id, flaw: flaw)]!)
     }
 

@@ -65,7 +65,8 @@ public struct TokenText: Sendable, Hashable {
     public init?(_ text: String) {
         let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "pt", parts[1].count == 12, !parts[2].isEmpty,
-              parts[1].allSatisfy(\.isHexDigit) else { return nil }
+            parts[1].allSatisfy(\.isHexDigit)
+        else { return nil }
         self.id = String(parts[1])
         self.secret = String(parts[2])
     }

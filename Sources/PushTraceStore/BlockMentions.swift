@@ -100,7 +100,8 @@ package struct BlockMentions {
         }
         if bareKeys == 0 { return .none }
         guard values == 1, bareKeys == 1, let value = firstValue,
-              let end = memchr(base + value, Int32(UInt8(ascii: "\"")), bytes.count - value) else { return .undecided }
+            let end = memchr(base + value, Int32(UInt8(ascii: "\"")), bytes.count - value)
+        else { return .undecided }
         return .found(value..<base.distance(to: end.assumingMemoryBound(to: UInt8.self)))
     }
 
@@ -109,7 +110,8 @@ package struct BlockMentions {
         guard let base = bytes.baseAddress, let first = pattern.first else { return nil }
         var at = from
         while at + pattern.count <= bytes.count,
-              let hit = memchr(base + at, Int32(first), bytes.count - at - pattern.count + 1) {
+            let hit = memchr(base + at, Int32(first), bytes.count - at - pattern.count + 1)
+        {
             let offset = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
             if pattern.count == 1 || (base[offset + 1] == pattern[1] && memcmp(base + offset, pattern, pattern.count) == 0) {
                 return offset
@@ -130,4 +132,3 @@ package final class DecodedBlock {
 
     package init(_ lines: [String]) { self.lines = lines }
 }
-

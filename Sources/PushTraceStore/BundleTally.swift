@@ -60,13 +60,16 @@ package struct BundleTally {
     /// config lines span one hour.
     package var spans: (lines: BundleTimeSpan?, configFrom: Int64?, configTo: Int64?) {
         let configs = configTimes.span(receivedAt: receivedAt, stretched: false)
-        return (lineTimes.span(receivedAt: receivedAt, stretched: true), configs?.from,
-                configs.flatMap { $0.to == $0.from ? nil : $0.to })
+        return (
+            lineTimes.span(receivedAt: receivedAt, stretched: true), configs?.from,
+            configs.flatMap { $0.to == $0.from ? nil : $0.to }
+        )
     }
 
     /// The answer for the stored bundle.
     package var result: IngestResult {
-        IngestResult(appID: manifest.appID!, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
-                     duplicate: false, rejections: rejections, clockOffsetMs: offset)
+        IngestResult(
+            appID: manifest.appID!, bundleID: manifest.bundleID!, accepted: accepted, rejected: rejected,
+            duplicate: false, rejections: rejections, clockOffsetMs: offset)
     }
 }

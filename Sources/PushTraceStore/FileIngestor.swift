@@ -101,8 +101,10 @@ public struct FileIngestor: Sendable {
         }
     }
 
-    private static func decode(path: String, limits: BundleLimits, receivedAt: ReceivedAt, buffer: inout ReadBuffer,
-                               into queue: MessageBatcher) {
+    private static func decode(
+        path: String, limits: BundleLimits, receivedAt: ReceivedAt, buffer: inout ReadBuffer,
+        into queue: MessageBatcher
+    ) {
         // POSIX calls rather than FileHandle and FileManager: with bundles of a few kilobytes, their allocations and
         // attribute dictionaries cost a fifth of decoding.
         let fd = open(path, O_RDONLY)
@@ -152,9 +154,9 @@ public struct FileIngestor: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
         #if canImport(Darwin)
-        let time = info.st_mtimespec
+            let time = info.st_mtimespec
         #else
-        let time = info.st_mtim
+            let time = info.st_mtim
         #endif
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }

@@ -11,8 +11,10 @@ public struct IngestResult: Sendable, Hashable, Codable {
     /// The device clock offset applied to every `ts` of the bundle (SPEC §5), in milliseconds.
     public var clockOffsetMs: Int64
 
-    package init(appID: String, bundleID: String, accepted: Int, rejected: Int, duplicate: Bool,
-                 rejections: [Rejection], clockOffsetMs: Int64) {
+    package init(
+        appID: String, bundleID: String, accepted: Int, rejected: Int, duplicate: Bool,
+        rejections: [Rejection], clockOffsetMs: Int64
+    ) {
         self.appID = appID
         self.bundleID = bundleID
         self.accepted = accepted

@@ -28,6 +28,8 @@ public protocol IngestGroup {
     /// - Parameters:
     ///   - source: where the bundle came from (a file name, a request ID), kept with the bundle.
     ///   - receivedAt: when the bundle was received, epoch milliseconds: the reference for clock correction.
-    func ingest(source: String?, receivedAt: Int64,
-                _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult
+    func ingest(
+        source: String?, receivedAt: Int64,
+        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
+    ) throws -> IngestResult
 }

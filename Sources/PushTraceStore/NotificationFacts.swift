@@ -59,7 +59,10 @@ package struct NotificationFacts {
             sentTs = ts
             hasAlert = record.hasAlert
             mutableContent = record.mutableContent
-            if let category = record.category { self.category = category; categoryFromPush = true }
+            if let category = record.category {
+                self.category = category
+                categoryFromPush = true
+            }
             if !deviceIDFromDevice { deviceID = record.deviceID ?? deviceID }
         case .pushAPNsResponse:
             apnsStatus = record.status
@@ -124,7 +127,8 @@ package struct NotificationFacts {
     /// Why a download or an attachment failed, in the words the report groups failures by.
     /// `text` cut to `WireBounds.maxIdentifierBytes` of UTF-8 (an action's identifier is an app's own, and short).
     static func bounded(_ text: String) -> String {
-        text.utf8.count <= WireBounds.maxIdentifierBytes ? text
+        text.utf8.count <= WireBounds.maxIdentifierBytes
+            ? text
             : String(decoding: Array(text.utf8.prefix(WireBounds.maxIdentifierBytes)), as: UTF8.self)
     }
 

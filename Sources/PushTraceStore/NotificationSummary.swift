@@ -18,9 +18,11 @@ public struct NotificationSummary: Codable, Sendable, Hashable {
     /// The primary cause; nil until settled.
     public var cause: String?
 
-    package init(appID: String, notificationID: String, deviceID: String?, category: String?, appVersion: String?,
-                 os: String?, firstTs: Int64?, lastTs: Int64?, sentTs: Int64?, apnsStatus: Int64?, serviceMs: Int64?,
-                 actions: Int, records: Int, cause: String?) {
+    package init(
+        appID: String, notificationID: String, deviceID: String?, category: String?, appVersion: String?,
+        os: String?, firstTs: Int64?, lastTs: Int64?, sentTs: Int64?, apnsStatus: Int64?, serviceMs: Int64?,
+        actions: Int, records: Int, cause: String?
+    ) {
         self.appID = appID
         self.notificationID = notificationID
         self.deviceID = deviceID

@@ -28,12 +28,14 @@ public struct RebuildRoom: Sendable, Equatable {
         if let freeInTemporaryDirectory {
             var missing: [String] = []
             if freeInTemporaryDirectory < copy {
-                missing.append("\(Self.megabytes(copy)) MB for the temporary copy in \(temporaryDirectory), where "
-                               + "\(Self.megabytes(freeInTemporaryDirectory)) MB are free")
+                missing.append(
+                    "\(Self.megabytes(copy)) MB for the temporary copy in \(temporaryDirectory), where "
+                        + "\(Self.megabytes(freeInTemporaryDirectory)) MB are free")
             }
             if freeBesideDatabase < copy {
-                missing.append("\(Self.megabytes(copy)) MB for the log beside the database, where "
-                               + "\(Self.megabytes(freeBesideDatabase)) MB are free")
+                missing.append(
+                    "\(Self.megabytes(copy)) MB for the log beside the database, where "
+                        + "\(Self.megabytes(freeBesideDatabase)) MB are free")
             }
             return missing.isEmpty ? nil : "rebuilding needs " + missing.joined(separator: ", and ")
         }

@@ -19,8 +19,10 @@ package enum RecordBlock {
     package static let level: Int32 = 6
 
     /// The lines of a stored block (`LineBlock` in PushTraceGzip decodes them).
-    package static func decode(_ data: [UInt8], lines: Int, rawBytes: Int,
-                               dictionaries: (UInt32) -> [UInt8]?) throws(LineBlockError) -> [String] {
+    package static func decode(
+        _ data: [UInt8], lines: Int, rawBytes: Int,
+        dictionaries: (UInt32) -> [UInt8]?
+    ) throws(LineBlockError) -> [String] {
         // No block pushtrace writes is larger: a damaged row cannot make a read allocate more.
         guard lines <= maxLines, rawBytes <= maxRawBytes else {
             throw LineBlockError.declared(lines: lines, bytes: rawBytes)
@@ -101,8 +103,10 @@ package struct BlockBuilder {
 
     /// Adds an accepted line, storing the block being filled first when the line would not fit in it; `store`
     /// stores a block and returns its id.
-    package mutating func add(_ line: String, notificationID: String?, appID: String,
-                              store: (FinishedBlock) throws -> Int64) throws {
+    package mutating func add(
+        _ line: String, notificationID: String?, appID: String,
+        store: (FinishedBlock) throws -> Int64
+    ) throws {
         let size = line.utf8.count + 1
         if lines.count == RecordBlock.maxLines || (!lines.isEmpty && bytes + size > RecordBlock.maxBytes) {
             try flush(store: store)
@@ -116,8 +120,10 @@ package struct BlockBuilder {
     package mutating func flush(store: (FinishedBlock) throws -> Int64) throws {
         guard !lines.isEmpty else { return }
         let block = LineBlock.compress(lines, with: dictionary.deflater)
-        let id = try store(FinishedBlock(bundleRef: bundleRef, lines: lines.count, rawBytes: block.rawBytes, dictionary: dictionary.id,
-                                         data: block.data, keys: keys.sorted()))
+        let id = try store(
+            FinishedBlock(
+                bundleRef: bundleRef, lines: lines.count, rawBytes: block.rawBytes, dictionary: dictionary.id,
+                data: block.data, keys: keys.sorted()))
         storedBytes += block.rawBytes
         if first == nil { first = id }
         last = id

@@ -23,10 +23,12 @@ package struct Rollup: Sendable {
     /// The report's counts per app, UTC day, category, app version, OS, cause and attachment failure reason.
     package static let daily = Rollup(
         table: "daily", keys: ["app_id", "day", "category", "app_version", "os", "cause", "attachment_failure"],
-        measures: ["notifications", "sent", "apns_accepted", "device_reached", "service_ran", "service_delivered",
-                   "service_timeouts", "service_crashed", "content_crashed", "expanded", "acted", "downloads",
-                   "download_bytes", "attachment_failed", "size_under_100k", "size_under_1m", "size_under_10m",
-                   "size_over_10m"],
+        measures: [
+            "notifications", "sent", "apns_accepted", "device_reached", "service_ran", "service_delivered",
+            "service_timeouts", "service_crashed", "content_crashed", "expanded", "acted", "downloads",
+            "download_bytes", "attachment_failed", "size_under_100k", "size_under_1m", "size_under_10m",
+            "size_over_10m",
+        ],
         keepsExample: true)
 
     /// The alerts' counts (and the server's notifications-by-cause gauge) per app, UTC hour, category and cause.
@@ -44,8 +46,10 @@ package struct Rollup: Sendable {
     package static let dailyAction = Rollup(table: "daily_action", keys: ["app_id", "day", "action", "response"], measures: ["n"])
 
     /// The measures of `hourly` and `minutely`, in ``RateMeasures`` order.
-    package static let rateMeasures = ["notifications", "service_ran", "service_timeouts", "extension_runs", "extension_crashes",
-                               "attachment_tries", "attachment_failures"]
+    package static let rateMeasures = [
+        "notifications", "service_ran", "service_timeouts", "extension_runs", "extension_crashes",
+        "attachment_tries", "attachment_failures",
+    ]
 }
 
 /// A rollup key value: an integer (a day, an hour, a millisecond count) or a text.
@@ -67,10 +71,12 @@ package struct RateMeasures {
 
     package init(_ facts: NotificationFacts) {
         let attachmentFailed = facts.attachmentFailure != nil
-        values = [1, Self.flag(facts.serviceReceived), Self.flag(facts.serviceExpired),
-                  Self.flag(facts.serviceReceived || facts.contentReceived || facts.serviceCrashed || facts.contentCrashed),
-                  Self.flag(facts.serviceCrashed || facts.contentCrashed),
-                  Self.flag(facts.downloads > 0 || attachmentFailed), Self.flag(attachmentFailed)]
+        values = [
+            1, Self.flag(facts.serviceReceived), Self.flag(facts.serviceExpired),
+            Self.flag(facts.serviceReceived || facts.contentReceived || facts.serviceCrashed || facts.contentCrashed),
+            Self.flag(facts.serviceCrashed || facts.contentCrashed),
+            Self.flag(facts.downloads > 0 || attachmentFailed), Self.flag(attachmentFailed),
+        ]
     }
 
     package static func flag(_ value: Bool) -> Int64 { value ? 1 : 0 }
@@ -79,8 +85,10 @@ package struct RateMeasures {
 extension Rollup {
     /// Every rollup row a notification settled as `cause` counts in, with what it adds to each: the one definition
     /// of the rollups.
-    package static func contributions(appID: String, notificationID: String, facts: NotificationFacts,
-                                      cause: String) -> [RollupContribution] {
+    package static func contributions(
+        appID: String, notificationID: String, facts: NotificationFacts,
+        cause: String
+    ) -> [RollupContribution] {
         guard let first = facts.firstTs else { return [] }
         let flag = RateMeasures.flag
         let day = RollupValue.integer(first / 86_400_000), category = RollupValue.text(facts.category ?? "")
@@ -89,28 +97,40 @@ extension Rollup {
         // Download sizes in the report's bands; the top band starts at Apple's image attachment limit.
         let top = AttachmentKind.image.maxBytes
         var result = [
-            RollupContribution(rollup: .daily, key: [app, day, category, .text(facts.appVersion ?? ""), .text(facts.os ?? ""),
-                                                    .text(cause), .text(facts.attachmentFailure ?? "")], measures: [
-                1, flag(facts.sentTs != nil), flag(facts.apnsStatus == 200), flag(facts.deviceIDFromDevice),
-                flag(facts.serviceReceived), flag(facts.serviceDelivered), flag(facts.serviceExpired),
-                flag(facts.serviceCrashed), flag(facts.contentCrashed), flag(facts.contentReceived),
-                flag(facts.actions > 0 || facts.appResponses > 0), Int64(facts.downloads), bytes ?? 0,
-                flag(facts.attachmentFailure != nil), flag(bytes.map { $0 < 100_000 } ?? false),
-                flag(bytes.map { $0 >= 100_000 && $0 < 1_000_000 } ?? false),
-                flag(bytes.map { $0 >= 1_000_000 && $0 < top } ?? false), flag(bytes.map { $0 >= top } ?? false),
-            ]),
-            RollupContribution(rollup: .hourly, key: [app, .integer(first / 3_600_000), category, .text(cause)],
-                               measures: RateMeasures(facts).values),
-            RollupContribution(rollup: .minutely, key: [.integer(first / 60_000), app, category],
-                               measures: RateMeasures(facts).values),
+            RollupContribution(
+                rollup: .daily,
+                key: [
+                    app, day, category, .text(facts.appVersion ?? ""), .text(facts.os ?? ""),
+                    .text(cause), .text(facts.attachmentFailure ?? ""),
+                ],
+                measures: [
+                    1, flag(facts.sentTs != nil), flag(facts.apnsStatus == 200), flag(facts.deviceIDFromDevice),
+                    flag(facts.serviceReceived), flag(facts.serviceDelivered), flag(facts.serviceExpired),
+                    flag(facts.serviceCrashed), flag(facts.contentCrashed), flag(facts.contentReceived),
+                    flag(facts.actions > 0 || facts.appResponses > 0), Int64(facts.downloads), bytes ?? 0,
+                    flag(facts.attachmentFailure != nil), flag(bytes.map { $0 < 100_000 } ?? false),
+                    flag(bytes.map { $0 >= 100_000 && $0 < 1_000_000 } ?? false),
+                    flag(bytes.map { $0 >= 1_000_000 && $0 < top } ?? false), flag(bytes.map { $0 >= top } ?? false),
+                ]),
+            RollupContribution(
+                rollup: .hourly, key: [app, .integer(first / 3_600_000), category, .text(cause)],
+                measures: RateMeasures(facts).values),
+            RollupContribution(
+                rollup: .minutely, key: [.integer(first / 60_000), app, category],
+                measures: RateMeasures(facts).values),
         ]
         if let ms = facts.serviceMs {
             result.append(RollupContribution(rollup: .dailyDuration, key: [app, day, .integer(ms)], measures: [1]))
         }
         if facts.actions > 0 {
             for action in facts.actionRows {
-                result.append(RollupContribution(rollup: .dailyAction, key: [app, day, .text(action.action ?? ""),
-                                                                             .text(action.response ?? "")], measures: [1]))
+                result.append(
+                    RollupContribution(
+                        rollup: .dailyAction,
+                        key: [
+                            app, day, .text(action.action ?? ""),
+                            .text(action.response ?? ""),
+                        ], measures: [1]))
             }
         }
         return result

@@ -5,12 +5,15 @@ import PushTraceCore
 package enum RollupReading {
     /// The `daily` columns a report reads: six keys, then the measures ``dailyCounts(keys:measures:)`` takes, in
     /// `Rollup.daily` order.
-    package static let dailyColumns = "day, category, app_version, os, cause, attachment_failure, "
+    package static let dailyColumns =
+        "day, category, app_version, os, cause, attachment_failure, "
         + Rollup.daily.measures.joined(separator: ", ")
 
     /// One `daily` row as the report counts it; `downloadBytes` is clamped by the engine (a sum may pass 2^63).
-    package static func dailyCounts(day: Int64, category: String, appVersion: String, os: String, cause: String,
-                                    attachmentFailure: String, measures m: [Int]) -> DailyCounts {
+    package static func dailyCounts(
+        day: Int64, category: String, appVersion: String, os: String, cause: String,
+        attachmentFailure: String, measures m: [Int]
+    ) -> DailyCounts {
         var counts = DeliveryCounts()
         counts.notifications = m[0]
         counts.sent = m[1]
@@ -27,13 +30,16 @@ package enum RollupReading {
         counts.downloadBytes = m[12]
         counts.attachmentFailed = m[13]
         counts.sizeBands = [m[14], m[15], m[16], m[17]]
-        return DailyCounts(day: day, category: category, appVersion: appVersion, os: os, cause: cause,
-                           attachmentFailure: attachmentFailure, counts: counts)
+        return DailyCounts(
+            day: day, category: category, appVersion: appVersion, os: os, cause: cause,
+            attachmentFailure: attachmentFailure, counts: counts)
     }
 
     /// The rollup columns behind `RateCounts`, in the order ``rateCounts(_:)`` reads their sums.
-    package static let alertColumns = ["service_ran", "service_timeouts", "attachment_tries", "attachment_failures",
-                                       "extension_runs", "extension_crashes"]
+    package static let alertColumns = [
+        "service_ran", "service_timeouts", "attachment_tries", "attachment_failures",
+        "extension_runs", "extension_crashes",
+    ]
     package static let alertSums = alertColumns.map { "sum(\($0))" }.joined(separator: ", ")
 
     /// Sums of ``alertColumns``, in order.
@@ -62,15 +68,19 @@ package enum RollupReading {
     /// millisecond: its whole minutes from the minute rollup (`minutely(range)`), the part-minutes at either end
     /// from the settled summaries first seen in them (`settled(start, end)`). The baseline comes from the hourly
     /// rollup (`hourly(range)`: the whole hours inside it, so at most an hour short).
-    package static func alertSamples(_ spans: AlertSpans,
-                                     hourly: (Range<Int64>) throws -> [RateRow],
-                                     minutely: (Range<Int64>) throws -> [RateRow],
-                                     settled: (_ start: Int64, _ end: Int64) throws -> [(appID: String, facts: NotificationFacts)])
-        rethrows -> [AlertSample] {
+    package static func alertSamples(
+        _ spans: AlertSpans,
+        hourly: (Range<Int64>) throws -> [RateRow],
+        minutely: (Range<Int64>) throws -> [RateRow],
+        settled: (_ start: Int64, _ end: Int64) throws -> [(appID: String, facts: NotificationFacts)]
+    )
+        rethrows -> [AlertSample]
+    {
         let hour: Int64 = 3_600_000, minute: Int64 = 60_000
         let firstMinute = (spans.windowStart + minute - 1) / minute, endMinute = spans.windowEnd / minute
         let minutes = firstMinute < endMinute ? firstMinute..<endMinute : 0..<0
-        let edges: [(start: Int64, end: Int64)] = minutes.isEmpty
+        let edges: [(start: Int64, end: Int64)] =
+            minutes.isEmpty
             ? [(spans.windowStart, spans.windowEnd)]
             : [(spans.windowStart, firstMinute * minute), (endMinute * minute, spans.windowEnd)].filter { $0.start < $0.end }
         var samples: [String: AlertSample] = [:]
@@ -93,8 +103,10 @@ package enum RollupReading {
     }
 
     /// The alert rules judged at `now` over the samples `samples(spans)` gives; with `appID`, only that app's.
-    package static func alerts(_ rules: [AlertRule], now: Int64, appID: String?,
-                               samples: (AlertSpans) throws -> [AlertSample]) rethrows -> AlertReport {
+    package static func alerts(
+        _ rules: [AlertRule], now: Int64, appID: String?,
+        samples: (AlertSpans) throws -> [AlertSample]
+    ) rethrows -> AlertReport {
         var firing: [FiringAlert] = []
         var judged = 0
         var memo: [AlertSpans: [AlertSample]] = [:]

@@ -12,8 +12,10 @@ public struct SearchQuery: Sendable {
     public var until: Int64?
     public var limit: Int
 
-    public init(appID: String? = nil, cause: Cause? = nil, category: String? = nil, deviceID: String? = nil,
-                since: Int64? = nil, until: Int64? = nil, limit: Int = 50) {
+    public init(
+        appID: String? = nil, cause: Cause? = nil, category: String? = nil, deviceID: String? = nil,
+        since: Int64? = nil, until: Int64? = nil, limit: Int = 50
+    ) {
         self.appID = appID
         self.cause = cause
         self.category = category

@@ -13,34 +13,43 @@ public enum StoreCopy {
     public static let tables: [CopiedTable] = [
         CopiedTable("config", ["app_id", "device_id", "process", "ts", "device_ts", "body_ref"]),
         CopiedTable("device", ["app_id", "device_id", "first_seen", "last_seen", "app_version", "os", "device_model"]),
-        CopiedTable("notification", [
-            "app_id", "notification_id", "device_id", "category", "app_version", "os", "first_ts", "last_ts", "sent_ts",
-            "apns_status", "has_alert", "mutable_content", "service_received", "service_delivered", "service_expired",
-            "service_ms", "service_crashed", "content_received", "content_crashed", "actions", "app_responses", "records",
-            "device_reached", "downloads", "download_bytes", "attachment_failure", "cause", "action_list",
-        ]),
+        CopiedTable(
+            "notification",
+            [
+                "app_id", "notification_id", "device_id", "category", "app_version", "os", "first_ts", "last_ts", "sent_ts",
+                "apns_status", "has_alert", "mutable_content", "service_received", "service_delivered", "service_expired",
+                "service_ms", "service_crashed", "content_received", "content_crashed", "actions", "app_responses", "records",
+                "device_reached", "downloads", "download_bytes", "attachment_failure", "cause", "action_list",
+            ]),
         CopiedTable("token", ["id", "app_id", "scope", "secret_sha256", "label", "created_at", "revoked_at"]),
-        CopiedTable("daily", [
-            "app_id", "day", "category", "app_version", "os", "cause", "attachment_failure", "notifications", "sent",
-            "apns_accepted", "device_reached", "service_ran", "service_delivered", "service_timeouts", "service_crashed",
-            "content_crashed", "expanded", "acted", "downloads", "download_bytes", "attachment_failed", "size_under_100k",
-            "size_under_1m", "size_under_10m", "size_over_10m", "example_id",
-        ]),
-        CopiedTable("hourly", [
-            "app_id", "hour", "category", "cause", "notifications", "service_ran", "service_timeouts", "extension_runs",
-            "extension_crashes", "attachment_tries", "attachment_failures",
-        ]),
-        CopiedTable("minutely", [
-            "minute", "app_id", "category", "notifications", "service_ran", "service_timeouts", "extension_runs",
-            "extension_crashes", "attachment_tries", "attachment_failures",
-        ]),
+        CopiedTable(
+            "daily",
+            [
+                "app_id", "day", "category", "app_version", "os", "cause", "attachment_failure", "notifications", "sent",
+                "apns_accepted", "device_reached", "service_ran", "service_delivered", "service_timeouts", "service_crashed",
+                "content_crashed", "expanded", "acted", "downloads", "download_bytes", "attachment_failed", "size_under_100k",
+                "size_under_1m", "size_under_10m", "size_over_10m", "example_id",
+            ]),
+        CopiedTable(
+            "hourly",
+            [
+                "app_id", "hour", "category", "cause", "notifications", "service_ran", "service_timeouts", "extension_runs",
+                "extension_crashes", "attachment_tries", "attachment_failures",
+            ]),
+        CopiedTable(
+            "minutely",
+            [
+                "minute", "app_id", "category", "notifications", "service_ran", "service_timeouts", "extension_runs",
+                "extension_crashes", "attachment_tries", "attachment_failures",
+            ]),
         CopiedTable("daily_duration", ["app_id", "day", "ms", "n"]),
         CopiedTable("daily_action", ["app_id", "day", "action", "response", "n"]),
     ]
 
     /// The tables a copy counts on both sides when it is done: every table of the data model but the index, which is
     /// computed again from the blocks (a source's check may find it holding less).
-    public static let countedTables = ["bundle", "record_block", "rejected_line", "dictionary", "config_body"]
+    public static let countedTables =
+        ["bundle", "record_block", "rejected_line", "dictionary", "config_body"]
         + tables.map(\.name)
 
     /// The most bytes of blocks one page of bundles holds (a page ends early when its bundles' blocks reach it):
@@ -50,8 +59,10 @@ public enum StoreCopy {
     /// Copies every part `source` reads out into `target` (which must hold nothing), then compares each table's
     /// count in the target with the source's, counted in the source's snapshot: fails unless every count is the
     /// same. `progress` is told after each part.
-    public static func run(from source: any TraceStore, to target: any TraceStore,
-                           progress: ((CopyTally) -> Void)? = nil) throws -> CopyTally {
+    public static func run(
+        from source: any TraceStore, to target: any TraceStore,
+        progress: ((CopyTally) -> Void)? = nil
+    ) throws -> CopyTally {
         let writer: any StoreCopyTarget
         do {
             writer = try target.makeCopyTarget()

@@ -104,10 +104,12 @@ package final class StoredLineReader {
         for index in indices {
             var text = texts[index]
             let record = try StoredRecord.readRecord(storedBody: &text)
-            try body(StoredLine(body: text, record: record, notificationID: record.notificationID.map(NotificationKey.normalize),
-                                ts: record.ts.map { ClockCorrection.corrected($0, by: offset) },
-                                deviceTs: offset != 0 ? record.ts : nil, deviceID: row.deviceID, appID: row.appID,
-                                block: row.id, index: index))
+            try body(
+                StoredLine(
+                    body: text, record: record, notificationID: record.notificationID.map(NotificationKey.normalize),
+                    ts: record.ts.map { ClockCorrection.corrected($0, by: offset) },
+                    deviceTs: offset != 0 ? record.ts : nil, deviceID: row.deviceID, appID: row.appID,
+                    block: row.id, index: index))
         }
     }
 
@@ -115,8 +117,10 @@ package final class StoredLineReader {
     /// in the order they were stored. A line can only be this notification's if its ID is in it (a line with an
     /// escape is parsed anyway: its ID may be spelled with one); the parsed ID is compared byte for byte, as the
     /// index key was computed (not Unicode equivalence).
-    package func lines(appID: String, notificationID: String,
-                       blocks: (_ each: (StoredBlockRow) throws -> Void) throws -> Void) throws -> [StoredLine] {
+    package func lines(
+        appID: String, notificationID: String,
+        blocks: (_ each: (StoredBlockRow) throws -> Void) throws -> Void
+    ) throws -> [StoredLine] {
         var found: [StoredLine] = []
         let folded = BlockMentions.folded(Array(notificationID.utf8))
         try blocks { row in
@@ -162,11 +166,14 @@ package enum DiagnosisAssembly {
 
     /// The diagnosis input of one notification from its stored lines: the config in force is the latest of each
     /// process (`configs`, oldest first) at its first event; `lastSeen` is its device's latest upload.
-    package static func input(appID: String, notificationID: String, lines: [StoredLine],
-                              configs: (_ deviceID: String, _ process: ProcessKind) throws -> [StoredConfig],
-                              lastSeen: (_ deviceID: String) throws -> Int64?) throws -> DiagnosisInput {
+    package static func input(
+        appID: String, notificationID: String, lines: [StoredLine],
+        configs: (_ deviceID: String, _ process: ProcessKind) throws -> [StoredConfig],
+        lastSeen: (_ deviceID: String) throws -> Int64?
+    ) throws -> DiagnosisInput {
         let entries = entries(lines, type: "event")
-        let deviceID = entries.first(where: { $0.deviceID != nil })?.deviceID
+        let deviceID =
+            entries.first(where: { $0.deviceID != nil })?.deviceID
             ?? entries.first(where: { $0.event == .pushSent })?.record.deviceID
         var config = ConfigInForce()
         var seen: Int64?
@@ -176,8 +183,9 @@ package enum DiagnosisAssembly {
             config.content = try configs(deviceID, .content).last { $0.ts <= first }?.entry()
             seen = try lastSeen(deviceID)
         }
-        return DiagnosisInput(appID: appID, notificationID: notificationID, entries: entries, config: config,
-                              deviceLastSeen: seen)
+        return DiagnosisInput(
+            appID: appID, notificationID: notificationID, entries: entries, config: config,
+            deviceLastSeen: seen)
     }
 
     /// A stored config record read back as a timeline entry.

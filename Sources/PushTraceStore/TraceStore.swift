@@ -145,8 +145,10 @@ extension TraceStore {
     public func leads(_ task: SharedTask) throws -> Bool { true }
 
     /// Stores one bundle in a transaction of its own (see ``IngestGroup/ingest(source:receivedAt:_:)``).
-    public func ingest(source: String?, receivedAt: Int64,
-                       _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void) throws -> IngestResult {
+    public func ingest(
+        source: String?, receivedAt: Int64,
+        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
+    ) throws -> IngestResult {
         try makeIngestSession(deferringSummaries: false).inGroupCommit { group in
             try group.ingest(source: source, receivedAt: receivedAt, produce)
         }

@@ -22,20 +22,24 @@ struct Load: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The server, http://host:port (plain HTTP).", valueName: "url")) var server: String
     @Option(help: ArgumentHelp("Concurrent uploaders (one connection each).", valueName: "n")) var concurrency = 8
     @Option(help: ArgumentHelp("Append each acknowledged bundle to this file.", valueName: "path")) var acked: String?
-    @Flag(help: """
-        Send each file's modification time as Pushtrace-Received-At, and the files in that order (an admin token \
-        replaying archived uploads as they arrived).
-        """)
+    @Flag(
+        help: """
+            Send each file's modification time as Pushtrace-Received-At, and the files in that order (an admin token \
+            replaying archived uploads as they arrived).
+            """)
     var replay = false
-    @Option(help: ArgumentHelp("""
-        Keep uploading for this many seconds: after the last file, start again from the first with new bundle IDs \
-        (round N sends bundle_id "rN-<id>"), so that every upload is new work. Default: each file once.
-        """, valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Keep uploading for this many seconds: after the last file, start again from the first with new bundle IDs \
+            (round N sends bundle_id "rN-<id>"), so that every upload is new work. Default: each file once.
+            """, valueName: "seconds"))
     var duration: Int?
-    @Flag(help: """
-        Read every file into memory before the clock starts, so that the generator's own file reads are not \
-        measured (they compete with the server on a shared machine). Needs memory for the whole corpus.
-        """)
+    @Flag(
+        help: """
+            Read every file into memory before the clock starts, so that the generator's own file reads are not \
+            measured (they compete with the server on a shared machine). Needs memory for the whole corpus.
+            """)
     var preload = false
     @Option(help: ArgumentHelp("Print the summary as text or json.", valueName: "format")) var format = "text"
     @Argument(help: ArgumentHelp("Bundle files, or folders of *.ndjson[.gz] files.", valueName: "path")) var paths: [String]
@@ -75,11 +79,13 @@ struct Load: AsyncParsableCommand {
                         try await UploadConnection.with(host: host, port: port) { connection in
                             while true {
                                 let path = files[index % files.count]
-                                let contents = if let preloaded { preloaded[index % files.count] } else {
-                                    BundleFileContents(path: path)
-                                }
-                                let upload = await Upload.send(path, contents: contents, round: index / files.count,
-                                                               over: &connection, token: token, replay: replay, log: log)
+                                let contents =
+                                    if let preloaded { preloaded[index % files.count] } else {
+                                        BundleFileContents(path: path)
+                                    }
+                                let upload = await Upload.send(
+                                    path, contents: contents, round: index / files.count,
+                                    over: &connection, token: token, replay: replay, log: log)
                                 uploads.append(upload)
                                 // A server that cannot be reached (killed, in the crash test) ends the run.
                                 if upload.status == 0 { next.stop() }
@@ -88,8 +94,10 @@ struct Load: AsyncParsableCommand {
                             }
                         }
                     } catch {
-                        uploads.append(Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false,
-                                              error: "cannot connect to \(host):\(port): \(error)"))
+                        uploads.append(
+                            Upload(
+                                status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false,
+                                error: "cannot connect to \(host):\(port): \(error)"))
                         next.stop()
                     }
                     return uploads

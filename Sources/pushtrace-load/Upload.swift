@@ -14,8 +14,10 @@ struct Upload: Sendable {
     var error: String?
 
     /// Uploads `contents`, the file at `path` as read before (nil when it could not be read), over `connection`.
-    static func send(_ path: String, contents: BundleFileContents?, round: Int = 0, over connection: inout UploadConnection,
-                     token: String?, replay: Bool, log: AckLog?) async -> Upload {
+    static func send(
+        _ path: String, contents: BundleFileContents?, round: Int = 0, over connection: inout UploadConnection,
+        token: String?, replay: Bool, log: AckLog?
+    ) async -> Upload {
         let started = ContinuousClock.now
         guard var file = contents else {
             return Upload(status: 0, latency: .zero, retries: 0, accepted: 0, duplicate: false, error: "cannot read \(path)")
@@ -49,11 +51,13 @@ struct Upload: Sendable {
                 if status == 200, let log {
                     log.append("\(json?["app_id"] as? String ?? "?") \(json?["bundle_id"] as? String ?? "?") \(accepted) \(duplicate)")
                 }
-                return Upload(status: status, latency: ContinuousClock.now - started, retries: retries, accepted: accepted,
-                              duplicate: duplicate, error: status == 200 ? nil : String(buffer: answer.body))
+                return Upload(
+                    status: status, latency: ContinuousClock.now - started, retries: retries, accepted: accepted,
+                    duplicate: duplicate, error: status == 200 ? nil : String(buffer: answer.body))
             } catch {
-                return Upload(status: 0, latency: ContinuousClock.now - started, retries: retries, accepted: 0, duplicate: false,
-                              error: "\(error)")
+                return Upload(
+                    status: 0, latency: ContinuousClock.now - started, retries: retries, accepted: 0, duplicate: false,
+                    error: "\(error)")
             }
         }
     }
@@ -90,7 +94,10 @@ enum BundleFiles {
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
             }
-            guard isDirectory.boolValue else { files.append(path); continue }
+            guard isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
             let enumerator = FileManager.default.enumerator(atPath: path)
             while let name = enumerator?.nextObject() as? String {
                 if name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz") { files.append(path + "/" + name) }

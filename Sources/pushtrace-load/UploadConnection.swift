@@ -33,8 +33,10 @@ struct UploadConnection {
     private let requests: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
 
     /// Connects to `host:port`, runs `body` with the connection, and closes it.
-    static func with<Result>(host: String, port: Int,
-                             _ body: (inout UploadConnection) async throws -> Result) async throws -> Result {
+    static func with<Result>(
+        host: String, port: Int,
+        _ body: (inout UploadConnection) async throws -> Result
+    ) async throws -> Result {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(5))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)

@@ -78,7 +78,8 @@ struct Alerts: AsyncParsableCommand {
             var text: String
             var firing: [FiringAlert]
         }
-        let text = "pushtrace: \(report.firing.count) alert\(report.firing.count == 1 ? "" : "s") firing\n"
+        let text =
+            "pushtrace: \(report.firing.count) alert\(report.firing.count == 1 ? "" : "s") firing\n"
             + report.firing.map { "• " + $0.text }.joined(separator: "\n")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

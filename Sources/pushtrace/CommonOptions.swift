@@ -9,7 +9,11 @@ struct DatabaseOptions: ParsableArguments {
     /// The store a command uses when neither `--db` nor `PUSHTRACE_DB` names one.
     static let defaultPath = "pushtrace.sqlite"
 
-    @Option(name: .long, help: ArgumentHelp("The store: an SQLite database file, or a PostgreSQL database as postgres://user:password@host:port/name (its gaps from PGHOST, PGUSER, PGPASSWORD, …) (env PUSHTRACE_DB).", valueName: "path-or-url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: an SQLite database file, or a PostgreSQL database as postgres://user:password@host:port/name (its gaps from PGHOST, PGUSER, PGPASSWORD, …) (env PUSHTRACE_DB).",
+            valueName: "path-or-url"))
     var db = ProcessInfo.processInfo.environment["PUSHTRACE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? DatabaseOptions.defaultPath
 
     /// The engine `--db` names.
@@ -27,8 +31,9 @@ struct DatabaseOptions: ParsableArguments {
     /// to record blocks first, its progress told on stderr.
     func openStore() throws -> any TraceStore {
         try engine.open { progress in
-            printError("pushtrace: converting \(db) to record blocks: \(progress.bundles) of \(progress.totalBundles) "
-                       + "bundles, \(progress.records) records moved")
+            printError(
+                "pushtrace: converting \(db) to record blocks: \(progress.bundles) of \(progress.totalBundles) "
+                    + "bundles, \(progress.records) records moved")
         }
     }
 

@@ -31,8 +31,10 @@ struct Copy: ParsableCommand {
 
     @Option(help: ArgumentHelp("The store to copy: an SQLite file, or a postgres:// URL.", valueName: "path-or-url"))
     var from: String
-    @Option(help: ArgumentHelp("The empty store to fill: a new SQLite file, or a postgres:// URL of an empty database.",
-                               valueName: "path-or-url"))
+    @Option(
+        help: ArgumentHelp(
+            "The empty store to fill: a new SQLite file, or a postgres:// URL of an empty database.",
+            valueName: "path-or-url"))
     var to: String
 
     func validate() throws {
@@ -68,8 +70,9 @@ struct Copy: ParsableCommand {
             print("  \(table.padding(toLength: 16, withPad: " ", startingAt: 0)) \(tally.rows[table] ?? 0) rows, the same in both")
         }
         if tally.unreadableBlocks > 0 {
-            print("  \(tally.unreadableBlocks) record blocks could not be read back (copied as they are, unindexed): "
-                  + "pushtrace check --db \(TerminalText.escaped(source.location)) counts them")
+            print(
+                "  \(tally.unreadableBlocks) record blocks could not be read back (copied as they are, unindexed): "
+                    + "pushtrace check --db \(TerminalText.escaped(source.location)) counts them")
         }
     }
 }

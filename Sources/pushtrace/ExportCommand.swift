@@ -35,9 +35,10 @@ struct Export: ParsableCommand {
     }
 
     func run() throws {
-        let filter = ExportFilter(appID: app, since: try since.map { try Instant.parse($0, option: "--since") },
-                                  until: try until.map { try Instant.parse($0, option: "--until") },
-                                  notificationID: notification)
+        let filter = ExportFilter(
+            appID: app, since: try since.map { try Instant.parse($0, option: "--since") },
+            until: try until.map { try Instant.parse($0, option: "--until") },
+            notificationID: notification)
         if let since = filter.since, let until = filter.until, until <= since {
             throw UsageError("--until must be after --since")
         }

@@ -27,14 +27,18 @@ struct Ingest: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
-    @Argument(help: ArgumentHelp("Bundle files, or folders to take every *.ndjson[.gz] file from (recursively, in name order).",
-                                 valueName: "file"))
+    @Argument(
+        help: ArgumentHelp(
+            "Bundle files, or folders to take every *.ndjson[.gz] file from (recursively, in name order).",
+            valueName: "file"))
     var files: [String]
 
-    @Option(help: ArgumentHelp("""
-        When the files were received: 'mtime' (each file's modification time), 'now', or an instant \
-        (2026-11-10T08:30:00Z or epoch ms).
-        """, valueName: "when"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            When the files were received: 'mtime' (each file's modification time), 'now', or an instant \
+            (2026-11-10T08:30:00Z or epoch ms).
+            """, valueName: "when"))
     var receivedAt = "mtime"
 
     @Option(help: ArgumentHelp("Refuse a bundle that decompresses to more than this many MiB.", valueName: "MiB"))
@@ -46,10 +50,11 @@ struct Ingest: ParsableCommand {
     @Option(help: "text: a line per file; json: one document.")
     var format: OutputFormat = .text
 
-    @Flag(help: """
-        Print only problems and the totals: the files with rejected lines and the files refused (with --format \
-        json, the only files listed).
-        """)
+    @Flag(
+        help: """
+            Print only problems and the totals: the files with rejected lines and the files refused (with --format \
+            json, the only files listed).
+            """)
     var quiet = false
 
     func validate() throws {
@@ -59,11 +64,12 @@ struct Ingest: ParsableCommand {
     }
 
     func run() throws {
-        let received: FileIngestor.ReceivedAt = switch receivedAt {
-        case "mtime": .fileModificationTime
-        case "now": .now
-        default: .fixed(try Instant.parse(receivedAt, option: "--received-at"))
-        }
+        let received: FileIngestor.ReceivedAt =
+            switch receivedAt {
+            case "mtime": .fileModificationTime
+            case "now": .now
+            default: .fixed(try Instant.parse(receivedAt, option: "--received-at"))
+            }
         let store = try database.openStore()
         defer { database.close(store) }
         let limits = BundleLimits(maxDecompressedBytes: maxDecompressedMib << 20, maxLineBytes: maxLineKib << 10)
@@ -72,7 +78,7 @@ struct Ingest: ParsableCommand {
         let paths = try BundlePaths.expand(files)
         var json = format == .json ? IngestJSONWriter() : nil
         let started = Date()
-        var filesDone = 0 // committed or refused
+        var filesDone = 0  // committed or refused
         do {
             var lastProgress = started
             try ingestor.ingest(paths: paths) { path, outcome in
@@ -100,8 +106,9 @@ struct Ingest: ParsableCommand {
             totals.error = "\(stopped)"
             try json?.finish(totals)
             if json == nil {
-                print("stopped after \(filesDone) of \(paths.count) files: \(totals.counts); those stay stored, the other "
-                      + "files were not")
+                print(
+                    "stopped after \(filesDone) of \(paths.count) files: \(totals.counts); those stay stored, the other "
+                        + "files were not")
             }
             throw stopped
         }
@@ -109,19 +116,24 @@ struct Ingest: ParsableCommand {
             try json.finish(totals)
         } else {
             let rate = Int(Double(totals.accepted) / max(Double(totals.storeMs) / 1000, 0.001))
-            print("\(paths.count) files: \(totals.counts); \(totals.notificationsDiagnosed) notifications diagnosed "
-                  + "(\(rate) records/s stored)")
+            print(
+                "\(paths.count) files: \(totals.counts); \(totals.notificationsDiagnosed) notifications diagnosed "
+                    + "(\(rate) records/s stored)")
         }
         if totals.refused > 0 { throw ExitCode(2) }
     }
 
     /// Counts one file's outcome and shows it: problems always (on stderr when nothing was stored), the rest unless
     /// `--quiet`.
-    private func report(_ path: String, _ outcome: FileIngestor.Outcome, totals: inout IngestTotals,
-                        json: inout IngestJSONWriter?) throws {
+    private func report(
+        _ path: String, _ outcome: FileIngestor.Outcome, totals: inout IngestTotals,
+        json: inout IngestJSONWriter?
+    ) throws {
         switch outcome {
         case .stored(let result):
-            if result.duplicate { totals.duplicates += 1 } else {
+            if result.duplicate {
+                totals.duplicates += 1
+            } else {
                 totals.accepted += result.accepted
                 totals.rejected += result.rejected
             }
@@ -165,7 +177,7 @@ enum BundlePaths {
         for argument in arguments {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue else {
-                paths.append(argument) // A missing file is reported with the others, in order.
+                paths.append(argument)  // A missing file is reported with the others, in order.
                 continue
             }
             let found = try bundleFiles(under: argument)
@@ -191,7 +203,7 @@ enum BundlePaths {
                 if name == "." || name == ".." { continue }
                 let child = relative.isEmpty ? name : "\(relative)/\(name)"
                 var isFolder = entry.pointee.d_type == UInt8(DT_DIR)
-                if entry.pointee.d_type == UInt8(DT_UNKNOWN) { // Some file systems do not say: ask.
+                if entry.pointee.d_type == UInt8(DT_UNKNOWN) {  // Some file systems do not say: ask.
                     var info = stat()
                     isFolder = lstat("\(folder)/\(child)", &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
                 }

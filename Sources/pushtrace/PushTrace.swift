@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PushTraceSQLite
 import PushTraceRecords
+import PushTraceSQLite
 import PushTraceStore
 
 /// The `pushtrace` command: ingest log bundles, then ask why a notification's card did or did not show.
@@ -20,11 +20,14 @@ struct PushTrace: AsyncParsableCommand {
               pushtrace why 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10
             """,
         version: versionText,
-        subcommands: [Ingest.self, Why.self, Search.self, Logs.self, Report.self, Alerts.self, SQL.self, Simulate.self,
-                      Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self, Export.self, Check.self, Copy.self])
+        subcommands: [
+            Ingest.self, Why.self, Search.self, Logs.self, Report.self, Alerts.self, SQL.self, Simulate.self,
+            Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self, Export.self, Check.self, Copy.self,
+        ])
 
     /// What `--version` prints: the release, the bundle format it reads (SPEC §2) and the store schema it writes.
-    static let versionText = "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "
+    static let versionText =
+        "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "
         + "store schema \(SQLiteStore.schemaVersion))"
 }
 
@@ -48,16 +51,16 @@ enum Main {
             } else {
                 try command.run()
             }
-        } catch where error is UsageError || error is StoreError { // StoreError: a --db not pushtrace's, or not usable.
+        } catch  where error is UsageError || error is StoreError {  // StoreError: a --db not pushtrace's, or not usable.
             FileHandle.standardError.write(Data("pushtrace: \(error)\n".utf8))
             exit(2)
         } catch is NegativeAnswer {
             exit(1)
         } catch let code as ExitCode {
-            exit(code.rawValue) // The command has said what was wrong.
+            exit(code.rawValue)  // The command has said what was wrong.
         } catch {
             let code = PushTrace.exitCode(for: error)
-            if code == .success { PushTrace.exit(withError: error) } // --help
+            if code == .success { PushTrace.exit(withError: error) }  // --help
             // Anything else is bad usage or bad input (SPEC §7: exit status 2), said on stderr.
             FileHandle.standardError.write(Data("\(PushTrace.fullMessage(for: error))\n".utf8))
             exit(2)

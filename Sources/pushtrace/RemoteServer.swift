@@ -1,15 +1,18 @@
 import ArgumentParser
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `--server`: read commands ask a remote pushtrace (SPEC §8) instead of a local file, with the same output.
 struct RemoteOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("""
-        Ask this pushtrace server (http://host:port) instead of a local file; the token is read from \
-        PUSHTRACE_TOKEN.
-        """, valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Ask this pushtrace server (http://host:port) instead of a local file; the token is read from \
+            PUSHTRACE_TOKEN.
+            """, valueName: "url"))
     var server: String?
 
     /// The server to ask, or nil to read the local file.

@@ -42,16 +42,19 @@ struct Search: AsyncParsableCommand {
     func run() async throws {
         let rows: [NotificationSummary]
         if let server = try remote.remote() {
-            let answer = try await server.get("v1/notifications", query: [
-                "app": app, "cause": cause, "category": category, "device": device, "limit": String(limit),
-                "since": try since.map { String(try Instant.parse($0, option: "--since")) },
-                "until": try until.map { String(try Instant.parse($0, option: "--until")) },
-            ], accept: "application/json")
+            let answer = try await server.get(
+                "v1/notifications",
+                query: [
+                    "app": app, "cause": cause, "category": category, "device": device, "limit": String(limit),
+                    "since": try since.map { String(try Instant.parse($0, option: "--since")) },
+                    "until": try until.map { String(try Instant.parse($0, option: "--until")) },
+                ], accept: "application/json")
             rows = try JSONDecoder().decode([NotificationSummary].self, from: answer.body)
         } else {
-            let query = SearchQuery(appID: app, cause: cause.flatMap(Cause.init(rawValue:)), category: category, deviceID: device,
-                                    since: try since.map { try Instant.parse($0, option: "--since") },
-                                    until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
+            let query = SearchQuery(
+                appID: app, cause: cause.flatMap(Cause.init(rawValue:)), category: category, deviceID: device,
+                since: try since.map { try Instant.parse($0, option: "--since") },
+                until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
             let store = try database.existingStore()
             defer { database.close(store) }
             rows = try store.search(query)
@@ -63,8 +66,10 @@ struct Search: AsyncParsableCommand {
         }
         var table = TextTable(["FIRST SEEN (UTC)", "APP", "NOTIFICATION", "CATEGORY", "CAUSE", "DEVICE"])
         for row in rows {
-            table.add([Instant.format(row.firstTs), row.appID, row.notificationID, row.category ?? "-",
-                       row.cause ?? "(pending)", row.deviceID ?? "-"])
+            table.add([
+                Instant.format(row.firstTs), row.appID, row.notificationID, row.category ?? "-",
+                row.cause ?? "(pending)", row.deviceID ?? "-",
+            ])
         }
         print(table.rendered)
         print("\(rows.count) notification\(rows.count == 1 ? "" : "s")\(rows.count == limit ? " (more with --limit)" : "")")

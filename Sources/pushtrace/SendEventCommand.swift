@@ -68,21 +68,31 @@ struct SendEvent: AsyncParsableCommand {
 
     func run() async throws {
         let ts = try at.map { try Instant.parse($0, option: "--at") } ?? Int64(Date().timeIntervalSince1970 * 1000)
-        let fields: [(String, JSONValue?)] = switch event {
-        case .sent:
-            [("category", category.map(JSONValue.string)), ("mutable_content", .bool(mutableContent)),
-             ("has_alert", .bool(hasAlert)), ("payload_bytes", payloadBytes.map(JSONValue.int)),
-             ("device_id", deviceID.map(JSONValue.string)), ("push_type", pushType.map(JSONValue.string)),
-             ("priority", priority.map(JSONValue.int)), ("attachment_url", attachmentURL.map(JSONValue.string))]
-        case .apnsResponse:
-            [("status", status.map(JSONValue.int)), ("reason", reason.map(JSONValue.string)),
-             ("apns_unique_id", apnsUniqueID.map(JSONValue.string))]
-        }
-        let manifest = JSONLine(["type": "manifest", "schema": .int(PushTraceVersion.bundleSchema),
-                                 "bundle_id": .string(UUID().uuidString.lowercased()), "app_id": .string(app),
-                                 "device_id": "server"])
-        let record = JSONLine(fields: [("type", "event"), ("ts", .int(ts)), ("process", "server"),
-                                       ("event", .string(event.rawValue)), ("notification_id", .string(id))] + fields)
+        let fields: [(String, JSONValue?)] =
+            switch event {
+            case .sent:
+                [
+                    ("category", category.map(JSONValue.string)), ("mutable_content", .bool(mutableContent)),
+                    ("has_alert", .bool(hasAlert)), ("payload_bytes", payloadBytes.map(JSONValue.int)),
+                    ("device_id", deviceID.map(JSONValue.string)), ("push_type", pushType.map(JSONValue.string)),
+                    ("priority", priority.map(JSONValue.int)), ("attachment_url", attachmentURL.map(JSONValue.string)),
+                ]
+            case .apnsResponse:
+                [
+                    ("status", status.map(JSONValue.int)), ("reason", reason.map(JSONValue.string)),
+                    ("apns_unique_id", apnsUniqueID.map(JSONValue.string)),
+                ]
+            }
+        let manifest = JSONLine([
+            "type": "manifest", "schema": .int(PushTraceVersion.bundleSchema),
+            "bundle_id": .string(UUID().uuidString.lowercased()), "app_id": .string(app),
+            "device_id": "server",
+        ])
+        let record = JSONLine(
+            fields: [
+                ("type", "event"), ("ts", .int(ts)), ("process", "server"),
+                ("event", .string(event.rawValue)), ("notification_id", .string(id)),
+            ] + fields)
         let body = Data(manifest.bytes + [UInt8(ascii: "\n")] + record.bytes + [UInt8(ascii: "\n")])
         if let server {
             try await post(body, to: server)

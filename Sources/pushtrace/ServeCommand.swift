@@ -4,8 +4,8 @@ import Logging
 import NIOCore
 import PushTraceCore
 import PushTraceRecords
-import PushTraceServer
 import PushTraceSQLite
+import PushTraceServer
 import PushTraceStore
 
 struct Serve: AsyncParsableCommand {
@@ -46,7 +46,10 @@ struct Serve: AsyncParsableCommand {
               pushtrace serve --trusted-proxy 127.0.0.1  # behind deploy/nginx.conf
             """)
 
-    @Option(help: ArgumentHelp("The store: an SQLite database file, or a postgres:// URL (env PUSHTRACE_DB; default \(DatabaseOptions.defaultPath)).", valueName: "path-or-url"))
+    @Option(
+        help: ArgumentHelp(
+            "The store: an SQLite database file, or a postgres:// URL (env PUSHTRACE_DB; default \(DatabaseOptions.defaultPath)).",
+            valueName: "path-or-url"))
     var db: String?
 
     @Option(help: ArgumentHelp("The address to listen on (env PUSHTRACE_HOST; default \(Self.defaults.host)).", valueName: "host"))
@@ -55,71 +58,101 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The port (env PUSHTRACE_PORT; default \(Self.defaults.port)).", valueName: "port"))
     var port: Int?
 
-    @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("""
-        A proxy whose X-Forwarded-For names the client in the logs: an address or a CIDR range; repeat it for \
-        more (env PUSHTRACE_TRUSTED_PROXIES, comma-separated; default none: the peer is the client).
-        """, valueName: "address"))
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            """
+            A proxy whose X-Forwarded-For names the client in the logs: an address or a CIDR range; repeat it for \
+            more (env PUSHTRACE_TRUSTED_PROXIES, comma-separated; default none: the peer is the client).
+            """, valueName: "address"))
     var trustedProxies: [String] = []
 
-    @Option(help: ArgumentHelp("normal or full (env PUSHTRACE_DURABILITY; default \(Self.defaultDurability.rawValue)); see above.", valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "normal or full (env PUSHTRACE_DURABILITY; default \(Self.defaultDurability.rawValue)); see above.", valueName: "mode"))
     var durability: String?
 
-    @Option(help: ArgumentHelp("Refuse a request body larger than this, as received (env PUSHTRACE_MAX_BODY_MIB; default \(Self.defaults.maxBodyBytes >> 20)).",
-                               valueName: "MiB"))
+    @Option(
+        help: ArgumentHelp(
+            "Refuse a request body larger than this, as received (env PUSHTRACE_MAX_BODY_MIB; default \(Self.defaults.maxBodyBytes >> 20)).",
+            valueName: "MiB"))
     var maxBodyMib: Int?
 
-    @Option(help: ArgumentHelp("Refuse a bundle that decompresses to more (env PUSHTRACE_MAX_DECOMPRESSED_MIB; default \(Self.defaults.limits.maxDecompressedBytes >> 20)).",
-                               valueName: "MiB"))
+    @Option(
+        help: ArgumentHelp(
+            "Refuse a bundle that decompresses to more (env PUSHTRACE_MAX_DECOMPRESSED_MIB; default \(Self.defaults.limits.maxDecompressedBytes >> 20)).",
+            valueName: "MiB"))
     var maxDecompressedMib: Int?
 
-    @Option(help: ArgumentHelp("Reject a line longer than this (env PUSHTRACE_MAX_LINE_KIB; default \(Self.defaults.limits.maxLineBytes >> 10)).", valueName: "KiB"))
+    @Option(
+        help: ArgumentHelp(
+            "Reject a line longer than this (env PUSHTRACE_MAX_LINE_KIB; default \(Self.defaults.limits.maxLineBytes >> 10)).",
+            valueName: "KiB"))
     var maxLineKib: Int?
 
-    @Option(help: ArgumentHelp("Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default \(Self.defaults.queueCapacity)).",
-                               valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default \(Self.defaults.queueCapacity)).",
+            valueName: "n"))
     var queue: Int?
 
-    @Option(help: ArgumentHelp("""
-        Memory for uploads in progress, in MiB of what they decode; over it, uploads wait briefly, then get 429 \
-        (env PUSHTRACE_UPLOAD_BUDGET_MIB; default \(Self.defaults.uploadBudgetBytes >> 20)).
-        """, valueName: "MiB"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Memory for uploads in progress, in MiB of what they decode; over it, uploads wait briefly, then get 429 \
+            (env PUSHTRACE_UPLOAD_BUDGET_MIB; default \(Self.defaults.uploadBudgetBytes >> 20)).
+            """, valueName: "MiB"))
     var uploadBudgetMib: Int?
 
-    @Option(help: ArgumentHelp("Uploads one ingest token may run at once (env PUSHTRACE_UPLOADS_PER_TOKEN; default \(Self.defaults.uploadsPerToken)).",
-                               valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Uploads one ingest token may run at once (env PUSHTRACE_UPLOADS_PER_TOKEN; default \(Self.defaults.uploadsPerToken)).",
+            valueName: "n"))
     var uploadsPerToken: Int?
 
-    @Option(help: ArgumentHelp("""
-        Bytes a second an upload must average after its first \(Self.defaults.slowUploadGrace.components.seconds) s, or it \
-        is cut off with 408 (env PUSHTRACE_MIN_UPLOAD_RATE; default \(Self.defaults.minUploadBytesPerSecond)).
-        """, valueName: "bytes"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Bytes a second an upload must average after its first \(Self.defaults.slowUploadGrace.components.seconds) s, or it \
+            is cut off with 408 (env PUSHTRACE_MIN_UPLOAD_RATE; default \(Self.defaults.minUploadBytesPerSecond)).
+            """, valueName: "bytes"))
     var minUploadRate: Int?
 
-    @Option(help: ArgumentHelp("""
-        Seconds a commit waits for a lock held by another process before uploads get 503 \
-        (env PUSHTRACE_BUSY_TIMEOUT; default \(Int(Self.defaultBusyTimeout))).
-        """, valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Seconds a commit waits for a lock held by another process before uploads get 503 \
+            (env PUSHTRACE_BUSY_TIMEOUT; default \(Int(Self.defaultBusyTimeout))).
+            """, valueName: "seconds"))
     var busyTimeout: Double?
 
-    @Option(help: ArgumentHelp("trace, debug, info, notice, warning or error (env PUSHTRACE_LOG_LEVEL; default \(Self.defaultLogLevel.rawValue)).",
-                               valueName: "level"))
+    @Option(
+        help: ArgumentHelp(
+            "trace, debug, info, notice, warning or error (env PUSHTRACE_LOG_LEVEL; default \(Self.defaultLogLevel.rawValue)).",
+            valueName: "level"))
     var logLevel: String?
 
-    @Option(help: ArgumentHelp("A YAML file of alert rules, as for pushtrace alerts --rules (env PUSHTRACE_ALERT_RULES).",
-                               valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A YAML file of alert rules, as for pushtrace alerts --rules (env PUSHTRACE_ALERT_RULES).",
+            valueName: "file"))
     var alertRules: String?
 
-    @Option(help: ArgumentHelp("""
-        Seconds between evaluations of the alert rules for pushtrace_alert_firing (env PUSHTRACE_ALERT_INTERVAL; \
-        default \(Self.defaults.alertInterval.components.seconds)).
-        """, valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Seconds between evaluations of the alert rules for pushtrace_alert_firing (env PUSHTRACE_ALERT_INTERVAL; \
+            default \(Self.defaults.alertInterval.components.seconds)).
+            """, valueName: "seconds"))
     var alertInterval: Int?
 
-    @Option(help: ArgumentHelp("""
-        Delete data older than this many days, at start and then hourly, in small batches that do not hold up \
-        ingest (env PUSHTRACE_RETENTION; default: keep everything). Records and notification summaries go; the \
-        rollups behind reports stay. Reclaim the space with pushtrace vacuum.
-        """, valueName: "days"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Delete data older than this many days, at start and then hourly, in small batches that do not hold up \
+            ingest (env PUSHTRACE_RETENTION; default: keep everything). Records and notification summaries go; the \
+            rollups behind reports stay. Reclaim the space with pushtrace vacuum.
+            """, valueName: "days"))
     var retention: Int?
 
     @Flag(help: "Accept every request without a token (env PUSHTRACE_NO_AUTH=1). For local development only.")
@@ -144,7 +177,8 @@ struct Serve: AsyncParsableCommand {
         settings.host = try setting(host, "PUSHTRACE_HOST", { $0 }) ?? settings.host
         settings.port = try setting(port, "PUSHTRACE_PORT", Int.init) ?? settings.port
         guard (0...65535).contains(settings.port) else { throw UsageError("port \(settings.port) is not 0…65535") }
-        let proxies = trustedProxies.isEmpty
+        let proxies =
+            trustedProxies.isEmpty
             ? (environment["PUSHTRACE_TRUSTED_PROXIES"] ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             : trustedProxies
@@ -158,10 +192,12 @@ struct Serve: AsyncParsableCommand {
         guard let mode = SQLiteStore.Durability(rawValue: durabilityText) else {
             throw UsageError("durability \(durabilityText) is not normal or full")
         }
-        settings.maxBodyBytes = try megabytes(setting(maxBodyMib, "PUSHTRACE_MAX_BODY_MIB", Int.init), "max body",
-                                               default: settings.maxBodyBytes >> 20)
+        settings.maxBodyBytes = try megabytes(
+            setting(maxBodyMib, "PUSHTRACE_MAX_BODY_MIB", Int.init), "max body",
+            default: settings.maxBodyBytes >> 20)
         settings.limits.maxDecompressedBytes = try megabytes(
-            setting(maxDecompressedMib, "PUSHTRACE_MAX_DECOMPRESSED_MIB", Int.init), "max decompressed", default: settings.limits.maxDecompressedBytes >> 20)
+            setting(maxDecompressedMib, "PUSHTRACE_MAX_DECOMPRESSED_MIB", Int.init), "max decompressed",
+            default: settings.limits.maxDecompressedBytes >> 20)
         let lineKib = try setting(maxLineKib, "PUSHTRACE_MAX_LINE_KIB", Int.init) ?? settings.limits.maxLineBytes >> 10
         guard (1...1 << 20).contains(lineKib) else { throw UsageError("the line limit must be 1 KiB to 1 GiB") }
         settings.limits.maxLineBytes = lineKib << 10
@@ -174,7 +210,8 @@ struct Serve: AsyncParsableCommand {
         settings.uploadBudgetBytes = budget << 20
         settings.uploadsPerToken = try setting(uploadsPerToken, "PUSHTRACE_UPLOADS_PER_TOKEN", Int.init) ?? settings.uploadsPerToken
         guard settings.uploadsPerToken >= 1 else { throw UsageError("--uploads-per-token must be at least 1") }
-        settings.minUploadBytesPerSecond = try setting(minUploadRate, "PUSHTRACE_MIN_UPLOAD_RATE", Int.init)
+        settings.minUploadBytesPerSecond =
+            try setting(minUploadRate, "PUSHTRACE_MIN_UPLOAD_RATE", Int.init)
             ?? settings.minUploadBytesPerSecond
         guard (0...100 << 20).contains(settings.minUploadBytesPerSecond) else {
             throw UsageError("--min-upload-rate must be 0 (no minimum) to 104857600 bytes a second")
@@ -184,7 +221,8 @@ struct Serve: AsyncParsableCommand {
         let levelText = try setting(logLevel, "PUSHTRACE_LOG_LEVEL", { $0 }) ?? Self.defaultLogLevel.rawValue
         guard let level = Logger.Level(rawValue: levelText) else { throw UsageError("log level \(levelText) is not known") }
         settings.alertRules = try Alerts.loadRules(setting(alertRules, "PUSHTRACE_ALERT_RULES", { $0 })).active
-        let interval = try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init)
+        let interval =
+            try setting(alertInterval, "PUSHTRACE_ALERT_INTERVAL", Int.init)
             ?? Int(settings.alertInterval.components.seconds)
         guard (1...86_400).contains(interval) else { throw UsageError("the alert interval must be 1 to 86400 seconds") }
         settings.alertInterval = .seconds(interval)
@@ -194,8 +232,9 @@ struct Serve: AsyncParsableCommand {
         }
         settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))
         if !settings.requiresTokens, !Self.isLoopback(settings.host) {
-            throw UsageError("--no-auth serves every app to anyone who can connect: it listens on a loopback address "
-                             + "only (127.0.0.1, ::1 or localhost), not \(settings.host)")
+            throw UsageError(
+                "--no-auth serves every app to anyone who can connect: it listens on a loopback address "
+                    + "only (127.0.0.1, ::1 or localhost), not \(settings.host)")
         }
 
         // Every message and field escaped: what a client sent (an app_id, a query) cannot forge a log line.
@@ -205,31 +244,39 @@ struct Serve: AsyncParsableCommand {
         // bulk ingest: they keep the server's memory small. Those many small commits rewrite the same index pages
         // in the log, so it is checkpointed every 16,000 pages (64 MiB) instead of SQLite's 1,000, which takes less
         // server CPU under many uploaders (both measured in docs/PERFORMANCE.md).
-        let tuning = StoreEngine.SQLiteTuning(durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2,
-                                              checkpointPages: 16_000)
+        let tuning = StoreEngine.SQLiteTuning(
+            durability: mode, busyTimeout: timeout, writerCacheMiB: 16, readerCacheMiB: 2,
+            checkpointPages: 16_000)
         let store = try StoreEngine(db: path).open(tuning: tuning) { progress in
-            logger.notice("converting the store to record blocks", metadata: [
-                "bundles": "\(progress.bundles)", "of": "\(progress.totalBundles)", "records": "\(progress.records)",
-            ])
+            logger.notice(
+                "converting the store to record blocks",
+                metadata: [
+                    "bundles": "\(progress.bundles)", "of": "\(progress.totalBundles)", "records": "\(progress.records)",
+                ])
         }
         if !settings.requiresTokens {
-            let warning = "NO AUTHENTICATION (--no-auth): anyone who can reach this port can upload and read every app. "
+            let warning =
+                "NO AUTHENTICATION (--no-auth): anyone who can reach this port can upload and read every app. "
                 + "Use it for local development only."
             printError("pushtrace: WARNING: " + warning)
             logger.warning("\(warning)")
         }
-        logger.info("pushtrace serving", metadata: [
-            "version": "\(PushTraceVersion.release)", "address": "\(settings.host):\(settings.port)", "db": "\(path)", "durability": "\(mode.rawValue)",
-            "max_body_bytes": "\(settings.maxBodyBytes)", "queue": "\(settings.queueCapacity)",
-        ])
+        logger.info(
+            "pushtrace serving",
+            metadata: [
+                "version": "\(PushTraceVersion.release)", "address": "\(settings.host):\(settings.port)", "db": "\(path)",
+                "durability": "\(mode.rawValue)",
+                "max_body_bytes": "\(settings.maxBodyBytes)", "queue": "\(settings.queueCapacity)",
+            ])
         let app = ServerApplication.make(store: store, settings: settings, logger: logger)
         do {
             try await app.runService()
         } catch let error as IOError {
             throw UsageError(Self.listenFailure(error.errnoCode, host: settings.host, port: settings.port) ?? "\(error)")
         } catch is SocketAddressError.UnknownHost {
-            throw UsageError("cannot listen on \(settings.host): no such host (--host or PUSHTRACE_HOST: an address or "
-                             + "a name of this machine, e.g. 127.0.0.1 or 0.0.0.0)")
+            throw UsageError(
+                "cannot listen on \(settings.host): no such host (--host or PUSHTRACE_HOST: an address or "
+                    + "a name of this machine, e.g. 127.0.0.1 or 0.0.0.0)")
         }
     }
 

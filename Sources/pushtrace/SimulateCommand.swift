@@ -30,8 +30,10 @@ struct Simulate: ParsableCommand {
     @Option(help: "How many days the traffic spans.") var days = 14
     @Option(help: ArgumentHelp("The end of the simulated period (2026-11-16T00:00:00Z by default).", valueName: "when"))
     var end: String?
-    @Option(help: ArgumentHelp("Add a campaign whose service extensions time out, starting at this time (ISO 8601, within the simulated period).",
-                               valueName: "when"))
+    @Option(
+        help: ArgumentHelp(
+            "Add a campaign whose service extensions time out, starting at this time (ISO 8601, within the simulated period).",
+            valueName: "when"))
     var incident: String?
 
     func validate() throws {
@@ -47,8 +49,9 @@ struct Simulate: ParsableCommand {
             let first = options.end - Int64(days) * 86_400_000
             // The campaign's pushes go out over ten minutes and their devices upload before the period ends.
             guard start >= first, start <= options.end - 3 * 3_600_000 else {
-                throw UsageError("--incident \"\(incident)\": must fall within the simulated period, from "
-                                 + "\(InstantText.format(first)) UTC to 3 hours before its end (\(InstantText.format(options.end)) UTC)")
+                throw UsageError(
+                    "--incident \"\(incident)\": must fall within the simulated period, from "
+                        + "\(InstantText.format(first)) UTC to 3 hours before its end (\(InstantText.format(options.end)) UTC)")
             }
             options.incident = SimulatedIncident(start: start)
         }
@@ -56,8 +59,9 @@ struct Simulate: ParsableCommand {
         let summary = try Simulator.run(options, into: URL(fileURLWithPath: out)) { done, total in
             if total >= 20_000 { printError("simulated \(done) of \(total) notifications") }
         }
-        print("wrote \(summary.bundles) bundles (\(summary.records) records, \(summary.notifications) notifications) "
-              + "to \(out) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; "
-              + "expected causes in \(out)/scenarios.json")
+        print(
+            "wrote \(summary.bundles) bundles (\(summary.records) records, \(summary.notifications) notifications) "
+                + "to \(out) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; "
+                + "expected causes in \(out)/scenarios.json")
     }
 }

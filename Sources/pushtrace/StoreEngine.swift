@@ -1,6 +1,6 @@
 import Foundation
-import PushTraceRecords
 import PushTracePostgres
+import PushTraceRecords
 import PushTraceSQLite
 import PushTraceStore
 
@@ -18,7 +18,8 @@ enum StoreEngine: Equatable {
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
             self = .postgres(url: db)
         } else if let colon = lowered.range(of: "://"), !lowered[..<colon.lowerBound].isEmpty,
-                  lowered[..<colon.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
+            lowered[..<colon.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
+        {
             self = .unknown(scheme: String(lowered[..<colon.lowerBound]))
         } else {
             self = .sqlite(path: db)
@@ -36,18 +37,22 @@ enum StoreEngine: Equatable {
 
     /// Opens (creating and migrating when needed) the store. `converting` is told the progress of converting a
     /// store an older pushtrace wrote.
-    func open(tuning: SQLiteTuning = SQLiteTuning(),
-              converting: ((ConversionProgress) -> Void)? = nil) throws -> any TraceStore {
+    func open(
+        tuning: SQLiteTuning = SQLiteTuning(),
+        converting: ((ConversionProgress) -> Void)? = nil
+    ) throws -> any TraceStore {
         switch self {
         case .sqlite(let path):
-            return try SQLiteStore(path: path, durability: tuning.durability, busyTimeout: tuning.busyTimeout,
-                                   writerCacheMiB: tuning.writerCacheMiB, readerCacheMiB: tuning.readerCacheMiB,
-                                   checkpointPages: tuning.checkpointPages, converting: converting)
+            return try SQLiteStore(
+                path: path, durability: tuning.durability, busyTimeout: tuning.busyTimeout,
+                writerCacheMiB: tuning.writerCacheMiB, readerCacheMiB: tuning.readerCacheMiB,
+                checkpointPages: tuning.checkpointPages, converting: converting)
         case .postgres(let url):
             return try PostgresStore(url: url)
         case .unknown(let scheme):
-            throw UsageError("--db names a \(TerminalText.escaped(scheme)):// URL, which no store engine reads: give the "
-                             + "path of an SQLite file or a postgres:// URL")
+            throw UsageError(
+                "--db names a \(TerminalText.escaped(scheme)):// URL, which no store engine reads: give the "
+                    + "path of an SQLite file or a postgres:// URL")
         }
     }
 

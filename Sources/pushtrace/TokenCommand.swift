@@ -28,7 +28,10 @@ struct TokenCommand: ParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: ArgumentHelp("The app the token is for (required for ingest and read).", valueName: "app-id"))
         var app: String?
-        @Option(help: ArgumentHelp("ingest (an app's uploads), read (one app's answers), metrics (/metrics by app, for Prometheus) or admin (everything).", valueName: "scope"))
+        @Option(
+            help: ArgumentHelp(
+                "ingest (an app's uploads), read (one app's answers), metrics (/metrics by app, for Prometheus) or admin (everything).",
+                valueName: "scope"))
         var scope: String
         @Option(help: ArgumentHelp("A note on who uses it.", valueName: "text"))
         var label: String?
@@ -45,8 +48,9 @@ struct TokenCommand: ParsableCommand {
                 throw ValidationError("a\(parsed == .admin ? "n" : "") \(parsed.rawValue) token covers every app: leave out --app")
             }
             if let app, !WireBounds.isAppID(app) {
-                throw ValidationError("--app \(TerminalText.escaped(app)) is not a bundle identifier: 1 to "
-                                      + "\(WireBounds.maxAppIDBytes) bytes of letters, digits, '.', '-' and '_'")
+                throw ValidationError(
+                    "--app \(TerminalText.escaped(app)) is not a bundle identifier: 1 to "
+                        + "\(WireBounds.maxAppIDBytes) bytes of letters, digits, '.', '-' and '_'")
             }
             if let label, let scalar = label.unicodeScalars.first(where: TerminalText.isHidden) {
                 throw ValidationError("--label holds the control character \(TerminalText.escape(scalar))")
@@ -56,11 +60,13 @@ struct TokenCommand: ParsableCommand {
         func run() throws {
             let store = try database.openStore()
             defer { database.close(store) }
-            let (info, text) = try store.createToken(appID: app, scope: TokenScope(rawValue: scope)!, label: label,
-                                                     now: Int64(Date().timeIntervalSince1970 * 1000))
+            let (info, text) = try store.createToken(
+                appID: app, scope: TokenScope(rawValue: scope)!, label: label,
+                now: Int64(Date().timeIntervalSince1970 * 1000))
             print(text.text)
-            printError("token \(info.id) (\(info.scope.rawValue)\(info.appID.map { " for \($0)" } ?? ", every app")) "
-                       + "created. It is shown only now: keep it in a secret store.")
+            printError(
+                "token \(info.id) (\(info.scope.rawValue)\(info.appID.map { " for \($0)" } ?? ", every app")) "
+                    + "created. It is shown only now: keep it in a secret store.")
         }
     }
 
@@ -78,8 +84,10 @@ struct TokenCommand: ParsableCommand {
             }
             var table = TextTable(["ID", "SCOPE", "APP", "LABEL", "CREATED (UTC)", "REVOKED (UTC)"])
             for token in tokens {
-                table.add([token.id, token.scope.rawValue, token.appID ?? "(every app)", token.label ?? "-",
-                           Instant.format(token.createdAt), token.revokedAt.map { Instant.format($0) } ?? "-"])
+                table.add([
+                    token.id, token.scope.rawValue, token.appID ?? "(every app)", token.label ?? "-",
+                    Instant.format(token.createdAt), token.revokedAt.map { Instant.format($0) } ?? "-",
+                ])
             }
             print(table.rendered)
             print("\(tokens.count) token\(tokens.count == 1 ? "" : "s")")
@@ -95,7 +103,8 @@ struct TokenCommand: ParsableCommand {
 
         func run() throws {
             let tokenID = TokenText(id)?.id ?? id
-            guard try database.withExistingStore({ try $0.revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) }) else {
+            guard try database.withExistingStore({ try $0.revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) })
+            else {
                 throw UsageError("no token with ID \(tokenID) (see pushtrace token list)")
             }
             print("token \(TerminalText.escaped(tokenID)) revoked")

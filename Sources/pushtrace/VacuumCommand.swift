@@ -33,7 +33,10 @@ struct Vacuum: ParsableCommand {
     var rebuild = false
     @Flag(help: "Only delete (with --retention); give no space back. SQLite reuses the free pages for new data.")
     var deleteOnly = false
-    @Flag(help: "Only recompute the rollups that reports and alerts read, from the settled notification summaries (for rollups in doubt, or summaries another tool wrote).")
+    @Flag(
+        help:
+            "Only recompute the rollups that reports and alerts read, from the settled notification summaries (for rollups in doubt, or summaries another tool wrote)."
+    )
     var rebuildRollups = false
 
     func validate() throws {
@@ -80,8 +83,9 @@ struct Vacuum: ParsableCommand {
             var shown = Date()
             try store.releaseFreePages { released, toGo in
                 if Date().timeIntervalSince(shown) >= 5 {
-                    printError("giving space back, \(Int(Date().timeIntervalSince(start))) s: \(megabytes(released)) MB "
-                               + "released, \(megabytes(toGo)) MB to go")
+                    printError(
+                        "giving space back, \(Int(Date().timeIntervalSince(start))) s: \(megabytes(released)) MB "
+                            + "released, \(megabytes(toGo)) MB to go")
                     shown = Date()
                 }
                 return true
@@ -90,8 +94,9 @@ struct Vacuum: ParsableCommand {
             return
         }
         try store.vacuum { room in
-            printError("rebuilding \(database.db): \(megabytes(room.liveBytes)) MB of its \(megabytes(fileSize(database.db))) "
-                       + "MB in use, copied through \(room.temporaryDirectory)")
+            printError(
+                "rebuilding \(database.db): \(megabytes(room.liveBytes)) MB of its \(megabytes(fileSize(database.db))) "
+                    + "MB in use, copied through \(room.temporaryDirectory)")
         }
         print("rebuilt \(database.db) in \(seconds(since: start)) s: \(shrinkage(from: before))")
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Posts JSON to a chat or paging webhook, retrying with exponential backoff (and the server's `Retry-After`)

@@ -28,8 +28,10 @@ struct Why: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The app, when the ID is stored for several.", valueName: "app-id"))
     var app: String?
 
-    @Argument(help: ArgumentHelp("The notification ID: the apns-id, as UNNotificationRequest.identifier shows it.",
-                                 valueName: "notification-id"))
+    @Argument(
+        help: ArgumentHelp(
+            "The notification ID: the apns-id, as UNNotificationRequest.identifier shows it.",
+            valueName: "notification-id"))
     var notificationID: String
 
     @Option(help: "text (readable) or json (SPEC §7).")
@@ -51,9 +53,10 @@ struct Why: AsyncParsableCommand {
 
     /// The same answer from a server: it renders the text itself, and the JSON is printed as the local one is.
     private func ask(_ server: RemoteServer) async throws {
-        let answer = try await server.get("v1/notifications/\(notificationID)", query: ["app": app],
-                                          accept: format == .json ? "application/json" : "text/plain",
-                                          accepting: [200, 404])
+        let answer = try await server.get(
+            "v1/notifications/\(notificationID)", query: ["app": app],
+            accept: format == .json ? "application/json" : "text/plain",
+            accepting: [200, 404])
         if format == .json {
             guard case .object(var fields) = try JSONDecoder().decode(JSONValue.self, from: answer.body) else {
                 throw UsageError("\(server.base) did not answer a why document")

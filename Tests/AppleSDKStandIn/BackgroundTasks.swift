@@ -5,7 +5,10 @@
 
 open class BGTask: NSObject {
     open var identifier: String { fatalError() }
-    open var expirationHandler: (@Sendable () -> Void)? { get { fatalError() } set {} }
+    open var expirationHandler: (@Sendable () -> Void)? {
+        get { fatalError() }
+        set {}
+    }
     open func setTaskCompleted(success: Bool) {}
 }
 
@@ -14,7 +17,10 @@ open class BGProcessingTask: BGTask {}
 
 open class BGTaskRequest: NSObject {
     open var identifier: String { fatalError() }
-    open var earliestBeginDate: Date? { get { fatalError() } set {} }
+    open var earliestBeginDate: Date? {
+        get { fatalError() }
+        set {}
+    }
 }
 
 open class BGAppRefreshTaskRequest: BGTaskRequest {
@@ -23,8 +29,10 @@ open class BGAppRefreshTaskRequest: BGTaskRequest {
 
 open class BGTaskScheduler: NSObject {
     open class var shared: BGTaskScheduler { fatalError() }
-    open func register(forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
-                       launchHandler: @escaping @Sendable (BGTask) -> Void) -> Bool { fatalError() }
+    open func register(
+        forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
+        launchHandler: @escaping @Sendable (BGTask) -> Void
+    ) -> Bool { fatalError() }
     open func submit(_ taskRequest: BGTaskRequest) throws {}
     open func cancel(taskRequestWithIdentifier identifier: String) {}
 }

@@ -1,9 +1,11 @@
-// The parts of Darwin the agent uses beyond POSIX (which Glibc provides here): the Mach call that reads a process's
-// memory footprint, and FileManager's App Group container.
-@_exported import Glibc
+// swift-format-ignore-file: TypeNamesShouldBeCapitalized
+// (The stand-in spells Darwin's C names as the SDK does.)
 @_exported import Foundation
 // On Apple platforms Foundation includes URLSession; on Linux it is a module of its own.
 @_exported import FoundationNetworking
+// The parts of Darwin the agent uses beyond POSIX (which Glibc provides here): the Mach call that reads a process's
+// memory footprint, and FileManager's App Group container.
+@_exported import Glibc
 
 public typealias natural_t = UInt32
 public typealias integer_t = Int32
@@ -31,8 +33,10 @@ public struct task_vm_info {
 }
 public typealias task_vm_info_data_t = task_vm_info
 
-public func task_info(_ target_task: task_name_t, _ flavor: task_flavor_t, _ task_info_out: task_info_t!,
-                      _ task_info_outCnt: UnsafeMutablePointer<mach_msg_type_number_t>!) -> kern_return_t { fatalError() }
+public func task_info(
+    _ target_task: task_name_t, _ flavor: task_flavor_t, _ task_info_out: task_info_t!,
+    _ task_info_outCnt: UnsafeMutablePointer<mach_msg_type_number_t>!
+) -> kern_return_t { fatalError() }
 
 extension URL {
     /// Security-scoped resources (Foundation on Apple platforms).

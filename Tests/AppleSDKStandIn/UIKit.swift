@@ -18,15 +18,24 @@
 }
 
 @MainActor open class UIImageView: UIView {
-    open var image: UIImage? { get { fatalError() } set {} }
+    open var image: UIImage? {
+        get { fatalError() }
+        set {}
+    }
 }
 
 @MainActor open class UILabel: UIView {
-    open var text: String? { get { fatalError() } set {} }
+    open var text: String? {
+        get { fatalError() }
+        set {}
+    }
 }
 
 @MainActor open class UIViewController: UIResponder {
-    open var view: UIView! { get { fatalError() } set {} }
+    open var view: UIView! {
+        get { fatalError() }
+        set {}
+    }
     open func viewDidLoad() {}
 }
 
@@ -42,19 +51,26 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
         public init(rawValue: String) { self.rawValue = rawValue }
     }
     open class var shared: UIApplication { fatalError() }
-    open func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil)
-        -> UIBackgroundTaskIdentifier { fatalError() }
+    open func beginBackgroundTask(
+        withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil
+    )
+        -> UIBackgroundTaskIdentifier
+    { fatalError() }
     open func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) {}
 }
 
 @MainActor public protocol UIApplicationDelegate: NSObjectProtocol {
-    func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool
+    func application(
+        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+    ) -> Bool
     func applicationDidBecomeActive(_ application: UIApplication)
     func applicationDidEnterBackground(_ application: UIApplication)
 }
 
 extension UIApplicationDelegate {
-    public func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
+    public func application(
+        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+    ) -> Bool { true }
     public func applicationDidBecomeActive(_ application: UIApplication) {}
     public func applicationDidEnterBackground(_ application: UIApplication) {}
     /// What `@main` on an application delegate calls (UIApplicationMain).

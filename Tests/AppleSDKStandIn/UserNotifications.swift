@@ -13,10 +13,22 @@ open class UNNotificationContent: NSObject {
 }
 
 open class UNMutableNotificationContent: UNNotificationContent {
-    open override var categoryIdentifier: String { get { fatalError() } set {} }
-    open override var title: String { get { fatalError() } set {} }
-    open override var body: String { get { fatalError() } set {} }
-    open override var attachments: [UNNotificationAttachment] { get { fatalError() } set {} }
+    open override var categoryIdentifier: String {
+        get { fatalError() }
+        set {}
+    }
+    open override var title: String {
+        get { fatalError() }
+        set {}
+    }
+    open override var body: String {
+        get { fatalError() }
+        set {}
+    }
+    open override var attachments: [UNNotificationAttachment] {
+        get { fatalError() }
+        set {}
+    }
 }
 
 open class UNNotificationAttachment: NSObject {
@@ -67,8 +79,10 @@ public struct UNNotificationCategoryOptions: OptionSet, Sendable {
 open class UNNotificationCategory: NSObject {
     open var identifier: String { fatalError() }
     open var actions: [UNNotificationAction] { fatalError() }
-    public convenience init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
-                            options: UNNotificationCategoryOptions = []) { fatalError() }
+    public convenience init(
+        identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
+        options: UNNotificationCategoryOptions = []
+    ) { fatalError() }
 }
 
 public struct UNNotificationPresentationOptions: OptionSet, Sendable {
@@ -90,7 +104,10 @@ public struct UNAuthorizationOptions: OptionSet, Sendable {
 
 open class UNUserNotificationCenter: NSObject {
     open class func current() -> UNUserNotificationCenter { fatalError() }
-    weak open var delegate: (any UNUserNotificationCenterDelegate)? { get { fatalError() } set {} }
+    weak open var delegate: (any UNUserNotificationCenterDelegate)? {
+        get { fatalError() }
+        set {}
+    }
     open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {}
     open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {}
     open func notificationCategories() async -> Set<UNNotificationCategory> { fatalError() }
@@ -100,17 +117,23 @@ open class UNUserNotificationCenter: NSObject {
 /// Not main-actor isolated: the system calls it on a queue of its own, and its completion handlers are `@Sendable`
 /// (Apple's declarations). Swift also offers async forms of both; the guide uses the completion handlers.
 public protocol UNUserNotificationCenterDelegate: NSObjectProtocol {
-    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void)
-    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                withCompletionHandler completionHandler: @escaping @Sendable () -> Void)
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void)
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping @Sendable () -> Void)
 }
 
 extension UNUserNotificationCenterDelegate {
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                       withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {}
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                       withCompletionHandler completionHandler: @escaping @Sendable () -> Void) {}
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void
+    ) {}
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping @Sendable () -> Void
+    ) {}
 }
 
 open class UNNotificationServiceExtension: NSObject {

@@ -18,11 +18,14 @@ public enum UNNotificationContentExtensionMediaPlayPauseButtonType: UInt, Sendab
 /// `@Sendable` (Apple's declarations). Swift also offers the handler's async form.
 public protocol UNNotificationContentExtension: NSObjectProtocol {
     @MainActor func didReceive(_ notification: UNNotification)
-    func didReceive(_ response: UNNotificationResponse,
-                    completionHandler completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void)
+    func didReceive(
+        _ response: UNNotificationResponse,
+        completionHandler completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void)
 }
 
 extension UNNotificationContentExtension {
-    public func didReceive(_ response: UNNotificationResponse,
-                           completionHandler completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void) {}
+    public func didReceive(
+        _ response: UNNotificationResponse,
+        completionHandler completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void
+    ) {}
 }

@@ -10,8 +10,10 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
     public mutating func appendLiteral(_ literal: String) {}
     public mutating func appendInterpolation(_ argumentString: @autoclosure @escaping () -> String, privacy: OSLogPrivacy = .auto) {}
     public mutating func appendInterpolation<T: BinaryInteger>(_ number: @autoclosure @escaping () -> T, privacy: OSLogPrivacy = .auto) {}
-    public mutating func appendInterpolation<T: CustomStringConvertible>(_ value: @autoclosure @escaping () -> T,
-                                                                       privacy: OSLogPrivacy = .auto) {}
+    public mutating func appendInterpolation<T: CustomStringConvertible>(
+        _ value: @autoclosure @escaping () -> T,
+        privacy: OSLogPrivacy = .auto
+    ) {}
 }
 
 public struct OSLogMessage: ExpressibleByStringInterpolation, ExpressibleByStringLiteral {

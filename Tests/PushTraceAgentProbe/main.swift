@@ -1,3 +1,7 @@
+import Foundation
+import PushTraceAgent
+import PushTraceRecords
+
 // A stand-in for one of an app's processes, for the agent's tests: it records as the service extension, the content
 // extension or the app, in an OS process of its own, into the container directory it is given.
 //
@@ -15,13 +19,10 @@
 //   pushtrace-agent-probe extension-upload CONTAINER SERVER TOKEN APP ID SECONDS
 //                                                               a service run that uploads its own records after delivery
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
-import Foundation
-import PushTraceAgent
-import PushTraceRecords
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 func fail(_ message: String) -> Never {
@@ -57,15 +58,17 @@ case "service" where arguments.count == 4:
         recorder.service.download(id, urlHost: "cdn.rorklab.net", durationMs: 27_800, error: "timed out")
         recorder.service.expired(id, elapsedMs: 29_950)
     } else {
-        recorder.service.download(id, urlHost: "cdn.rorklab.net", durationMs: 420, httpStatus: 200, bytes: 182_000,
-                                  mime: "image/jpeg")
+        recorder.service.download(
+            id, urlHost: "cdn.rorklab.net", durationMs: 420, httpStatus: 200, bytes: 182_000,
+            mime: "image/jpeg")
         recorder.service.attachment(id, ok: true, uti: "public.jpeg", bytes: 182_000, pixelWidth: 1200, pixelHeight: 800)
         recorder.service.delivered(id, elapsedMs: 640)
     }
 case "content" where arguments.count == 4:
     let recorder = try Recorder(process: .content, container: container)
-    let plist = ContentExtensionPlist(categories: [arguments[3]], initialContentSizeRatio: 0.66,
-                                      defaultContentHidden: true, userInteractionEnabled: true)
+    let plist = ContentExtensionPlist(
+        categories: [arguments[3]], initialContentSizeRatio: 0.66,
+        defaultContentHidden: true, userInteractionEnabled: true)
     recorder.config(appGroup: appGroup, extensionAttributes: plist, interactiveControls: true)
     let id = arguments[2]
     recorder.content.received(id, category: arguments[3])
@@ -101,7 +104,8 @@ case "partial" where arguments.count == 2:
     // write returns instead of killing the process.
     let recorder = try Recorder.shared(.service, container: container)
     signal(SIGXFSZ, SIG_IGN)
-    let base = Int64(recorder.currentFile.map { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? NSNumber }??.int64Value ?? 0)
+    let base = Int64(
+        recorder.currentFile.map { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? NSNumber }??.int64Value ?? 0)
     var limit = rlimit()
     getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
     let unlimited = limit.rlim_cur
@@ -126,8 +130,9 @@ case "extension-upload" where arguments.count == 7:
     Task.detached {
         let report = await recorder.uploadOwnRecords()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        print("sent \(report?.sent ?? -1) packed \(report?.packed ?? -1) seconds \(String(format: "%.2f", seconds)) "
-              + "error \(report?.lastError ?? "none")")
+        print(
+            "sent \(report?.sent ?? -1) packed \(report?.packed ?? -1) seconds \(String(format: "%.2f", seconds)) "
+                + "error \(report?.lastError ?? "none")")
         done.signal()
     }
     done.wait()
@@ -179,6 +184,7 @@ func bench(count: Int) throws {
     let after = residentBytes("VmRSS")
     summary("record (service.attachment)", events)
     summary("record, averaged over a service run through its handle (begin … delivered, marker writes included)", runs)
-    print("memory: resident \(before / 1024) KiB before the recorder, \(after / 1024) KiB after \(count / 2 + count / 10 * 5) records: "
-          + "\(max(0, after - before) / 1024) KiB added (peak \(residentBytes("VmHWM") / 1024) KiB)")
+    print(
+        "memory: resident \(before / 1024) KiB before the recorder, \(after / 1024) KiB after \(count / 2 + count / 10 * 5) records: "
+            + "\(max(0, after - before) / 1024) KiB added (peak \(residentBytes("VmHWM") / 1024) KiB)")
 }

@@ -71,8 +71,10 @@ enum Probe {
                 do {
                     try process.run()
                     process.waitUntilExit()
-                    continuation.resume(returning: Ending(status: process.terminationStatus,
-                                                          signalled: process.terminationReason == .uncaughtSignal))
+                    continuation.resume(
+                        returning: Ending(
+                            status: process.terminationStatus,
+                            signalled: process.terminationReason == .uncaughtSignal))
                 } catch {
                     continuation.resume(throwing: error)
                 }

@@ -17,7 +17,9 @@ struct ConcurrentNotificationsTests {
         }
     }
 
-    @Test("2 and 10 notifications at once in this process, on the shared recorder, while another recorder starts: every record, no abnormal exit", arguments: [2, 10])
+    @Test(
+        "2 and 10 notifications at once in this process, on the shared recorder, while another recorder starts: every record, no abnormal exit",
+        arguments: [2, 10])
     func inThisProcess(count: Int) async throws {
         let temporary = try TemporaryContainer()
         let recorder = try Recorder.shared(.service, container: temporary.container)
@@ -44,7 +46,9 @@ struct ConcurrentNotificationsTests {
         #expect(events["service.abnormal_exit"] == nil)
     }
 
-    @Test("2 and 10 notifications at once in one service-extension process, then two such processes at once: every record, no abnormal exit", arguments: [2, 10])
+    @Test(
+        "2 and 10 notifications at once in one service-extension process, then two such processes at once: every record, no abnormal exit",
+        arguments: [2, 10])
     func inProcesses(count: Int) async throws {
         let temporary = try TemporaryContainer()
         let path = temporary.directory.path
@@ -77,7 +81,8 @@ struct ConcurrentNotificationsTests {
         let exits = try Self.events(temporary)["service.abnormal_exit"] ?? [:]
         #expect(exits == ["k-1": 1, "k-2": 1, "k-3": 1, "k-4": 1, "k-5": 1])
         let lines = try temporary.recordLines().filter { $0["event"] as? String == "service.abnormal_exit" }
-        #expect(lines.allSatisfy { $0["process"] as? String == "service" && (($0["last_footprint_bytes"] as? NSNumber)?.intValue ?? 0) > 0 })
+        #expect(
+            lines.allSatisfy { $0["process"] as? String == "service" && (($0["last_footprint_bytes"] as? NSNumber)?.intValue ?? 0) > 0 })
     }
 
     @Test("a write the disk cuts short is truncated back: no half line, the next record starts clean, and the lost ones are counted")

@@ -37,22 +37,27 @@ struct LaunchFilesTests {
         recorder.log("before the pause")
         let first = try #require(recorder.currentFile)
         // Another launch judged this file idle and sealed it; the uploader may take it any moment.
-        try FileManager.default.moveItem(at: first, to: temporary.root.appendingPathComponent("sealed").appendingPathComponent(first.lastPathComponent))
+        try FileManager.default.moveItem(
+            at: first, to: temporary.root.appendingPathComponent("sealed").appendingPathComponent(first.lastPathComponent))
         clock.advance(seconds: 61)
         recorder.log("after the pause")
         let second = try #require(recorder.currentFile)
         #expect(second != first && FileManager.default.fileExists(atPath: second.path))
-        let sealed = try String(contentsOf: temporary.root.appendingPathComponent("sealed").appendingPathComponent(first.lastPathComponent),
-                                encoding: .utf8)
+        let sealed = try String(
+            contentsOf: temporary.root.appendingPathComponent("sealed").appendingPathComponent(first.lastPathComponent),
+            encoding: .utf8)
         #expect(!sealed.contains("after the pause"))
         #expect(try String(contentsOf: second, encoding: .utf8).contains("after the pause"))
     }
 
-    @Test("records that cannot be written (the container unusable, as before the first unlock) are counted, and the count is written as soon as writing works again")
+    @Test(
+        "records that cannot be written (the container unusable, as before the first unlock) are counted, and the count is written as soon as writing works again"
+    )
     func unwritableContainerCountsDrops() throws {
         let temporary = try TemporaryContainer()
-        let recorder = try Recorder(process: .service, container: temporary.container,
-                                    limits: RecorderLimits(maxFileBytes: 300, maxTotalBytes: 1 << 20))
+        let recorder = try Recorder(
+            process: .service, container: temporary.container,
+            limits: RecorderLimits(maxFileBytes: 300, maxTotalBytes: 1 << 20))
         let records = temporary.root.appendingPathComponent("records")
         // The folder replaced by a plain file: no new record file can be opened there, even by root.
         try FileManager.default.removeItem(at: records)
@@ -83,8 +88,11 @@ struct LaunchFilesTests {
         try FileManager.default.createDirectory(at: records, withIntermediateDirectories: true)
         early.log("after it")
         let later = try TemporaryContainer.parse(Data(contentsOf: try #require(early.currentFile)), file: "content")
-        #expect(later.map { $0["message"] as? String } == ["pushtrace could not write 1 record: the container's records folder cannot be written",
-                                                           "after it"])
+        #expect(
+            later.map { $0["message"] as? String } == [
+                "pushtrace could not write 1 record: the container's records folder cannot be written",
+                "after it",
+            ])
     }
 
     @Test("attachment kinds: the served MIME type names the file extension, else the URL's; Apple's limits in decimal megabytes")

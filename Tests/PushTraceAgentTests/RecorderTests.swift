@@ -109,8 +109,11 @@ struct RecorderTests {
             """
         let dictionary = try #require(try PropertyListSerialization.propertyList(from: Data(plist.utf8), format: nil) as? [String: Any])
         let attributes = try #require(ContentExtensionPlist(infoDictionary: dictionary))
-        #expect(attributes == ContentExtensionPlist(categories: ["DAILY_PICK"], initialContentSizeRatio: 0.66,
-                                                    defaultContentHidden: true, userInteractionEnabled: true))
+        #expect(
+            attributes
+                == ContentExtensionPlist(
+                    categories: ["DAILY_PICK"], initialContentSizeRatio: 0.66,
+                    defaultContentHidden: true, userInteractionEnabled: true))
         #expect(ContentExtensionPlist(infoDictionary: ["CFBundleName": "App"]) == nil)
 
         let temporary = try TemporaryContainer()
@@ -128,8 +131,9 @@ struct RecorderTests {
         let temporary = try TemporaryContainer()
         let recorder = try Recorder(process: .service, container: temporary.container, clock: { 1_763_622_000_000 })
         recorder.service.received("n-1", category: "DAILY_PICK")
-        recorder.service.download("n-1", urlHost: "cdn.example.com", durationMs: 420, httpStatus: 200, bytes: 1_000,
-                                  mime: "image/jpeg")
+        recorder.service.download(
+            "n-1", urlHost: "cdn.example.com", durationMs: 420, httpStatus: 200, bytes: 1_000,
+            mime: "image/jpeg")
         recorder.shared.read(suite: "group.x", key: "k\n\"quoted\"", found: false, notificationID: "n-1")
         recorder.service.delivered("n-1", elapsedMs: 640)
         let file = try Data(contentsOf: try #require(recorder.currentFile))

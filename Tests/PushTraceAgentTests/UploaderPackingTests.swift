@@ -7,8 +7,9 @@ import Testing
 struct UploaderPackingTests {
     /// An uploader whose server refuses connections, and a clock the test moves.
     static func offlineUploader(_ temporary: TemporaryContainer, clock: Clock) throws -> Uploader {
-        let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "pt_test",
-                                                  appID: "net.rorklab.dailypick", appVersion: "2.3.1", os: "iOS 18.1")
+        let configuration = UploaderConfiguration(
+            server: URL(string: "http://127.0.0.1:9")!, token: "pt_test",
+            appID: "net.rorklab.dailypick", appVersion: "2.3.1", os: "iOS 18.1")
         return try Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
     }
 
@@ -22,8 +23,11 @@ struct UploaderPackingTests {
     /// The lines of every bundle in a folder, in order.
     static func bundleLines(_ temporary: TemporaryContainer, folder: String = "outbox") throws -> [[String: Any]] {
         try temporary.files(folder).filter { $0.hasSuffix(".gz") }.flatMap { name in
-            try TemporaryContainer.parse(TemporaryContainer.gunzip(Data(contentsOf: temporary.root
-                .appendingPathComponent(folder).appendingPathComponent(name))), file: name)
+            try TemporaryContainer.parse(
+                TemporaryContainer.gunzip(
+                    Data(
+                        contentsOf: temporary.root
+                            .appendingPathComponent(folder).appendingPathComponent(name))), file: name)
         }
     }
 

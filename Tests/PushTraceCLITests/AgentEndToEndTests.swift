@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import PushTraceAgent
 import PushTraceGzip
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The agent against a live `pushtrace serve`: the app in this test process, the service and content extensions in
 /// separate executables (`pushtrace-agent-probe`), the backend through `pushtrace send-event`.
@@ -27,14 +28,15 @@ struct AgentEndToEndTests {
     static func probe(_ work: WorkFolder, _ arguments: String...) async throws {
         let ending = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
             Thread {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = Executable.url.deletingLastPathComponent().appendingPathComponent("pushtrace-agent-probe")
-                    process.arguments = [arguments[0], work.url.appendingPathComponent("group").path] + arguments.dropFirst()
-                    try process.run()
-                    process.waitUntilExit()
-                    return process.terminationStatus
-                })
+                continuation.resume(
+                    with: Result {
+                        let process = Process()
+                        process.executableURL = Executable.url.deletingLastPathComponent().appendingPathComponent("pushtrace-agent-probe")
+                        process.arguments = [arguments[0], work.url.appendingPathComponent("group").path] + arguments.dropFirst()
+                        try process.run()
+                        process.waitUntilExit()
+                        return process.terminationStatus
+                    })
             }.start()
         }
         #expect(ending == 0, "pushtrace-agent-probe \(arguments.joined(separator: " "))")
@@ -42,16 +44,23 @@ struct AgentEndToEndTests {
 
     /// The backend's two records for one push, through `pushtrace send-event` to the server.
     static func backendSent(_ id: String, server: String, token: String, work: WorkFolder) async throws {
-        for arguments in [["push.sent", "--category", "DAILY_PICK", "--mutable-content", "--has-alert", "--payload-bytes", "412",
-                           "--attachment-url", "https://cdn.rorklab.net/p/8812.jpg"],
-                          ["push.apns_response", "--status", "200", "--apns-unique-id", "0a8b2c4d-1111-2222-3333-444455556666"]] {
-            let output = try await work.runDetached(["send-event"] + arguments + ["--app", app, "--id", id, "--server", server],
-                                                    environment: ["PUSHTRACE_TOKEN": token])
+        for arguments in [
+            [
+                "push.sent", "--category", "DAILY_PICK", "--mutable-content", "--has-alert", "--payload-bytes", "412",
+                "--attachment-url", "https://cdn.rorklab.net/p/8812.jpg",
+            ],
+            ["push.apns_response", "--status", "200", "--apns-unique-id", "0a8b2c4d-1111-2222-3333-444455556666"],
+        ] {
+            let output = try await work.runDetached(
+                ["send-event"] + arguments + ["--app", app, "--id", id, "--server", server],
+                environment: ["PUSHTRACE_TOKEN": token])
             #expect(output.status == 0, "\(output.stderr)")
         }
     }
 
-    @Test("a realistic notification in all three processes: uploaded to a live server, `why` shows the whole timeline, ok; a timed-out one is service_timeout")
+    @Test(
+        "a realistic notification in all three processes: uploaded to a live server, `why` shows the whole timeline, ok; a timed-out one is service_timeout"
+    )
     func endToEnd() async throws {
         let (work, token, container) = try Self.setUp()
         let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
@@ -59,17 +68,20 @@ struct AgentEndToEndTests {
         for id in [ok, slow] { try await Self.backendSent(id, server: server.url, token: token, work: work) }
 
         let appRecorder = try Recorder(process: .app, container: container)
-        appRecorder.config(appGroup: "group.net.rorklab.dailypick",
-                           categories: [.init(id: "DAILY_PICK", actions: ["SAVE_PICK", "SHUFFLE_PICK"])])
+        appRecorder.config(
+            appGroup: "group.net.rorklab.dailypick",
+            categories: [.init(id: "DAILY_PICK", actions: ["SAVE_PICK", "SHUFFLE_PICK"])])
         try await Self.probe(work, "service", ok, "ok")
         try await Self.probe(work, "content", ok, "DAILY_PICK")
         try await Self.probe(work, "service", slow, "timeout")
         appRecorder.app.willPresent(ok, options: ["banner", "sound"])
 
-        let uploader = try Uploader(configuration: UploaderConfiguration(server: URL(string: server.url)!, token: token,
-                                                                     appID: Self.app, appVersion: "2.3.1", build: "45",
-                                                                     os: "iOS 18.1", deviceModel: "iPhone15,2"),
-                                container: container, recorder: appRecorder)
+        let uploader = try Uploader(
+            configuration: UploaderConfiguration(
+                server: URL(string: server.url)!, token: token,
+                appID: Self.app, appVersion: "2.3.1", build: "45",
+                os: "iOS 18.1", deviceModel: "iPhone15,2"),
+            container: container, recorder: appRecorder)
         let report = await uploader.upload()
         #expect(report.sent == 1 && report.waiting == 0 && report.setAside == 0, "\(report)")
 
@@ -78,9 +90,11 @@ struct AgentEndToEndTests {
         #expect(json["cause"] as? String == "ok")
         let timeline = try #require(json["timeline"] as? [[String: Any]])
         let steps = timeline.map { "\($0["process"] as? String ?? "?") \($0["event"] as? String ?? "?")" }
-        for step in ["server push.sent", "server push.apns_response", "service service.received", "service service.download",
-                     "service service.attachment", "service service.delivered", "app app.will_present",
-                     "content content.received", "content content.image", "content shared.write", "content content.action"] {
+        for step in [
+            "server push.sent", "server push.apns_response", "service service.received", "service service.download",
+            "service service.attachment", "service service.delivered", "app app.will_present",
+            "content content.received", "content content.image", "content shared.write", "content content.action",
+        ] {
             #expect(steps.contains(step), "\(step) missing from \(steps)")
         }
         let text = try await work.runDetached(["why", ok])
@@ -96,11 +110,13 @@ struct AgentEndToEndTests {
     func sendEventAndLint() async throws {
         let (work, _, container) = try Self.setUp()
         let id = "9C8B7A6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D"
-        var output = try work.run("send-event", "push.sent", "--app", Self.app, "--id", id, "--category", "DAILY_PICK",
-                                  "--has-alert", "--payload-bytes", "300")
+        var output = try work.run(
+            "send-event", "push.sent", "--app", Self.app, "--id", id, "--category", "DAILY_PICK",
+            "--has-alert", "--payload-bytes", "300")
         #expect(output.status == 0, "\(output.stderr)")
-        output = try work.run("send-event", "push.apns_response", "--app", Self.app, "--id", id, "--status", "400",
-                              "--reason", "BadDeviceToken")
+        output = try work.run(
+            "send-event", "push.apns_response", "--app", Self.app, "--id", id, "--status", "400",
+            "--reason", "BadDeviceToken")
         #expect(output.status == 0, "\(output.stderr)")
         output = try work.run("why", id, "--format", "json")
         #expect(output.stdout.contains(#""cause" : "apns_rejected""#), "\(output.stdout)")
@@ -112,12 +128,15 @@ struct AgentEndToEndTests {
         app.config(appGroup: "group.net.rorklab.dailypick", categories: [.init(id: "DAILY_PICK"), .init(id: "STREAK_REMINDER")])
         try await Self.probe(work, "content", "n-config", "DAILY_PICK")
         try await Self.probe(work, "service", "n-config", "ok")
-        let uploader = try Uploader(configuration: UploaderConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "-",
-                                                                     appID: Self.app), container: container)
+        let uploader = try Uploader(
+            configuration: UploaderConfiguration(
+                server: URL(string: "http://127.0.0.1:9")!, token: "-",
+                appID: Self.app), container: container)
         _ = await uploader.upload()  // packs the bundle into the outbox (the server is unreachable)
         let outbox = container.root.appendingPathComponent("outbox")
         let body = try #require(try FileManager.default.contentsOfDirectory(atPath: outbox.path).first { $0.hasSuffix(".gz") })
-        let manifest = Deflater.gzip(Array(#"{"type":"manifest","bundle_id":"b-config","app_id":"\#(Self.app)","device_id":"d-1"}"#.utf8) + [10])
+        let manifest = Deflater.gzip(
+            Array(#"{"type":"manifest","bundle_id":"b-config","app_id":"\#(Self.app)","device_id":"d-1"}"#.utf8) + [10])
         try work.write("config.ndjson.gz", bytes: manifest + Array(try Data(contentsOf: outbox.appendingPathComponent(body))))
         #expect(try work.run("ingest", "config.ndjson.gz").status == 0)
 
@@ -129,8 +148,9 @@ struct AgentEndToEndTests {
         #expect(output.stdout.contains("fix: "))
         try work.write("good.json", [#"{"aps":{"alert":{"title":"Pick"},"category":"DAILY_PICK","mutable-content":1}}"#])
         output = try work.run("lint", "good.json", "--app", Self.app, "--format", "json")
-        #expect(output.status == 0 && output.stdout.contains(#""findings""#) && !output.stdout.contains("severity"),
-                "\(output.stdout)")
+        #expect(
+            output.status == 0 && output.stdout.contains(#""findings""#) && !output.stdout.contains("severity"),
+            "\(output.stdout)")
     }
 
     /// What the fault front does with one upload attempt.
@@ -145,7 +165,9 @@ struct AgentEndToEndTests {
         case badRequest
     }
 
-    @Test("upload faults: an answer lost after the commit (resent after a relaunch), 503 with Retry-After, a 400, the server killed: no record lost, none stored twice, the 400 bundle set aside")
+    @Test(
+        "upload faults: an answer lost after the commit (resent after a relaunch), 503 with Retry-After, a 400, the server killed: no record lost, none stored twice, the 400 bundle set aside"
+    )
     func uploadFaults() async throws {
         let (work, token, container) = try Self.setUp()
         let server = NIOLockedValueBox(try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url))
@@ -160,11 +182,13 @@ struct AgentEndToEndTests {
             let body = try await request.body.collect(upTo: 16 << 20)
             switch fault {
             case .unavailable(let seconds):
-                return Response(status: .serviceUnavailable, headers: [.retryAfter: String(seconds)],
-                                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"busy","message":"try later"}"#)))
+                return Response(
+                    status: .serviceUnavailable, headers: [.retryAfter: String(seconds)],
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"error":"busy","message":"try later"}"#)))
             case .badRequest:
-                return Response(status: .badRequest,
-                                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"bad_bundle","message":"malformed"}"#)))
+                return Response(
+                    status: .badRequest,
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"error":"bad_bundle","message":"malformed"}"#)))
             case .forward, .forwardAndLoseAnswer:
                 var forwarded = URLRequest(url: URL(string: backend.withLockedValue { $0 } + "/v1/bundles")!)
                 forwarded.httpMethod = "POST"
@@ -173,7 +197,8 @@ struct AgentEndToEndTests {
                 forwarded.setValue(request.headers[.contentEncoding], forHTTPHeaderField: "Content-Encoding")
                 forwarded.httpBody = Data(buffer: body)
                 guard let (data, response) = try? await URLSession.shared.data(for: forwarded),
-                      let status = (response as? HTTPURLResponse)?.statusCode else {
+                    let status = (response as? HTTPURLResponse)?.statusCode
+                else {
                     return Response(status: .badGateway)  // the server is down
                 }
                 if case .forwardAndLoseAnswer = fault { return Response(status: .badGateway) }
@@ -193,8 +218,9 @@ struct AgentEndToEndTests {
             }
         }
         try await front.test(.live) { client in
-            let configuration = UploaderConfiguration(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token,
-                                                      appID: Self.app)
+            let configuration = UploaderConfiguration(
+                server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: token,
+                appID: Self.app)
             var uploader = try Uploader(configuration: configuration, container: container, clock: { clock.withLockedValue { $0 } })
             func advance(_ seconds: Int64) { clock.withLockedValue { $0 += seconds * 1000 } }
 
@@ -253,7 +279,9 @@ struct AgentEndToEndTests {
         var stored: [String: Int] = [:]
         for line in exported.stdout.split(separator: "\n") {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            if object["event"] as? String == "service.received", let id = object["notification_id"] as? String { stored[id, default: 0] += 1 }
+            if object["event"] as? String == "service.received", let id = object["notification_id"] as? String {
+                stored[id, default: 0] += 1
+            }
         }
         for batch in ["lost", "busy", "killed"] {
             for id in recorded[batch]! { #expect(stored[id] == 1, "\(id) stored \(stored[id] ?? 0) times") }
@@ -264,7 +292,9 @@ struct AgentEndToEndTests {
         #expect(kept.count == 1)
         var body = Data()
         let inflater = try Inflater(format: .gzip)
-        try Data(contentsOf: rejected.appendingPathComponent(kept[0])).withUnsafeBytes { try inflater.consume($0) { body.append(contentsOf: $0) } }
+        try Data(contentsOf: rejected.appendingPathComponent(kept[0])).withUnsafeBytes {
+            try inflater.consume($0) { body.append(contentsOf: $0) }
+        }
         try inflater.finish()
         let keptText = String(decoding: body, as: UTF8.self)
         #expect(recorded["refused"]!.allSatisfy { keptText.contains("\"\($0)\"") })

@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import PushTraceAgent
 import PushTraceGzip
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The uploader against what real servers and phones do to it: any `Retry-After`, a clock moved backwards, calls
 /// that overlap, a cancelled task, and the service extension sending its own records before the app does. A front
@@ -40,8 +41,9 @@ struct AgentUploadResilienceTests {
                 if let id = Self.bundleID(data) { seen.withLockedValue { $0[id, default: 0] += 1 } }
                 switch script.withLockedValue({ $0.isEmpty ? Answer.forward : $0.removeFirst() }) {
                 case .unavailable(let value):
-                    return Response(status: .serviceUnavailable, headers: [.retryAfter: value],
-                                    body: .init(byteBuffer: ByteBuffer(string: #"{"error":"busy","message":"try later"}"#)))
+                    return Response(
+                        status: .serviceUnavailable, headers: [.retryAfter: value],
+                        body: .init(byteBuffer: ByteBuffer(string: #"{"error":"busy","message":"try later"}"#)))
                 case .delayed(let milliseconds):
                     try? await Task.sleep(for: .milliseconds(milliseconds))
                     return try await forward(request, data)
@@ -173,11 +175,16 @@ struct AgentUploadResilienceTests {
         }
         let seen = front.seen.withLockedValue { $0 }
         #expect(seen.count >= 3 && seen.values.allSatisfy { $0 == 1 }, "\(seen)")
-        for index in 0..<30 { #expect(try await Self.stored("o-\(index)", in: work) == ["service.received": 1, "service.download": 1, "service.delivered": 1]) }
+        for index in 0..<30 {
+            #expect(
+                try await Self.stored("o-\(index)", in: work) == ["service.received": 1, "service.download": 1, "service.delivered": 1])
+        }
         #expect(server.stop() == 0)
     }
 
-    @Test("a cancelled upload is no failure: no attempt counted, no backoff, the bundle sent by the next call; a pass two callers share goes on when one of them gives up")
+    @Test(
+        "a cancelled upload is no failure: no attempt counted, no backoff, the bundle sent by the next call; a pass two callers share goes on when one of them gives up"
+    )
     func cancellation() async throws {
         let (work, token, container, server, front) = try await Self.live()
         let recorder = try Recorder(process: .service, container: container)
@@ -191,10 +198,14 @@ struct AgentUploadResilienceTests {
             task.cancel()
             let cancelled = await task.value
             #expect(cancelled.sent == 0 && cancelled.waiting == 1 && cancelled.lastError == nil, "\(cancelled)")
-            let metadata = try #require(FileManager.default.contentsOfDirectory(atPath: container.root.appendingPathComponent("outbox").path)
-                .first { $0.hasSuffix(".json") })
-            let saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: container.root
-                .appendingPathComponent("outbox").appendingPathComponent(metadata))) as? [String: Any])
+            let metadata = try #require(
+                FileManager.default.contentsOfDirectory(atPath: container.root.appendingPathComponent("outbox").path)
+                    .first { $0.hasSuffix(".json") })
+            let saved = try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(
+                        contentsOf: container.root
+                            .appendingPathComponent("outbox").appendingPathComponent(metadata))) as? [String: Any])
             #expect((saved["attempts"] as? NSNumber)?.intValue == 0 && saved["held_until"] == nil, "\(saved)")
             try await Task.sleep(for: .milliseconds(3_000))  // the delayed attempt reaches the server after all
             let next = await uploader.upload()  // at once: no backoff to wait out
@@ -217,20 +228,25 @@ struct AgentUploadResilienceTests {
     }
 
     /// Runs the probe's `extension-upload` (a service-extension process) and returns what it printed.
-    static func extensionUpload(_ work: WorkFolder, server: String, token: String, id: String, within seconds: Double) async throws -> String {
+    static func extensionUpload(
+        _ work: WorkFolder, server: String, token: String, id: String, within seconds: Double
+    ) async throws -> String {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
             Thread {
-                continuation.resume(with: Result {
-                    let process = Process(), output = Pipe()
-                    process.executableURL = Executable.url.deletingLastPathComponent().appendingPathComponent("pushtrace-agent-probe")
-                    process.arguments = ["extension-upload", work.url.appendingPathComponent("group").path, server, token, Self.app, id,
-                                         String(seconds)]
-                    process.standardOutput = output
-                    try process.run()
-                    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    return text
-                })
+                continuation.resume(
+                    with: Result {
+                        let process = Process(), output = Pipe()
+                        process.executableURL = Executable.url.deletingLastPathComponent().appendingPathComponent("pushtrace-agent-probe")
+                        process.arguments = [
+                            "extension-upload", work.url.appendingPathComponent("group").path, server, token, Self.app, id,
+                            String(seconds),
+                        ]
+                        process.standardOutput = output
+                        try process.run()
+                        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                        process.waitUntilExit()
+                        return text
+                    })
             }.start()
         }
     }
@@ -238,10 +254,14 @@ struct AgentUploadResilienceTests {
     /// The seconds the probe's `extension-upload` says its upload took.
     static func seconds(_ output: String) -> Double {
         let words = output.split(whereSeparator: \.isWhitespace)
-        return words.firstIndex(of: "seconds").flatMap { words.index(after: $0) < words.endIndex ? Double(words[words.index(after: $0)]) : nil } ?? 99
+        return words.firstIndex(of: "seconds").flatMap {
+            words.index(after: $0) < words.endIndex ? Double(words[words.index(after: $0)]) : nil
+        } ?? 99
     }
 
-    @Test("the service extension uploads its own notification within its bound, then the app uploads the rest: every record stored once, also when the extension's time ran out mid-request")
+    @Test(
+        "the service extension uploads its own notification within its bound, then the app uploads the rest: every record stored once, also when the extension's time ran out mid-request"
+    )
     func extensionThenApp() async throws {
         let (work, token, container, server, front) = try await Self.live()
         let app = try Recorder(process: .app, container: container)
@@ -252,8 +272,11 @@ struct AgentUploadResilienceTests {
             let quick = try await Self.extensionUpload(work, server: url.absoluteString, token: token, id: "e-1", within: 8)
             #expect(quick.hasPrefix("sent 1 packed 1"), "\(quick)")
             #expect(Self.seconds(quick) < 8.5, "\(quick)")
-            #expect(try await Self.stored("e-1", in: work) == ["service.received": 1, "service.download": 1, "service.attachment": 1,
-                                                                "service.delivered": 1])
+            #expect(
+                try await Self.stored("e-1", in: work) == [
+                    "service.received": 1, "service.download": 1, "service.attachment": 1,
+                    "service.delivered": 1,
+                ])
             // A slow network: the extension gives up after its 1 s, its bundle stays for the app (and may yet arrive).
             front.script.withLockedValue { $0 = [.delayed(milliseconds: 4_000)] }
             let slow = try await Self.extensionUpload(work, server: url.absoluteString, token: token, id: "e-2", within: 1)
@@ -261,15 +284,22 @@ struct AgentUploadResilienceTests {
             #expect(Self.seconds(slow) < 2.5, "\(slow)")
             try await Task.sleep(for: .milliseconds(3_500))
             app.app.response("e-2", action: "com.apple.UNNotificationDefaultActionIdentifier")
-            let uploader = try Uploader(configuration: UploaderConfiguration(server: url, token: token, appID: Self.app),
-                                        container: container, recorder: app)
+            let uploader = try Uploader(
+                configuration: UploaderConfiguration(server: url, token: token, appID: Self.app),
+                container: container, recorder: app)
             let report = await uploader.upload()
             #expect(report.waiting == 0 && report.lastError == nil, "\(report)")
         }
-        #expect(try await Self.stored("e-1", in: work) == ["service.received": 1, "service.download": 1, "service.attachment": 1,
-                                                            "service.delivered": 1])
-        #expect(try await Self.stored("e-2", in: work) == ["service.received": 1, "service.download": 1, "service.attachment": 1,
-                                                            "service.delivered": 1, "app.response": 1])
+        #expect(
+            try await Self.stored("e-1", in: work) == [
+                "service.received": 1, "service.download": 1, "service.attachment": 1,
+                "service.delivered": 1,
+            ])
+        #expect(
+            try await Self.stored("e-2", in: work) == [
+                "service.received": 1, "service.download": 1, "service.attachment": 1,
+                "service.delivered": 1, "app.response": 1,
+            ])
         #expect(server.stop() == 0)
     }
 }

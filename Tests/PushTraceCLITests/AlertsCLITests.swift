@@ -13,11 +13,17 @@ struct AlertsCLITests {
     /// A bundle of service-extension runs of one app and category: `baseline` runs spread over the 7 days before
     /// the last hour (3% timing out), then `window` runs in the last hour, `windowTimeouts` of them timing out.
     static func runs(window: Int, windowTimeouts: Int, baseline: Int = 1_400) -> [String] {
-        var lines = [#"{"type":"manifest","schema":1,"bundle_id":"\#(UUID().uuidString)","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#]
+        var lines = [
+            #"{"type":"manifest","schema":1,"bundle_id":"\#(UUID().uuidString)","app_id":"net.rorklab.dailypick","device_id":"d-1"}"#
+        ]
         func run(_ index: Int, at ts: Int64, expired: Bool) {
             let id = "n-\(index)"
-            lines.append(#"{"type":"event","ts":\#(ts),"process":"service","event":"service.received","notification_id":"\#(id)","category":"DAILY_PICK"}"#)
-            let end = expired ? #""event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900"#
+            lines.append(
+                #"{"type":"event","ts":\#(ts),"process":"service","event":"service.received","notification_id":"\#(id)","category":"DAILY_PICK"}"#
+            )
+            let end =
+                expired
+                ? #""event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900"#
                 : #""event":"service.delivered","notification_id":"\#(id)","elapsed_ms":700"#
             lines.append(#"{"type":"event","ts":\#(ts + (expired ? 29_900 : 700)),"process":"service",\#(end)}"#)
         }
@@ -103,7 +109,10 @@ struct AlertsCLITests {
         let (received, attempts) = (NIOLockedValueBox<[String]>([]), NIOLockedValueBox(0))
         let router = Router()
         router.post("/hook") { request, _ -> Response in
-            let attempt = attempts.withLockedValue { $0 += 1; return $0 }
+            let attempt = attempts.withLockedValue {
+                $0 += 1
+                return $0
+            }
             if attempt == 1 { return Response(status: .serviceUnavailable, headers: [.retryAfter: "0"]) }
             let body = try await request.body.collect(upTo: 1 << 20)
             received.withLockedValue { $0.append(String(buffer: body)) }
@@ -114,8 +123,10 @@ struct AlertsCLITests {
         try work.write("runs.ndjson", Self.runs(window: 200, windowTimeouts: 60))
         _ = try work.run("ingest", "runs.ndjson")
         try await app.test(.live) { client in
-            let output = try await work.runDetached(["alerts", "--now", "2026-11-15T12:00:00Z", "--webhook",
-                                                     "http://127.0.0.1:\(client.port!)/hook"])
+            let output = try await work.runDetached([
+                "alerts", "--now", "2026-11-15T12:00:00Z", "--webhook",
+                "http://127.0.0.1:\(client.port!)/hook",
+            ])
             #expect(output.status == 1, "\(output.stderr)")
             #expect(output.stderr.contains("answered 503"))
         }

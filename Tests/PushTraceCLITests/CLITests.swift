@@ -40,8 +40,11 @@ struct CLITests {
         #expect((findings.first?["evidence"] as? [Any])?.isEmpty == false)
         #expect(findings.first?["fix"] is String)
         let timeline = try #require(json["timeline"] as? [[String: Any]])
-        #expect(timeline.map { $0["event"] as? String } == ["push.sent", "push.apns_response", "service.received",
-                                                           "service.download", "service.expired"])
+        #expect(
+            timeline.map { $0["event"] as? String } == [
+                "push.sent", "push.apns_response", "service.received",
+                "service.download", "service.expired",
+            ])
         #expect(timeline.first?["ts"] as? Int == 1_763_622_000_000)
 
         let text = try work.run("why", Self.id.lowercased())
@@ -52,11 +55,13 @@ struct CLITests {
     @Test("ingest FOLDER: every bundle file under it, in path order; a folder with none is refused")
     func ingestFolder() throws {
         let work = try WorkFolder()
-        try FileManager.default.createDirectory(at: work.url.appendingPathComponent("in/device/later"),
-                                                withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: work.url.appendingPathComponent("in/device/later"),
+            withIntermediateDirectories: true)
         try work.write("in/server.ndjson", Self.server)
-        try work.write("in/device/later/device.ndjson.gz",
-                       bytes: Deflater.gzip(Array(Self.device.map { $0 + "\n" }.joined().utf8)))
+        try work.write(
+            "in/device/later/device.ndjson.gz",
+            bytes: Deflater.gzip(Array(Self.device.map { $0 + "\n" }.joined().utf8)))
         try work.write("in/device/notes.txt", ["not a bundle"])
         let ingest = try work.run("ingest", "--format", "json", "in/")
         #expect(ingest.status == 0, "\(ingest.stderr)")
@@ -76,7 +81,8 @@ struct CLITests {
         try FileManager.default.createDirectory(at: work.url.appendingPathComponent("in"), withIntermediateDirectories: true)
         try work.write("in/a-server.ndjson", Self.server)
         try work.write("in/b-device.ndjson", Self.device + ["not json"])
-        try work.write("in/c-truncated.ndjson.gz", bytes: Array(Deflater.gzip(Array(Self.device.joined(separator: "\n").utf8)).dropLast(12)))
+        try work.write(
+            "in/c-truncated.ndjson.gz", bytes: Array(Deflater.gzip(Array(Self.device.joined(separator: "\n").utf8)).dropLast(12)))
         let ingest = try work.run("ingest", "--quiet", "--format", "json", "in")
         #expect(ingest.status == 2, "\(ingest.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(ingest.stdout.utf8)) as? [String: Any])
@@ -97,13 +103,14 @@ struct CLITests {
         #expect(try work.run("ingest", "server.ndjson").status == 0)
         var configuration = Configuration()
         configuration.allowsUnsafeTransactions = true
-        let holder = try DatabaseQueue(path: work.url.appendingPathComponent("pushtrace.sqlite").path,
-                                       configuration: configuration)
+        let holder = try DatabaseQueue(
+            path: work.url.appendingPathComponent("pushtrace.sqlite").path,
+            configuration: configuration)
         // A commit first, so that the log is not empty and opening the store needs no write; then the lock.
         try holder.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = 1; BEGIN IMMEDIATE") }
         defer { try? holder.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") } }
 
-        let ingest = try work.run("ingest", "--format", "json", "device.ndjson") // waits out the busy timeout, 10 s
+        let ingest = try work.run("ingest", "--format", "json", "device.ndjson")  // waits out the busy timeout, 10 s
         #expect(ingest.status == 2)
         #expect(ingest.stderr.contains("pushtrace: pushtrace.sqlite is locked: another process"), "\(ingest.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(ingest.stdout.utf8)) as? [String: Any])
@@ -113,7 +120,8 @@ struct CLITests {
 
         let text = try work.run("ingest", "--quiet", "device.ndjson")
         #expect(text.status == 2)
-        #expect(text.stdout == "stopped after 0 of 1 files: 0 records accepted, 0 rejected, 0 duplicate bundles, 0 refused; "
+        #expect(
+            text.stdout == "stopped after 0 of 1 files: 0 records accepted, 0 rejected, 0 duplicate bundles, 0 refused; "
                 + "those stay stored, the other files were not\n")
     }
 
@@ -154,7 +162,9 @@ struct CLITests {
     @Test("a rejected line is named with its file and line, the rest stored, exit 0")
     func rejectedLine() throws {
         let work = try WorkFolder()
-        try work.write("d.ndjson", Self.device + [#"{"type":"event","ts":1763622001,"process":"app","event":"app.response","notification_id":"x","action":"a"}"#])
+        try work.write(
+            "d.ndjson",
+            Self.device + [#"{"type":"event","ts":1763622001,"process":"app","event":"app.response","notification_id":"x","action":"a"}"#])
         let result = try work.run("ingest", "d.ndjson")
         #expect(result.status == 0)
         #expect(result.stdout.contains("d.ndjson:5: rejected: `ts` 1763622001 looks like seconds"))
@@ -165,7 +175,9 @@ struct CLITests {
         let work = try WorkFolder()
         try work.write("server.ndjson", Self.server)
         _ = try work.run("ingest", "server.ndjson")
-        let json = try work.run("sql", "--format", "json", """
+        let json = try work.run(
+            "sql", "--format", "json",
+            """
             SELECT b.app_id, n.app_id, e.column1 AS event, NULL AS none FROM bundle b JOIN notification n USING (app_id)
             JOIN (VALUES ('push.sent'), ('push.apns_response')) e ORDER BY e.column1 DESC
             """)
@@ -176,8 +188,10 @@ struct CLITests {
         #expect(rows.first?["app_id:2"] as? String == "net.rorklab.dailypick")
         #expect(rows.first?["none"] is NSNull)
         #expect(try work.run("sql", "--format", "json", "SELECT 1 WHERE 0").stdout == "[]\n")
-        let csv = try work.run("sql", "--format", "csv", "SELECT column1 AS event, 'a,\"b\"' AS quoted, 'x' || char(13) || 'y' AS cr "
-                               + "FROM (VALUES ('push.sent'), ('push.apns_response'))")
+        let csv = try work.run(
+            "sql", "--format", "csv",
+            "SELECT column1 AS event, 'a,\"b\"' AS quoted, 'x' || char(13) || 'y' AS cr "
+                + "FROM (VALUES ('push.sent'), ('push.apns_response'))")
         #expect(csv.stdout == "event,quoted,cr\npush.sent,\"a,\"\"b\"\"\",\"x\ry\"\npush.apns_response,\"a,\"\"b\"\"\",\"x\ry\"\n")
     }
 
@@ -209,8 +223,10 @@ struct CLITests {
         // An incident must fall within the simulated period, and the error says which period that is.
         let late = try work.run("simulate", "--out", "late", "--incident", "2026-11-15T22:00:00Z")
         #expect(late.status == 2)
-        #expect(late.stderr.contains(#"--incident "2026-11-15T22:00:00Z": must fall within the simulated period, from "#
-                                     + "2026-11-02 00:00:00 UTC to 3 hours before its end (2026-11-16 00:00:00 UTC)"))
+        #expect(
+            late.stderr.contains(
+                #"--incident "2026-11-15T22:00:00Z": must fall within the simulated period, from "#
+                    + "2026-11-02 00:00:00 UTC to 3 hours before its end (2026-11-16 00:00:00 UTC)"))
         let vague = try work.run("simulate", "--out", "late", "--incident", "yesterday")
         #expect(vague.status == 2)
         #expect(vague.stderr.contains(#"--incident "yesterday" is not a date"#))
@@ -249,7 +265,8 @@ struct CLITests {
         #expect(vacuum.stdout.hasSuffix(", log 0.0 MB\n"))
         let after = try size()
         #expect(after < before * 3 / 4, "\(after) of \(before)")
-        #expect(try work.run("sql", "--format", "csv", "SELECT coalesce(sum(lines), 0) AS records FROM record_block").stdout == "records\n0\n")
+        #expect(
+            try work.run("sql", "--format", "csv", "SELECT coalesce(sum(lines), 0) AS records FROM record_block").stdout == "records\n0\n")
 
         let rebuild = try work.run("vacuum", "--rebuild")
         #expect(rebuild.status == 0, "\(rebuild.stderr)")
@@ -287,7 +304,8 @@ struct CLITests {
         #expect(try work.run("ingest", "server.ndjson").status == 0)
         let misspelt = try work.run("search", "--app", "net.rorklab.dailypik")
         #expect(misspelt.status == 2)
-        #expect(misspelt.stderr == "pushtrace: no notifications of app net.rorklab.dailypik are stored; apps: "
+        #expect(
+            misspelt.stderr == "pushtrace: no notifications of app net.rorklab.dailypik are stored; apps: "
                 + "net.rorklab.dailypick (in pushtrace.sqlite)\n")
         let nothingMatches = try work.run("search", "--app", "net.rorklab.dailypick", "--cause", "content_crashed")
         #expect(nothingMatches.status == 0)
@@ -301,7 +319,8 @@ struct CLITests {
         for arguments in [["why", "x"], ["ingest", "server.ndjson"], ["sql", "SELECT 1"], ["token", "list"]] {
             let run = try work.run(arguments + ["--db", "server.ndjson"], environment: [:])
             #expect(run.status == 2, "\(arguments)")
-            #expect(run.stderr == "pushtrace: server.ndjson is not a pushtrace database (not an SQLite file): --db names "
+            #expect(
+                run.stderr == "pushtrace: server.ndjson is not a pushtrace database (not an SQLite file): --db names "
                     + "the file pushtrace ingest wrote\n", "\(arguments)")
         }
     }

@@ -13,8 +13,9 @@ struct ConversionCLITests {
     @Test("converted on first open, with progress; why, logs, search, the report and the alerts answer exactly as that release did")
     func answersUnchanged() throws {
         let work = try WorkFolder()
-        try FileManager.default.copyItem(at: Self.fixture.appendingPathComponent("store.sqlite"),
-                                         to: work.url.appendingPathComponent("pushtrace.sqlite"))
+        try FileManager.default.copyItem(
+            at: Self.fixture.appendingPathComponent("store.sqlite"),
+            to: work.url.appendingPathComponent("pushtrace.sqlite"))
         let app = try Self.answer("app.txt").trimmingCharacters(in: .whitespacesAndNewlines)
         let records = try #require(Int(try Self.answer("records.txt").trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(records > 1_000)

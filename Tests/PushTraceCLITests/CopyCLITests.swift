@@ -6,10 +6,13 @@ import Testing
 /// `pushtrace copy` (SPEC §9): a whole store into an empty one, on either engine.
 @Suite("CLI: copy")
 struct CopyCLITests {
-    @Test("copy moves a store to PostgreSQL (when the test cluster runs) and back to a new file: the same answers from each, every table counted alike")
+    @Test(
+        "copy moves a store to PostgreSQL (when the test cluster runs) and back to a new file: the same answers from each, every table counted alike"
+    )
     func copyThereAndBack() throws {
         let work = try WorkFolder()
-        #expect(try work.run("simulate", "--out", "sim", "--notifications", "120", "--seed", "9", "--end", "2026-11-16T00:00:00Z").status == 0)
+        #expect(
+            try work.run("simulate", "--out", "sim", "--notifications", "120", "--seed", "9", "--end", "2026-11-16T00:00:00Z").status == 0)
         #expect(try work.run("ingest", "sim").status == 0)
         var middle = "middle.sqlite"
         var drop: (() -> Void)?

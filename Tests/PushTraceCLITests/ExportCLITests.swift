@@ -22,17 +22,22 @@ struct ExportCLITests {
         }
     }
 
-    @Test("every accepted line comes back byte for byte, each bundle's in its order; filters by app, time and notification; --corrected adds the stored time")
+    @Test(
+        "every accepted line comes back byte for byte, each bundle's in its order; filters by app, time and notification; --corrected adds the stored time"
+    )
     func roundTrip() throws {
         let work = try WorkFolder()
         #expect(try work.run("simulate", "--out", "sim", "--notifications", "60", "--end", "2026-11-16T00:00:00Z").status == 0)
         #expect(try work.run("ingest", "sim").status == 0)
         let all = try work.run("export")
         #expect(all.status == 0, "\(all.stderr)")
-        let exported = Data(all.stdout.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast().map { Data($0) }
+        let exported = Data(all.stdout.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast().map {
+            Data($0)
+        }
         let input = try Self.inputLines(work.url.appendingPathComponent("sim"))
         #expect(exported.count == input.reduce(0) { $0 + $1.count })
-        #expect(Dictionary(exported.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(input.joined().map { ($0, 1) }, uniquingKeysWith: +))
+        #expect(
+            Dictionary(exported.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(input.joined().map { ($0, 1) }, uniquingKeysWith: +))
         // The order stored: each bundle's lines in their own order (lines that occur once: every bundle repeats
         // its device's config records).
         let occurrences = Dictionary(exported.map { ($0, 1) }, uniquingKeysWith: +)
@@ -43,8 +48,10 @@ struct ExportCLITests {
         }
 
         // One notification's lines, with their stored times.
-        let sql = try work.run("sql", "--format", "json", "SELECT app_id, notification_id, records AS n, first_ts AS first "
-                               + "FROM notification ORDER BY n DESC LIMIT 1")
+        let sql = try work.run(
+            "sql", "--format", "json",
+            "SELECT app_id, notification_id, records AS n, first_ts AS first "
+                + "FROM notification ORDER BY n DESC LIMIT 1")
         let row = try #require((try JSONSerialization.jsonObject(with: Data(sql.stdout.utf8)) as? [[String: Any]])?.first)
         let id = try #require(row["notification_id"] as? String), app = try #require(row["app_id"] as? String)
         let one = try work.run("export", "--notification", id.lowercased(), "--corrected")

@@ -17,10 +17,12 @@ struct HelpSnapshotTests {
     func helpMatchesSnapshot(command: String) throws {
         let work = try WorkFolder()
         // A fixed width, and no PUSHTRACE_DB (its value would show as --db's default).
-        let output = try work.run(command.split(separator: " ").map(String.init) + ["--help"],
-                                  environment: ["COLUMNS": "100", "PUSHTRACE_DB": ""])
+        let output = try work.run(
+            command.split(separator: " ").map(String.init) + ["--help"],
+            environment: ["COLUMNS": "100", "PUSHTRACE_DB": ""])
         #expect(output.status == 0)
-        let file = Self.folder.appendingPathComponent((command.isEmpty ? "pushtrace" : command.replacingOccurrences(of: " ", with: "-")) + ".txt")
+        let file = Self.folder.appendingPathComponent(
+            (command.isEmpty ? "pushtrace" : command.replacingOccurrences(of: " ", with: "-")) + ".txt")
         if ProcessInfo.processInfo.environment["PUSHTRACE_RECORD_HELP"] == "1" {
             try FileManager.default.createDirectory(at: Self.folder, withIntermediateDirectories: true)
             try Data(output.stdout.utf8).write(to: file)

@@ -15,8 +15,9 @@ struct HostileInputCLITests {
         try FileManager.default.copyItem(at: Self.fixture, to: work.url.appendingPathComponent("pushtrace.sqlite"))
         let why = try work.run("why", Self.overflowed)
         #expect(why.status == 0, "\(why.stderr)")
-        #expect(Self.flat(why.stdout).contains("[time out of range: 9223372036854775807, stored unchecked by an earlier release]"),
-                "\(why.stdout)")
+        #expect(
+            Self.flat(why.stdout).contains("[time out of range: 9223372036854775807, stored unchecked by an earlier release]"),
+            "\(why.stdout)")
         #expect(Self.flat(why.stdout).contains("9223372036854775807 ms (out of range)"))
         let json = try work.run("why", Self.sentAtInt64Max, "--format", "json")
         #expect(json.status == 0, "\(json.stderr)")
@@ -24,17 +25,21 @@ struct HostileInputCLITests {
         let first = try #require((document["timeline"] as? [[String: Any]])?.first)
         #expect((first["ts"] as? NSNumber)?.int64Value == Int64.max)
         #expect(first["out_of_range"] as? [String] == ["ts"])
-        for arguments in [["logs", Self.overflowed], ["search"], ["report", "--app", "net.example.overflow", "--week", "2025-W47"],
-                          ["alerts", "--now", "2025-11-20"], ["sql", "SELECT count(*) FROM record_block"]] {
+        for arguments in [
+            ["logs", Self.overflowed], ["search"], ["report", "--app", "net.example.overflow", "--week", "2025-W47"],
+            ["alerts", "--now", "2025-11-20"], ["sql", "SELECT count(*) FROM record_block"],
+        ] {
             let result = try work.run(arguments, environment: [:])
             #expect(result.status == 0, "\(arguments): \(result.status) \(result.stderr)")
         }
         #expect(try work.run("logs", Self.overflowed).stdout.hasPrefix("out of range (-9223368477582791514)"))
         // Settling the causes the crash left pending, and a new bundle on top, work too.
-        try work.write("more.ndjson", [
-            #"{"type":"manifest","bundle_id":"b-more","app_id":"net.example.overflow","device_id":"d-1"}"#,
-            #"{"type":"event","ts":1763622001000,"process":"app","event":"app.response","notification_id":"\#(Self.overflowed)","action":"x"}"#,
-        ])
+        try work.write(
+            "more.ndjson",
+            [
+                #"{"type":"manifest","bundle_id":"b-more","app_id":"net.example.overflow","device_id":"d-1"}"#,
+                #"{"type":"event","ts":1763622001000,"process":"app","event":"app.response","notification_id":"\#(Self.overflowed)","action":"x"}"#,
+            ])
         let ingest = try work.run("ingest", "more.ndjson")
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(try work.run("why", Self.overflowed).status == 0)
@@ -48,17 +53,21 @@ struct HostileInputCLITests {
     @Test("ingest of the bundles that killed the previous release: refused or rejected by line, exit 2 or 0")
     func ingestsOverflowingBundles() throws {
         let work = try WorkFolder()
-        try work.write("overflow.ndjson", [
-            #"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1","uploaded_at":100000000000}"#,
-            #"{"type":"event","ts":9223372036854775807,"process":"service","event":"service.received","notification_id":"n-1"}"#,
-        ])
+        try work.write(
+            "overflow.ndjson",
+            [
+                #"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1","uploaded_at":100000000000}"#,
+                #"{"type":"event","ts":9223372036854775807,"process":"service","event":"service.received","notification_id":"n-1"}"#,
+            ])
         let refused = try work.run("ingest", "overflow.ndjson")
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("uploaded_at"), "\(refused.stderr)")
-        try work.write("record.ndjson", [
-            #"{"type":"manifest","bundle_id":"b-2","app_id":"net.x","device_id":"d-1","uploaded_at":1763622003120}"#,
-            #"{"type":"event","ts":9223372036854775807,"process":"service","event":"service.received","notification_id":"n-1"}"#,
-        ])
+        try work.write(
+            "record.ndjson",
+            [
+                #"{"type":"manifest","bundle_id":"b-2","app_id":"net.x","device_id":"d-1","uploaded_at":1763622003120}"#,
+                #"{"type":"event","ts":9223372036854775807,"process":"service","event":"service.received","notification_id":"n-1"}"#,
+            ])
         let stored = try work.run("ingest", "record.ndjson")
         #expect(stored.status == 0, "\(stored.stderr)")
         #expect(stored.stdout.contains("accepted 0, rejected 1"), "\(stored.stdout)")
@@ -69,11 +78,13 @@ struct HostileInputCLITests {
         let work = try WorkFolder()
         let message = "\u{1B}]0;pwned\u{7}\u{1B}[2K\rOVERWRITTEN\nforged"
         let escapedJSON = #"\u001b]0;pwned\u0007\u001b[2K\rOVERWRITTEN\nforged"#
-        try work.write("term.ndjson", [
-            #"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1"}"#,
-            #"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1","category":"DAILY","note":"\#(escapedJSON)"}"#,
-            #"{"type":"log","ts":1763622001001,"process":"service","level":"error\u001b[31m","notification_id":"n-1","message":"\#(escapedJSON)"}"#,
-        ])
+        try work.write(
+            "term.ndjson",
+            [
+                #"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1"}"#,
+                #"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1","category":"DAILY","note":"\#(escapedJSON)"}"#,
+                #"{"type":"log","ts":1763622001001,"process":"service","level":"error\u001b[31m","notification_id":"n-1","message":"\#(escapedJSON)"}"#,
+            ])
         #expect(try work.run("ingest", "term.ndjson").status == 0)
         #expect(try work.run("token", "create", "--scope", "metrics", "--label", "prometheus").status == 0)
         let outputs = [
@@ -99,8 +110,10 @@ struct HostileInputCLITests {
     @Test("token create refuses an app that is no bundle identifier, and a label with control characters")
     func tokenValidation() throws {
         let work = try WorkFolder()
-        for arguments in [["--scope", "ingest", "--app", "net.x\n2026 forged"], ["--scope", "ingest", "--app", String(repeating: "a", count: 256)],
-                          ["--scope", "read", "--app", "net.x", "--label", "a\u{1B}[2Jb"], ["--scope", "metrics", "--app", "net.x"]] {
+        for arguments in [
+            ["--scope", "ingest", "--app", "net.x\n2026 forged"], ["--scope", "ingest", "--app", String(repeating: "a", count: 256)],
+            ["--scope", "read", "--app", "net.x", "--label", "a\u{1B}[2Jb"], ["--scope", "metrics", "--app", "net.x"],
+        ] {
             let result = try work.run(["token", "create"] + arguments, environment: [:])
             #expect(result.status == 2, "\(arguments)")
             #expect(!result.stderr.contains("\u{1B}"), "\(result.stderr)")
@@ -121,10 +134,12 @@ struct HostileInputCLITests {
     @Test("a new store is 0600, and sql leaves no -wal or -shm behind on a store that had none")
     func storeFiles() throws {
         let work = try WorkFolder()
-        try work.write("one.ndjson", [
-            #"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1"}"#,
-            #"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1"}"#,
-        ])
+        try work.write(
+            "one.ndjson",
+            [
+                #"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1"}"#,
+                #"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1"}"#,
+            ])
         #expect(try work.run("ingest", "one.ndjson").status == 0)
         let path = work.url.appendingPathComponent("pushtrace.sqlite").path
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)

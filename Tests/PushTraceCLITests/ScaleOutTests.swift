@@ -1,16 +1,18 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PushTracePostgres
 import PushTraceTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// SPEC §9: any number of `pushtrace serve` processes on one PostgreSQL database, any upload to any of them.
 @Suite("Two servers on one PostgreSQL database")
 struct ScaleOutTests {
-    @Test("uploads spread over two serve processes, some sent to both at once: each bundle stored once, and every why, search and report the same from either server",
-          .enabled(if: TestEngine.postgresCluster != nil))
+    @Test(
+        "uploads spread over two serve processes, some sent to both at once: each bundle stored once, and every why, search and report the same from either server",
+        .enabled(if: TestEngine.postgresCluster != nil))
     func twoServersOneDatabase() async throws {
         let cluster = try #require(TestEngine.postgresCluster)
         let name = "pt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -19,13 +21,18 @@ struct ScaleOutTests {
         let work = try WorkFolder()
         // The simulated period ends in this hour, so that the servers' per-hour gauge has something to compare.
         let end = ISO8601DateFormatter().string(from: Date())
-        #expect(try work.run("simulate", "--out", "bundles", "--notifications", "240", "--seed", "5", "--days", "2",
-                             "--end", end).status == 0)
+        #expect(
+            try work.run(
+                "simulate", "--out", "bundles", "--notifications", "240", "--seed", "5", "--days", "2",
+                "--end", end
+            ).status == 0)
         let token = try work.run(["token", "create", "--db", url, "--scope", "admin"], environment: [:])
         #expect(token.status == 0, "\(token.stderr)")
         let bearer = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let servers = [try await ServerProcess(arguments: ["--db", url], in: work.url),
-                       try await ServerProcess(arguments: ["--db", url], in: work.url)]
+        let servers = [
+            try await ServerProcess(arguments: ["--db", url], in: work.url),
+            try await ServerProcess(arguments: ["--db", url], in: work.url),
+        ]
 
         let folder = work.url.appendingPathComponent("bundles")
         let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.contains(".ndjson") }.sorted()
@@ -56,8 +63,11 @@ struct ScaleOutTests {
 
         // Both servers settle; wait until nothing is left to settle.
         for _ in 0..<200 {
-            let waiting = try work.run(["sql", "--db", url, "--format", "csv",
-                                        "SELECT count(*) FROM notification WHERE cause IS NULL"], environment: [:])
+            let waiting = try work.run(
+                [
+                    "sql", "--db", url, "--format", "csv",
+                    "SELECT count(*) FROM notification WHERE cause IS NULL",
+                ], environment: [:])
             if waiting.stdout.split(separator: "\n").last == "0" { break }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -102,8 +112,9 @@ struct ScaleOutTests {
                 request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
                 let (body, _) = try await URLSession.shared.data(for: request)
                 // A series a server saw drop to none stays exported at 0; one the other never saw is not exported.
-                gauges.append(String(decoding: body, as: UTF8.self).split(separator: "\n")
-                    .filter { $0.hasPrefix("pushtrace_notifications{") && !$0.hasSuffix(" 0.0") }.map(String.init).sorted())
+                gauges.append(
+                    String(decoding: body, as: UTF8.self).split(separator: "\n")
+                        .filter { $0.hasPrefix("pushtrace_notifications{") && !$0.hasSuffix(" 0.0") }.map(String.init).sorted())
             }
             if gauges[0] == gauges[1] && !gauges[0].isEmpty { break }
             try await Task.sleep(for: .seconds(1))
@@ -133,7 +144,8 @@ struct ScaleOutTests {
         request.setValue(String(Int64(modified.timeIntervalSince1970 * 1000)), forHTTPHeaderField: "Pushtrace-Received-At")
         let (data, response) = try await URLSession.shared.upload(for: request, from: body)
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, duplicate: object?["duplicate"] as? Bool ?? false,
-                      accepted: object?["accepted"] as? Int ?? -1)
+        return Answer(
+            status: (response as? HTTPURLResponse)?.statusCode ?? 0, duplicate: object?["duplicate"] as? Bool ?? false,
+            accepted: object?["accepted"] as? Int ?? -1)
     }
 }

@@ -17,9 +17,11 @@ struct ServeTests {
         let environment = ["PUSHTRACE_TOKEN": token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)]
 
         let server = try await ServerProcess(arguments: ["--db", "pushtrace.sqlite"], in: work.url)
-        for arguments in [["why", CLITests.id], ["why", CLITests.id, "--format", "json"], ["why", "unknown-id"],
-                          ["search"], ["search", "--cause", "service_timeout", "--format", "json"],
-                          ["search", "--app", "net.rorklab.dailypik"]] {
+        for arguments in [
+            ["why", CLITests.id], ["why", CLITests.id, "--format", "json"], ["why", "unknown-id"],
+            ["search"], ["search", "--cause", "service_timeout", "--format", "json"],
+            ["search", "--app", "net.rorklab.dailypik"],
+        ] {
             let local = try work.run(arguments, environment: [:])
             let remote = try work.run(arguments + ["--server", server.url], environment: environment)
             #expect(remote.stdout == local.stdout, "\(arguments)")
@@ -42,8 +44,10 @@ struct ServeTests {
         let server = try await ServerProcess(arguments: ["--no-auth"], in: work.url)
         let taken = try work.run(["serve", "--no-auth", "--port", String(server.port)], environment: [:])
         #expect(taken.status == 2)
-        #expect(taken.stderr.hasSuffix("pushtrace: cannot listen on 127.0.0.1:\(server.port): the port is in use (another "
-                                       + "pushtrace serve?); choose another with --port or PUSHTRACE_PORT\n"), "\(taken.stderr)")
+        #expect(
+            taken.stderr.hasSuffix(
+                "pushtrace: cannot listen on 127.0.0.1:\(server.port): the port is in use (another "
+                    + "pushtrace serve?); choose another with --port or PUSHTRACE_PORT\n"), "\(taken.stderr)")
         let unknown = try work.run(["serve", "--port", "0"], environment: ["PUSHTRACE_HOST": "nosuch.invalid"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("pushtrace: cannot listen on nosuch.invalid: no such host"), "\(unknown.stderr)")

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `pushtrace serve` as a child process on a free loopback port.
@@ -21,7 +22,8 @@ final class ServerProcess: @unchecked Sendable {
         try process.run()
         for _ in 0..<200 {
             if let (_, response) = try? await URLSession.shared.data(from: URL(string: "\(url)/healthz")!),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
                 return
             }
             try await Task.sleep(for: .milliseconds(50))

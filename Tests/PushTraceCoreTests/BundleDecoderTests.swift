@@ -111,7 +111,8 @@ struct BundleDecoderTests {
 
     @Test("a line over the limit is rejected alone, its first bytes kept")
     func lineOverLimit() {
-        let long = #"{"type":"log","ts":1763622001234,"process":"app","level":"info","message":""#
+        let long =
+            #"{"type":"log","ts":1763622001234,"process":"app","level":"info","message":""#
             + String(repeating: "x", count: 5000) + #""}"#
         let limits = BundleLimits(maxLineBytes: 1024, keptBytesOfLongLine: 100)
         let decoded = Decoded(Fixture.text([Fixture.manifest, long, Fixture.received]), limits: limits, chunk: 300)
@@ -124,8 +125,9 @@ struct BundleDecoderTests {
 
     @Test("decompressed size over the limit refuses the whole bundle early")
     func decompressedOverLimit() {
-        let filler = String(repeating: #"{"type":"log","ts":1763622001234,"process":"app","level":"info","message":"zzzz"}"#
-                            + "\n", count: 20_000)
+        let filler = String(
+            repeating: #"{"type":"log","ts":1763622001234,"process":"app","level":"info","message":"zzzz"}"#
+                + "\n", count: 20_000)
         let body = Deflater.gzip(Array((Fixture.manifest + "\n" + filler).utf8))
         let decoded = Decoded(body, limits: BundleLimits(maxDecompressedBytes: 1 << 20))
         #expect(body.count < 40_000)
@@ -133,26 +135,40 @@ struct BundleDecoderTests {
         #expect(decoded.error?.message.contains("more than 1 MiB") == true)
     }
 
-    @Test("records that are not objects, or lack fields, or have wrong types, are rejected alone", arguments: [
-        (#"[1,2,3]"#, "is a JSON array, not a JSON object"),
-        (#""hello""#, "is a JSON string, not a JSON object"),
-        (#"42"#, "is a JSON number, not a JSON object"),
-        (#"{"type":"event","ts":"1763622001234","process":"app","event":"app.response","notification_id":"n1","action":"a"}"#,
-         "field `ts` must be an integer"),
-        (#"{"type":"event","ts":1763622001234,"process":"service","event":"service.delivered","notification_id":"n1","elapsed_ms":"400"}"#,
-         "field `elapsed_ms` must be an integer"),
-        (#"{"type":"event","ts":1763622001234,"process":"service","event":"service.delivered","notification_id":"n1"}"#,
-         "`service.delivered` lacks `elapsed_ms`"),
-        (#"{"type":"event","process":"service","event":"service.received"}"#,
-         "`service.received` lacks `ts`, `notification_id`"),
-        (#"{"ts":1763622001234,"process":"app"}"#, "lacks `type` (event, log or config)"),
-        (#"{"type":"event","ts":1763622001,"process":"app","event":"app.response","notification_id":"n1","action":"a"}"#,
-         "`ts` 1763622001 looks like seconds, not milliseconds"),
-        (#"{"type":"event","ts":1763622001234,"process":"widget","event":"x.y","notification_id":"n1"}"#,
-         "`process` is \"widget\""),
-        (#"{"type":"manifest","app_id":"a","bundle_id":"b"}"#, "a second manifest"),
-        (#"{"type":"event","ts":1763622001234,"#, "is not valid JSON"),
-    ])
+    @Test(
+        "records that are not objects, or lack fields, or have wrong types, are rejected alone",
+        arguments: [
+            (#"[1,2,3]"#, "is a JSON array, not a JSON object"),
+            (#""hello""#, "is a JSON string, not a JSON object"),
+            (#"42"#, "is a JSON number, not a JSON object"),
+            (
+                #"{"type":"event","ts":"1763622001234","process":"app","event":"app.response","notification_id":"n1","action":"a"}"#,
+                "field `ts` must be an integer"
+            ),
+            (
+                #"{"type":"event","ts":1763622001234,"process":"service","event":"service.delivered","notification_id":"n1","elapsed_ms":"400"}"#,
+                "field `elapsed_ms` must be an integer"
+            ),
+            (
+                #"{"type":"event","ts":1763622001234,"process":"service","event":"service.delivered","notification_id":"n1"}"#,
+                "`service.delivered` lacks `elapsed_ms`"
+            ),
+            (
+                #"{"type":"event","process":"service","event":"service.received"}"#,
+                "`service.received` lacks `ts`, `notification_id`"
+            ),
+            (#"{"ts":1763622001234,"process":"app"}"#, "lacks `type` (event, log or config)"),
+            (
+                #"{"type":"event","ts":1763622001,"process":"app","event":"app.response","notification_id":"n1","action":"a"}"#,
+                "`ts` 1763622001 looks like seconds, not milliseconds"
+            ),
+            (
+                #"{"type":"event","ts":1763622001234,"process":"widget","event":"x.y","notification_id":"n1"}"#,
+                "`process` is \"widget\""
+            ),
+            (#"{"type":"manifest","app_id":"a","bundle_id":"b"}"#, "a second manifest"),
+            (#"{"type":"event","ts":1763622001234,"#, "is not valid JSON"),
+        ])
     func rejectedLine(line: String, reason: String) {
         let decoded = Decoded(Fixture.text([Fixture.manifest, line, Fixture.received]))
         #expect(decoded.error == nil)

@@ -40,13 +40,21 @@ struct Story {
 
     static var healthy: Story {
         var s = Story()
-        s.add(0, "server", "push.sent", ["category": "DAILY_PICK", "mutable_content": true, "has_alert": true,
-                                         "payload_bytes": 900, "device_id": "d-1",
-                                         "attachment_url": "https://img.example.com/p/hero.jpg"])
+        s.add(
+            0, "server", "push.sent",
+            [
+                "category": "DAILY_PICK", "mutable_content": true, "has_alert": true,
+                "payload_bytes": 900, "device_id": "d-1",
+                "attachment_url": "https://img.example.com/p/hero.jpg",
+            ])
         s.add(120, "server", "push.apns_response", ["status": 200])
         s.add(800, "service", "service.received", ["category": "DAILY_PICK"])
-        s.add(1_300, "service", "service.download", ["url_host": "img.example.com", "duration_ms": 480, "http_status": 200,
-                                                     "bytes": 420_000, "mime": "image/jpeg"])
+        s.add(
+            1_300, "service", "service.download",
+            [
+                "url_host": "img.example.com", "duration_ms": 480, "http_status": 200,
+                "bytes": 420_000, "mime": "image/jpeg",
+            ])
         s.add(1_320, "service", "service.attachment", ["ok": true, "uti": "public.jpeg", "bytes": 420_000])
         s.add(1_340, "service", "service.delivered", ["elapsed_ms": 540])
         s.add(60_000, "content", "content.received", ["category": "DAILY_PICK"])
@@ -54,22 +62,33 @@ struct Story {
         s.add(70_000, "content", "shared.write", ["suite": "group.net.rorklab.dailypick", "key": "saved"])
         s.add(70_150, "content", "content.action", ["action": "SAVE_PICK", "response": "doNotDismiss"])
         s.config = ConfigInForce(
-            app: entry(-86_400_000, "app", "config", ["app_group": "group.net.rorklab.dailypick", "categories": .array([
-                .object(["id": "DAILY_PICK", "actions": .array(["SAVE_PICK", "SHUFFLE_PICK"])]),
-                .object(["id": "STREAK_REMINDER", "actions": .array(["OPEN_STREAK"])]),
-            ])]),
+            app: entry(
+                -86_400_000, "app", "config",
+                [
+                    "app_group": "group.net.rorklab.dailypick",
+                    "categories": .array([
+                        .object(["id": "DAILY_PICK", "actions": .array(["SAVE_PICK", "SHUFFLE_PICK"])]),
+                        .object(["id": "STREAK_REMINDER", "actions": .array(["OPEN_STREAK"])]),
+                    ]),
+                ]),
             service: entry(-86_400_000, "service", "config", ["app_group": "group.net.rorklab.dailypick"]),
-            content: entry(-86_400_000, "content", "config", [
-                "app_group": "group.net.rorklab.dailypick", "interactive_controls": true,
-                "info_plist": .object(["UNNotificationExtensionCategory": "DAILY_PICK",
-                                       "UNNotificationExtensionUserInteractionEnabled": true]),
-            ]))
+            content: entry(
+                -86_400_000, "content", "config",
+                [
+                    "app_group": "group.net.rorklab.dailypick", "interactive_controls": true,
+                    "info_plist": .object([
+                        "UNNotificationExtensionCategory": "DAILY_PICK",
+                        "UNNotificationExtensionUserInteractionEnabled": true,
+                    ]),
+                ]))
         return s
     }
 
     var diagnosis: Diagnosis {
-        Diagnoser().diagnose(DiagnosisInput(appID: "net.rorklab.dailypick", notificationID: "n-1", entries: entries,
-                                            config: config, deviceLastSeen: deviceLastSeen))
+        Diagnoser().diagnose(
+            DiagnosisInput(
+                appID: "net.rorklab.dailypick", notificationID: "n-1", entries: entries,
+                config: config, deviceLastSeen: deviceLastSeen))
     }
 
     /// Only the backend's two records.
@@ -139,13 +158,15 @@ struct DiagnosisTests {
         #expect(d.findings[0].message.contains("28.0 s download from img.example.com"))
     }
 
-    @Test("attachment_failed", arguments: [
-        ("service.download", ["http_status": JSONValue.int(404)], "HTTP 404"),
-        ("service.download", ["error": JSONValue.string("The request timed out.")], "timed out"),
-        ("service.attachment", ["ok": JSONValue.bool(false), "error": "unrecognized file type"], "could not be created"),
-        ("service.attachment", ["bytes": JSONValue.int(12_000_000)], "is 12.0 MB, over the system's 10 MB limit"),
-        ("push.sent", ["attachment_url": JSONValue.string("https://img.example.com/p/hero?size=2")], "has no extension"),
-    ])
+    @Test(
+        "attachment_failed",
+        arguments: [
+            ("service.download", ["http_status": JSONValue.int(404)], "HTTP 404"),
+            ("service.download", ["error": JSONValue.string("The request timed out.")], "timed out"),
+            ("service.attachment", ["ok": JSONValue.bool(false), "error": "unrecognized file type"], "could not be created"),
+            ("service.attachment", ["bytes": JSONValue.int(12_000_000)], "is 12.0 MB, over the system's 10 MB limit"),
+            ("push.sent", ["attachment_url": JSONValue.string("https://img.example.com/p/hero?size=2")], "has no extension"),
+        ])
     func attachmentFailed(event: String, fields: [String: JSONValue], says: String) {
         var s = Story.healthy
         s.change(event, fields)
@@ -172,10 +193,12 @@ struct DiagnosisTests {
 
     @Test func interactionDisabled() {
         var s = Story.healthy
-        s.config.content = Story.entry(-86_400_000, "content", "config", [
-            "interactive_controls": true,
-            "info_plist": .object(["UNNotificationExtensionCategory": .array(["DAILY_PICK"])]),
-        ])
+        s.config.content = Story.entry(
+            -86_400_000, "content", "config",
+            [
+                "interactive_controls": true,
+                "info_plist": .object(["UNNotificationExtensionCategory": .array(["DAILY_PICK"])]),
+            ])
         #expect(s.diagnosis.cause == .interactionDisabled)
     }
 
@@ -209,10 +232,12 @@ struct DiagnosisTests {
     @Test func appGroupMismatch() {
         var s = Story.healthy
         s.add(200_000, "app", "shared.read", ["suite": "group.net.rorklab.dailypick.shared", "key": "saved", "found": false])
-        s.config.app = Story.entry(-86_400_000, "app", "config", [
-            "app_group": "group.net.rorklab.dailypick.shared",
-            "categories": .array([.object(["id": "DAILY_PICK"])]),
-        ])
+        s.config.app = Story.entry(
+            -86_400_000, "app", "config",
+            [
+                "app_group": "group.net.rorklab.dailypick.shared",
+                "categories": .array([.object(["id": "DAILY_PICK"])]),
+            ])
         let d = s.diagnosis
         #expect(d.cause == .appGroupMismatch)
         #expect(d.findings[0].message.contains("different App Groups"))
@@ -230,7 +255,7 @@ struct DiagnosisTests {
     @Test func awaitingDeviceLogs() {
         var s = Story.healthy
         s.serverOnly()
-        s.deviceLastSeen = Story.t0 + 10 * 60_000 // Seen since, but not 30 minutes after the push.
+        s.deviceLastSeen = Story.t0 + 10 * 60_000  // Seen since, but not 30 minutes after the push.
         #expect(s.diagnosis.cause == .awaitingDeviceLogs)
     }
 

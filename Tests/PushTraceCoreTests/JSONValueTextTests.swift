@@ -7,7 +7,9 @@ import Testing
 struct JSONValueTextTests {
     private static func encoded(_ value: JSONValue, pretty: Bool) throws -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            pretty
+            ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
             : [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
@@ -25,10 +27,14 @@ struct JSONValueTextTests {
         mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     }
 
-    private static let pieces = ["a", "B", "z", "_", "1", "10", "9", "é", "e\u{301}", "ü", "😀", " ", "/", "\"", "\\",
-                                 "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", "\u{7f}", "\u{2028}", "key", ""]
-    private static let doubles: [Double] = [0.66, 2.5, -0.0, 1e21, 1e-7, 0.1 + 0.2, 5e-324, 1.7976931348623157e308, 1e16,
-                                            123456789.123, -3.75]
+    private static let pieces = [
+        "a", "B", "z", "_", "1", "10", "9", "é", "e\u{301}", "ü", "😀", " ", "/", "\"", "\\",
+        "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", "\u{7f}", "\u{2028}", "key", "",
+    ]
+    private static let doubles: [Double] = [
+        0.66, 2.5, -0.0, 1e21, 1e-7, 0.1 + 0.2, 5e-324, 1.7976931348623157e308, 1e16,
+        123456789.123, -3.75,
+    ]
 
     private static func string(_ g: inout Generator) -> String {
         (0..<g.below(5)).map { _ in pieces[g.below(pieces.count)] }.joined()
@@ -55,16 +61,19 @@ struct JSONValueTextTests {
             var g = Generator(state: seed)
             let document = Self.value(&g, depth: 0)
             for pretty in [false, true] {
-                #expect(document.sortedJSONText(pretty: pretty) == (try Self.encoded(document, pretty: pretty)),
-                        "seed \(seed), pretty \(pretty)")
+                #expect(
+                    document.sortedJSONText(pretty: pretty) == (try Self.encoded(document, pretty: pretty)),
+                    "seed \(seed), pretty \(pretty)")
             }
         }
     }
 
     @Test("empty containers, nested and at the top")
     func empty() throws {
-        let documents: [JSONValue] = [.object([:]), .array([]), .object(["a": .array([]), "b": .object([:])]),
-                                      .array([.array([]), .object([:])])]
+        let documents: [JSONValue] = [
+            .object([:]), .array([]), .object(["a": .array([]), "b": .object([:])]),
+            .array([.array([]), .object([:])]),
+        ]
         for document in documents {
             for pretty in [false, true] {
                 #expect(document.sortedJSONText(pretty: pretty) == (try Self.encoded(document, pretty: pretty)))
@@ -106,10 +115,12 @@ struct JSONValueScanningTests {
             #expect(Self.flat(line) != nil, "not taken: \(line)")
             #expect(Self.flat(line) == Self.strict(line), "line: \(line)")
         }
-        let left = [#"{"a":1,"a":2}"#, #"{"a":1.5}"#, #"{"a":1e3}"#, #"{"a":-0}"#, #"{"a":01}"#, #"{"a":[1]}"#,
-                    #"{"a":{"b":1}}"#, #"{"a":9223372036854775808}"#, #"{"a":1,}"#, #"{"a":"\ud800"}"#, "[1]", "",
-                    #"{"a":1} x"#, "{\"a\":\"\u{01}\"}", #"{"a":tru}"#,
-                    #"{"m":-9223372036854775808}"#] // Int64.min: the one-pass reader's integers stop one short
+        let left = [
+            #"{"a":1,"a":2}"#, #"{"a":1.5}"#, #"{"a":1e3}"#, #"{"a":-0}"#, #"{"a":01}"#, #"{"a":[1]}"#,
+            #"{"a":{"b":1}}"#, #"{"a":9223372036854775808}"#, #"{"a":1,}"#, #"{"a":"\ud800"}"#, "[1]", "",
+            #"{"a":1} x"#, "{\"a\":\"\u{01}\"}", #"{"a":tru}"#,
+            #"{"m":-9223372036854775808}"#,
+        ]  // Int64.min: the one-pass reader's integers stop one short
         for line in left {
             #expect(Self.flat(line) == nil, "taken: \(line)")
         }

@@ -4,8 +4,10 @@ import Testing
 /// The compressed blocks the store keeps its records in, read back from damaged or foreign bytes.
 @Suite("Gzip: line blocks")
 struct LineBlockTests {
-    static let lines = [#"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1"}"#,
-                        #"{"type":"log","ts":1763622001001,"process":"service","level":"info","message":"é  "}"#, ""]
+    static let lines = [
+        #"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1"}"#,
+        #"{"type":"log","ts":1763622001001,"process":"service","level":"info","message":"é  "}"#, "",
+    ]
     static let dictionary = Array(#"{"type":"event","process":"service","event":"service.delivered"}"#.utf8)
     static func known(_ id: UInt32) -> [UInt8]? { id == DictionaryDeflate.identifier(of: dictionary) ? dictionary : nil }
 
@@ -22,16 +24,21 @@ struct LineBlockTests {
     @Test("damage, another dictionary, other counts than declared, and a bomb are refused, each said")
     func refusals() throws {
         let block = LineBlock.compress(Self.lines, dictionary: Self.dictionary, level: 6)
-        func decode(_ data: [UInt8], lines: Int = 3, rawBytes: Int? = nil,
-                    dictionaries: (UInt32) -> [UInt8]? = LineBlockTests.known) -> LineBlockError? {
+        func decode(
+            _ data: [UInt8], lines: Int = 3, rawBytes: Int? = nil,
+            dictionaries: (UInt32) -> [UInt8]? = LineBlockTests.known
+        ) -> LineBlockError? {
             do {
                 _ = try LineBlock.decode(data, lines: lines, rawBytes: rawBytes ?? block.rawBytes, dictionaries: dictionaries)
                 return nil
             } catch { return error }
         }
         #expect(decode(Array(block.data.prefix(block.data.count / 2))) == .compression(.truncated))
-        #expect(decode(block.data, dictionaries: { _ in nil }) == .compression(.corrupt(
-            "compressed against an unknown dictionary \(DictionaryDeflate.identifier(of: Self.dictionary))")))
+        #expect(
+            decode(block.data, dictionaries: { _ in nil })
+                == .compression(
+                    .corrupt(
+                        "compressed against an unknown dictionary \(DictionaryDeflate.identifier(of: Self.dictionary))")))
         // Another dictionary under the same name: the data refers to bytes it does not hold, or the checksum fails.
         let another = decode(block.data, dictionaries: { _ in Array("another".utf8) })
         #expect({ if case .compression(.corrupt)? = another { true } else { false } }(), "\(String(describing: another))")

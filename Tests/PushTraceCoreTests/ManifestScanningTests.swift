@@ -41,12 +41,12 @@ struct ManifestScanningTests {
     @Test("manifests it leaves to the strict decoder")
     func leftAside() {
         let lines = [
-            #"{"app_id":"a","app_id":"b"}"#,                       // a known key twice
-            #"{"schema":1.0}"#, #"{"uploaded_at":1e12}"#, #"{"schema":01}"#, // numbers JSONDecoder reads leniently
-            #"{"schema":"1"}"#, #"{"app_id":7}"#, #"{"device_id":true}"#, // a known field of another type
-            #"{"\u0061pp_id":"a"}"#,                                // an escaped key
-            #"{"app_id":"a",}"#, #"{"app_id":"\ud800"}"#,         // malformed JSON, a lone surrogate
-            #"{"app_id":"a"} x"#, "[1]", "",                        // not one object
+            #"{"app_id":"a","app_id":"b"}"#,  // a known key twice
+            #"{"schema":1.0}"#, #"{"uploaded_at":1e12}"#, #"{"schema":01}"#,  // numbers JSONDecoder reads leniently
+            #"{"schema":"1"}"#, #"{"app_id":7}"#, #"{"device_id":true}"#,  // a known field of another type
+            #"{"\u0061pp_id":"a"}"#,  // an escaped key
+            #"{"app_id":"a",}"#, #"{"app_id":"\ud800"}"#,  // malformed JSON, a lone surrogate
+            #"{"app_id":"a"} x"#, "[1]", "",  // not one object
         ]
         for line in lines {
             #expect(Self.scanned(line) == nil, "taken: \(line)")

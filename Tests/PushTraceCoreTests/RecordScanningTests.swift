@@ -65,12 +65,12 @@ struct RecordScanningTests {
     @Test("lines it leaves to the strict decoder, which answers them as before")
     func leftAside() {
         let lines = [
-            #"{"ts":1,"ts":2}"#,                                  // a known key twice
-            #"{"ts":1.0}"#, #"{"ts":1e3}"#, #"{"ts":-0}"#, #"{"ts":01}"#, // numbers JSONDecoder reads leniently
-            #"{"ts":9223372036854775808}"#,                       // past Int64
-            #"{"ts":"1794787200000"}"#,                           // a known field of the wrong type
+            #"{"ts":1,"ts":2}"#,  // a known key twice
+            #"{"ts":1.0}"#, #"{"ts":1e3}"#, #"{"ts":-0}"#, #"{"ts":01}"#,  // numbers JSONDecoder reads leniently
+            #"{"ts":9223372036854775808}"#,  // past Int64
+            #"{"ts":"1794787200000"}"#,  // a known field of the wrong type
             // Config records' nested fields the strict decoder reads, or refuses, on its own terms.
-            #"{"categories":[{"actions":["A"]}]}"#, #"{"categories":[{"id":null}]}"#, // no category id
+            #"{"categories":[{"actions":["A"]}]}"#, #"{"categories":[{"id":null}]}"#,  // no category id
             #"{"categories":{"id":"A"}}"#, #"{"categories":[null]}"#, #"{"categories":["A"]}"#,
             #"{"categories":[{"id":"A","actions":[1]}]}"#, #"{"categories":[{"id":"A","id":"B"}]}"#,
             #"{"categories":[{"\u0069d":"A"}]}"#, #"{"categories":[{"id":"A"},]}"#,
@@ -79,11 +79,11 @@ struct RecordScanningTests {
             #"{"info_plist":{"UNNotificationExtensionInitialContentSizeRatio":0.12345678901234567}}"#,
             #"{"info_plist":{"UNNotificationExtensionCategory":7}}"#, #"{"info_plist":[]}"#,
             #"{"info_plist":{"UNNotificationExtensionDefaultContentHidden":1}}"#,
-            #"{"t\u0079pe":"event"}"#,                            // an escaped key
-            #"{"ts":1,}"#, #"{"x":-,"ts":1}"#, #"{"x":01,"ts":1}"#, // malformed JSON JSONDecoder passes over
-            "{\"message\":\"a\u{01}b\"}",                          // a raw control character
-            #"{"message":"\ud800"}"#, #"{"x":"\udc00x"}"#,        // lone surrogates
-            #"{"ts":1} x"#, "[1]", "\"text\"", "",               // not one object
+            #"{"t\u0079pe":"event"}"#,  // an escaped key
+            #"{"ts":1,}"#, #"{"x":-,"ts":1}"#, #"{"x":01,"ts":1}"#,  // malformed JSON JSONDecoder passes over
+            "{\"message\":\"a\u{01}b\"}",  // a raw control character
+            #"{"message":"\ud800"}"#, #"{"x":"\udc00x"}"#,  // lone surrogates
+            #"{"ts":1} x"#, "[1]", "\"text\"", "",  // not one object
         ]
         for line in lines {
             #expect(Self.scanned(line) == nil, "taken: \(line)")

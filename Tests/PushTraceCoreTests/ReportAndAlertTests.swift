@@ -79,26 +79,29 @@ struct ReportAndAlertTests {
     @Test("with nothing firing, the text says how many windows were judged, or that none had the volume")
     func quietText() {
         let now: Int64 = 1_794_744_000_000
-        #expect(AlertReport(now: now, evaluated: 2, firing: []).text
+        #expect(
+            AlertReport(now: now, evaluated: 2, firing: []).text
                 == "no alert fires as of 2026-11-15 12:00:00 UTC (2 rule, app and category windows judged)\n")
         #expect(AlertReport(now: now, evaluated: 1, firing: []).text.hasSuffix("(1 rule, app and category window judged)\n"))
-        #expect(AlertReport(now: now, evaluated: 0, firing: []).text
+        #expect(
+            AlertReport(now: now, evaluated: 0, firing: []).text
                 == "no alert fires as of 2026-11-15 12:00:00 UTC: no window had enough notifications to judge "
                 + "(a rule's min_window) for any app and category\n")
     }
 
     @Test("a rules file changes built-in rules, adds new ones, and names what is wrong")
     func ruleFile() throws {
-        let set = try AlertRuleSet(yaml: """
-            rules:
-              - name: service_timeout_spike
-                min_window: 100
-              - name: extension_crash_spike
-                enabled: false
-              - name: fast_timeouts
-                metric: service_timeout
-                window_minutes: 15
-            """)
+        let set = try AlertRuleSet(
+            yaml: """
+                rules:
+                  - name: service_timeout_spike
+                    min_window: 100
+                  - name: extension_crash_spike
+                    enabled: false
+                  - name: fast_timeouts
+                    metric: service_timeout
+                    window_minutes: 15
+                """)
         #expect(set.rules.first { $0.name == "service_timeout_spike" }?.minWindow == 100)
         #expect(set.active.map(\.name) == ["service_timeout_spike", "attachment_failure_spike", "fast_timeouts"])
         #expect(set.rules.last?.windowMinutes == 15)

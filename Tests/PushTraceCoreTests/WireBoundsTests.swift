@@ -14,15 +14,17 @@ struct WireBoundsTests {
 
     @Test("times outside 2000–2199, durations, sizes and statuses out of range: the line rejected with its reason")
     func outOfRangeRecords() throws {
-        let lines = [Self.manifest] + [
-            "9223372036854775807", "-9223372036854775808", "946684799999", "7258118400000", "9007199254740992", "0", "-0",
-        ].map { Self.event("", ts: $0) } + [
-            #"{"type":"event","ts":1763622001234,"process":"service","event":"service.download","notification_id":"n","url_host":"h","duration_ms":86400001}"#,
-            #"{"type":"event","ts":1763622001234,"process":"service","event":"service.expired","notification_id":"n","elapsed_ms":-1}"#,
-            #"{"type":"event","ts":1763622001234,"process":"server","event":"push.sent","notification_id":"n","category":"C","mutable_content":true,"has_alert":true,"payload_bytes":4294967297}"#,
-            #"{"type":"event","ts":1763622001234,"process":"server","event":"push.apns_response","notification_id":"n","status":1000}"#,
-            #"{"type":"event","ts":1763622001234,"process":"content","event":"content.completion_timeout","notification_id":"n","action":"A","waited_ms":9223372036854775807}"#,
-        ]
+        let lines =
+            [Self.manifest]
+            + [
+                "9223372036854775807", "-9223372036854775808", "946684799999", "7258118400000", "9007199254740992", "0", "-0",
+            ].map { Self.event("", ts: $0) } + [
+                #"{"type":"event","ts":1763622001234,"process":"service","event":"service.download","notification_id":"n","url_host":"h","duration_ms":86400001}"#,
+                #"{"type":"event","ts":1763622001234,"process":"service","event":"service.expired","notification_id":"n","elapsed_ms":-1}"#,
+                #"{"type":"event","ts":1763622001234,"process":"server","event":"push.sent","notification_id":"n","category":"C","mutable_content":true,"has_alert":true,"payload_bytes":4294967297}"#,
+                #"{"type":"event","ts":1763622001234,"process":"server","event":"push.apns_response","notification_id":"n","status":1000}"#,
+                #"{"type":"event","ts":1763622001234,"process":"content","event":"content.completion_timeout","notification_id":"n","action":"A","waited_ms":9223372036854775807}"#,
+            ]
         let decoded = Decoded(Fixture.text(lines))
         #expect(decoded.error == nil)
         #expect(decoded.records.isEmpty, "\(decoded.records.map(\.json))")
@@ -31,8 +33,11 @@ struct WireBoundsTests {
             #expect(rejected.reason.contains("out of range") || rejected.reason.contains("negative"), "\(rejected.reason)")
         }
         // The edges themselves are in range, and seconds are still named as such.
-        let edges = Decoded(Fixture.text([Self.manifest, Self.event("", ts: "946684800000"), Self.event("", ts: "7258118399999"),
-                                          Self.event("", ts: "1763622001")]))
+        let edges = Decoded(
+            Fixture.text([
+                Self.manifest, Self.event("", ts: "946684800000"), Self.event("", ts: "7258118399999"),
+                Self.event("", ts: "1763622001"),
+            ]))
         #expect(edges.records.count == 2)
         #expect(edges.rejected.first?.reason.contains("looks like seconds") == true)
     }
@@ -54,19 +59,23 @@ struct WireBoundsTests {
 
     @Test("notification IDs and categories: printable, 255 bytes at most")
     func identifiers() {
-        let decoded = Decoded(Fixture.text([
-            Self.manifest, Self.event("", id: #"n\n1"#), Self.event("", id: String(repeating: "x", count: 256)),
-            Self.event(#","category":"C\u001b[31m""#), Self.event("", id: "\u{202E}evil"), Self.event(#","category":"DAILY""#),
-        ]))
+        let decoded = Decoded(
+            Fixture.text([
+                Self.manifest, Self.event("", id: #"n\n1"#), Self.event("", id: String(repeating: "x", count: 256)),
+                Self.event(#","category":"C\u001b[31m""#), Self.event("", id: "\u{202E}evil"), Self.event(#","category":"DAILY""#),
+            ]))
         #expect(decoded.records.count == 1)
-        #expect(decoded.rejected.map(\.reason).allSatisfy { $0.contains("control character") || $0.contains("characters long") },
-                "\(decoded.rejected.map(\.reason))")
+        #expect(
+            decoded.rejected.map(\.reason).allSatisfy { $0.contains("control character") || $0.contains("characters long") },
+            "\(decoded.rejected.map(\.reason))")
     }
 
     @Test("instants people type are bounded too")
     func instants() {
-        for text in ["-9223372036854775808", "9223372036854775807", "1e308", "-0", "0", "99999-01-01", "1800-01-01",
-                     String(repeating: "9", count: 100)] {
+        for text in [
+            "-9223372036854775808", "9223372036854775807", "1e308", "-0", "0", "99999-01-01", "1800-01-01",
+            String(repeating: "9", count: 100),
+        ] {
             #expect(InstantText.parse(text) == nil, "\(text)")
         }
         #expect(InstantText.parse("2026-11-25") == 1_795_564_800_000)
@@ -94,13 +103,24 @@ struct WireBoundsTests {
             TimelineEntry(ts: ts, deviceTs: deviceTs, record: try JSONDecoder().decode(Record.self, from: Data(json.utf8)), json: json)
         }
         let entries = [
-            try entry(#"{"type":"event","ts":1763622000000,"process":"server","event":"push.sent","notification_id":"n","category":"C","mutable_content":true,"has_alert":true,"payload_bytes":9223372036854775807}"#, ts: 1_763_622_000_000),
-            try entry(#"{"type":"event","ts":9223372036854775807,"process":"server","event":"push.apns_response","notification_id":"n","status":200}"#, ts: Int64.max),
-            try entry(#"{"type":"event","ts":1763622000500,"process":"service","event":"service.received","notification_id":"n"}"#,
-                      ts: Int64.min, deviceTs: 1_763_622_000_500),
-            try entry(#"{"type":"event","ts":1763622000600,"process":"service","event":"service.download","notification_id":"n","url_host":"h","duration_ms":9223372036854775807,"bytes":9223372036854775807}"#, ts: 1_763_622_000_600),
-            try entry(#"{"type":"event","ts":1763622000700,"process":"service","event":"service.expired","notification_id":"n","elapsed_ms":9223372036854775807}"#, ts: 1_763_622_000_700),
-            try entry(#"{"type":"event","ts":1763622000900,"process":"content","event":"content.completion_timeout","notification_id":"n","action":"A","waited_ms":-9223372036854775808}"#, ts: 1_763_622_000_900),
+            try entry(
+                #"{"type":"event","ts":1763622000000,"process":"server","event":"push.sent","notification_id":"n","category":"C","mutable_content":true,"has_alert":true,"payload_bytes":9223372036854775807}"#,
+                ts: 1_763_622_000_000),
+            try entry(
+                #"{"type":"event","ts":9223372036854775807,"process":"server","event":"push.apns_response","notification_id":"n","status":200}"#,
+                ts: Int64.max),
+            try entry(
+                #"{"type":"event","ts":1763622000500,"process":"service","event":"service.received","notification_id":"n"}"#,
+                ts: Int64.min, deviceTs: 1_763_622_000_500),
+            try entry(
+                #"{"type":"event","ts":1763622000600,"process":"service","event":"service.download","notification_id":"n","url_host":"h","duration_ms":9223372036854775807,"bytes":9223372036854775807}"#,
+                ts: 1_763_622_000_600),
+            try entry(
+                #"{"type":"event","ts":1763622000700,"process":"service","event":"service.expired","notification_id":"n","elapsed_ms":9223372036854775807}"#,
+                ts: 1_763_622_000_700),
+            try entry(
+                #"{"type":"event","ts":1763622000900,"process":"content","event":"content.completion_timeout","notification_id":"n","action":"A","waited_ms":-9223372036854775808}"#,
+                ts: 1_763_622_000_900),
         ]
         let input = DiagnosisInput(appID: "net.x", notificationID: "n", entries: entries, deviceLastSeen: Int64.max)
         let report = WhyReport(input: input, diagnosis: Diagnoser().diagnose(input))
@@ -119,10 +139,12 @@ struct WireBoundsTests {
     @Test("what a device sent shows escaped in text; JSON keeps it exact")
     func terminalText() throws {
         #expect(TerminalText.escaped("plain text, ünïcode") == "plain text, ünïcode")
-        #expect(TerminalText.escaped("\u{1B}]0;title\u{7}\u{1B}[2K\rOVERWRITTEN\n")
+        #expect(
+            TerminalText.escaped("\u{1B}]0;title\u{7}\u{1B}[2K\rOVERWRITTEN\n")
                 == #"\e]0;title\u{7}\e[2K\rOVERWRITTEN\n"#)
         #expect(TerminalText.escaped("a\u{9B}b\u{202E}c\u{2028}d\u{7F}") == #"a\u{9B}b\u{202E}c\u{2028}d\u{7F}"#)
-        let json = #"{"type":"event","ts":1763622000500,"process":"service\u001b[31m","event":"service.received","notification_id":"n","category":"C\u001b]0;x\u0007"}"#
+        let json =
+            #"{"type":"event","ts":1763622000500,"process":"service\u001b[31m","event":"service.received","notification_id":"n","category":"C\u001b]0;x\u0007"}"#
         let entry = TimelineEntry(ts: 1_763_622_000_500, record: try JSONDecoder().decode(Record.self, from: Data(json.utf8)), json: json)
         let input = DiagnosisInput(appID: "net.x", notificationID: "n\u{1B}", entries: [entry])
         let report = WhyReport(input: input, diagnosis: Diagnoser().diagnose(input))

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
 
 /// The conversion of a store with a row per record (the previous release's) into record blocks.
 @Suite("SQLiteStore: converting per-record rows into blocks")
@@ -31,8 +32,10 @@ struct BlockConversionTests {
             return told.count < 4
         }
         let (left, inBlocks) = try pool.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0,
-             try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") ?? 0)
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") ?? 0
+            )
         }
         #expect(told.first?.bundles == 0 && told.last!.bundles > 0 && told.last!.totalBundles > told.last!.bundles)
         #expect(left > 0 && inBlocks == told.last!.records && left + inBlocks == records)
@@ -57,7 +60,8 @@ struct BlockConversionTests {
         for row in notifications {
             let app: String = row[0], id: String = row[1]
             #expect(try resumed.why(appID: app, notificationID: id).jsonValue == (try once.why(appID: app, notificationID: id).jsonValue))
-            #expect(try resumed.logs(appID: app, notificationID: id).map(\.json) == (try once.logs(appID: app, notificationID: id).map(\.json)))
+            #expect(
+                try resumed.logs(appID: app, notificationID: id).map(\.json) == (try once.logs(appID: app, notificationID: id).map(\.json)))
         }
         var exported: [[String]] = []
         for store in [resumed, once] {

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
 
 @Suite("Checkpointing the write-ahead log off the writer")
 struct CheckpointerTests {

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
 
 @Suite("SQLiteStore: rebuild (vacuum)")
 struct RebuildTests {
@@ -15,7 +16,7 @@ struct RebuildTests {
         let countsBefore = try temporary.counts()
         let room = try store.rebuildRoom()
         let fileBefore = try size(store.path)
-        #expect(room.liveBytes > 0 && room.liveBytes < fileBefore / 2) // most of the file was deleted rows
+        #expect(room.liveBytes > 0 && room.liveBytes < fileBefore / 2)  // most of the file was deleted rows
         #expect(room.shortfall == nil)
 
         try store.vacuum()
@@ -87,26 +88,30 @@ struct RebuildTests {
     @Test("the room a rebuild needs: twice the pages in use on one file system, once on each of two; the shortfall said")
     func shortfall() {
         let mega: Int64 = 1_000_000
-        var room = RebuildRoom(liveBytes: 500 * mega, temporaryDirectory: "/var/tmp", freeBesideDatabase: 2_000 * mega,
-                               freeInTemporaryDirectory: nil)
+        var room = RebuildRoom(
+            liveBytes: 500 * mega, temporaryDirectory: "/var/tmp", freeBesideDatabase: 2_000 * mega,
+            freeInTemporaryDirectory: nil)
         #expect(room.shortfall == nil)
-        room.freeBesideDatabase = 900 * mega // 2 × 510 MB (the copy and the log, with the log's margin) do not fit
-        #expect(room.shortfall == "rebuilding needs 1020.0 MB free (a temporary copy of the 500.0 MB still in use, in "
+        room.freeBesideDatabase = 900 * mega  // 2 × 510 MB (the copy and the log, with the log's margin) do not fit
+        #expect(
+            room.shortfall == "rebuilding needs 1020.0 MB free (a temporary copy of the 500.0 MB still in use, in "
                 + "/var/tmp, and the log that carries it back), and 900.0 MB are")
-        room.freeInTemporaryDirectory = 600 * mega // on a file system of its own, each side needs one copy
+        room.freeInTemporaryDirectory = 600 * mega  // on a file system of its own, each side needs one copy
         #expect(room.shortfall == nil)
         room.freeInTemporaryDirectory = 400 * mega
         room.freeBesideDatabase = 300 * mega
-        #expect(room.shortfall == "rebuilding needs 510.0 MB for the temporary copy in /var/tmp, where 400.0 MB are free, "
+        #expect(
+            room.shortfall == "rebuilding needs 510.0 MB for the temporary copy in /var/tmp, where 400.0 MB are free, "
                 + "and 510.0 MB for the log beside the database, where 300.0 MB are free")
     }
 
     /// A simulated store of which retention has deleted all but the last day: most of its file is free pages.
     private func storeAfterRetention() throws -> TemporaryStore {
         let temporary = try ReportTests.simulatedStore(seed: 12, notifications: 2_000)
-        let cutoff = try temporary.sqlite.pool.read { db in
-            try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
-        } - 86_400_000
+        let cutoff =
+            try temporary.sqlite.pool.read { db in
+                try #require(try Int64.fetchOne(db, sql: "SELECT max(received_at) FROM bundle"))
+            } - 86_400_000
         _ = try temporary.sqlite.deleteExpired(before: cutoff)
         return temporary
     }

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 import PushTraceCore
 import PushTraceSimulator
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
 
 @Suite("SQLiteStore: delivery reports and rollups")
 struct ReportTests {
@@ -31,10 +32,13 @@ struct ReportTests {
         let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
         try temporary.sqlite.pool.read { db in
             let range: [any DatabaseValueConvertible] = [Self.app, Self.week.start, Self.week.end]
-            let row = try #require(try Row.fetchOne(db, sql: """
-                SELECT count(*), sum(service_received), sum(service_delivered), sum(service_expired)
-                FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ?
-                """, arguments: StatementArguments(range)))
+            let row = try #require(
+                try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*), sum(service_received), sum(service_delivered), sum(service_expired)
+                        FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ?
+                        """, arguments: StatementArguments(range)))
             let (notifications, ran, delivered, timeouts): (Int, Int, Int, Int) = (row[0], row[1], row[2], row[3])
             #expect(notifications > 300)
             #expect(json["notifications"] as? Int == notifications)
@@ -45,23 +49,30 @@ struct ReportTests {
             #expect(timeouts > 0)
             #expect(service["timeout_rate"] as? Double == Double(timeouts) / Double(ran))
             // Nearest rank over the `elapsed_ms` of service.delivered / service.expired (expired wins).
-            let durations = try Int64.fetchAll(db, sql: """
-                SELECT service_ms FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ?
-                AND service_ms IS NOT NULL ORDER BY service_ms
-                """, arguments: StatementArguments(range))
+            let durations = try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT service_ms FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ?
+                    AND service_ms IS NOT NULL ORDER BY service_ms
+                    """, arguments: StatementArguments(range))
             func nearestRank(_ p: Double) -> Int64 { durations[Int((p * Double(durations.count)).rounded(.up)) - 1] }
             let percentiles = try #require(service["duration_ms"] as? [String: Any])
             #expect(percentiles["p50"] as? Int64 == nearestRank(0.5))
             #expect(percentiles["p90"] as? Int64 == nearestRank(0.9))
             #expect(percentiles["p99"] as? Int64 == nearestRank(0.99))
-            let causes = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: """
-                SELECT cause, count(*) FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ? GROUP BY cause
-                """, arguments: StatementArguments(range)).map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+            let causes = Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT cause, count(*) FROM notification WHERE app_id = ? AND first_ts >= ? AND first_ts < ? GROUP BY cause
+                        """, arguments: StatementArguments(range)
+                ).map { (row: Row) -> (String, Int) in (row[0], row[1]) })
             #expect(json["causes"] as? [String: Int] == causes)
             // Every example is a notification of that cause in the week.
             for (cause, id) in report.causeExamples {
-                let stored = try Row.fetchOne(db, sql: "SELECT cause, first_ts FROM notification WHERE app_id = ? AND notification_id = ?",
-                                              arguments: [Self.app, id])
+                let stored = try Row.fetchOne(
+                    db, sql: "SELECT cause, first_ts FROM notification WHERE app_id = ? AND notification_id = ?",
+                    arguments: [Self.app, id])
                 #expect(stored?[0] == cause)
                 #expect(Self.week.start <= (stored?[1] ?? 0) && (stored?[1] ?? 0) < Self.week.end)
             }
@@ -86,8 +97,10 @@ struct ReportTests {
         try ingestor.ingest(paths: files.filter { $0.contains("server-") }) { _, _ in }
         try temporary.sqlite.settleCauses()
         // Each table with its count column: rows emptied by unsettling hold zeros, which a rebuild does not have.
-        let tables = [("daily", "notifications"), ("hourly", "notifications"), ("minutely", "notifications"),
-                      ("daily_duration", "n"), ("daily_action", "n")]
+        let tables = [
+            ("daily", "notifications"), ("hourly", "notifications"), ("minutely", "notifications"),
+            ("daily_duration", "n"), ("daily_action", "n"),
+        ]
         func snapshot() throws -> [String: [[String]]] {
             try temporary.sqlite.pool.read { db in
                 var tablesRows: [String: [[String]]] = [:]
@@ -95,10 +108,11 @@ struct ReportTests {
                     var rows: [[String]] = []
                     for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE \(count) != 0 ORDER BY 1, 2, 3, 4") {
                         let columns = row.columnNames.filter { $0 != "example_id" }
-                        rows.append(columns.map { column -> String in
-                            let value: DatabaseValue = row[column]
-                            return value.description
-                        })
+                        rows.append(
+                            columns.map { column -> String in
+                                let value: DatabaseValue = row[column]
+                                return value.description
+                            })
                     }
                     tablesRows[table] = rows
                 }
@@ -133,11 +147,14 @@ struct ReportTests {
                 [$0.appID, $0.category, "\($0.window.serviceRan)", "\($0.window.serviceTimeouts)", "\($0.window.extensionCrashes)"]
             }
             let expected = try temporary.sqlite.pool.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT app_id, coalesce(category, ''), sum(service_received), sum(service_expired),
-                        sum(service_crashed OR content_crashed)
-                    FROM notification WHERE first_ts >= ? AND first_ts < ? AND cause IS NOT NULL GROUP BY 1, 2
-                    """, arguments: [window.start, window.end]).map { row -> [String] in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT app_id, coalesce(category, ''), sum(service_received), sum(service_expired),
+                            sum(service_crashed OR content_crashed)
+                        FROM notification WHERE first_ts >= ? AND first_ts < ? AND cause IS NOT NULL GROUP BY 1, 2
+                        """, arguments: [window.start, window.end]
+                ).map { row -> [String] in
                     [row[0], row[1], "\(row[2] as Int)", "\(row[3] as Int)", "\(row[4] as Int)"]
                 }
             }

@@ -1,13 +1,16 @@
 import Foundation
 import GRDB
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
 
+@testable import PushTraceSQLite
+
 @Suite("SQLiteStore: retention")
 struct RetentionTests {
-    @Test("deleting what is older than a cut-off: records by bundle, old summaries, superseded configs; report figures unchanged, recent whys unchanged, a pruned bundle still a duplicate")
+    @Test(
+        "deleting what is older than a cut-off: records by bundle, old summaries, superseded configs; report figures unchanged, recent whys unchanged, a pruned bundle still a duplicate"
+    )
     func retention() throws {
         let temporary = try ReportTests.simulatedStore(seed: 11, notifications: 3_000)
         let store = temporary.sqlite
@@ -21,9 +24,12 @@ struct RetentionTests {
         let previousBefore = try ReportTests.reportJSON(store, period: previousWeek)
         let (expected, recent) = try store.pool.read { db in
             let expected = try Int.fetchOne(db, sql: "SELECT sum(accepted) FROM bundle WHERE received_at < ?", arguments: [cutoff]) ?? 0
-            let recent = try #require(try String.fetchOne(db, sql: """
-                SELECT notification_id FROM notification WHERE app_id = ? AND first_ts > ? ORDER BY first_ts LIMIT 1
-                """, arguments: [ReportTests.app, cutoff + 86_400_000]))
+            let recent = try #require(
+                try String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT notification_id FROM notification WHERE app_id = ? AND first_ts > ? ORDER BY first_ts LIMIT 1
+                        """, arguments: [ReportTests.app, cutoff + 86_400_000]))
             return (expected, recent)
         }
         let whyBefore = try store.why(appID: ReportTests.app, notificationID: recent).jsonValue
@@ -40,35 +46,50 @@ struct RetentionTests {
             (try String.fetchAll(db, sql: superseded, arguments: [cutoff]), try String.fetchAll(db, sql: allConfigs))
         }
         let actionsKept = try store.pool.read { db in
-            try String.fetchAll(db, sql: """
-                SELECT notification_id || action_list FROM notification WHERE action_list IS NOT NULL
-                AND NOT (first_ts < ? AND last_ts < ? AND cause IS NOT NULL) ORDER BY notification_id
-                """, arguments: [cutoff, cutoff])
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT notification_id || action_list FROM notification WHERE action_list IS NOT NULL
+                    AND NOT (first_ts < ? AND last_ts < ? AND cause IS NOT NULL) ORDER BY notification_id
+                    """, arguments: [cutoff, cutoff])
         }
-        let actionsBefore = try store.pool.read {
-            try Int.fetchOne($0, sql: "SELECT count(*) FROM notification WHERE action_list IS NOT NULL")
-        } ?? 0
-        #expect(actionsKept.count > 0 && actionsKept.count < actionsBefore) // some go, some stay
+        let actionsBefore =
+            try store.pool.read {
+                try Int.fetchOne($0, sql: "SELECT count(*) FROM notification WHERE action_list IS NOT NULL")
+            } ?? 0
+        #expect(actionsKept.count > 0 && actionsKept.count < actionsBefore)  // some go, some stay
         var calls = 0
         // Small batches: the config pass reads pages of 500 index entries, so a key's rows span pages.
-        let report = try store.deleteExpired(before: cutoff, batchSize: 50) { _ in calls += 1; return true }
+        let report = try store.deleteExpired(before: cutoff, batchSize: 50) { _ in
+            calls += 1
+            return true
+        }
         #expect(report.records == expected && expected > 0)
         #expect(report.configs == supersededBefore.count && configsBefore.count > 1_000 && supersededBefore.count > 500)
         #expect(report.notifications > 0 && report.bundles > 0)
         #expect(calls > 2)  // small transactions, not one
         try store.pool.read { db throws in
-            #expect(try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM record_block r JOIN bundle b ON b.id = r.bundle_ref WHERE b.received_at < ?
-                """, arguments: [cutoff]) == 0)
+            #expect(
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM record_block r JOIN bundle b ON b.id = r.bundle_ref WHERE b.received_at < ?
+                        """, arguments: [cutoff]) == 0)
             // The index keeps no entry of a deleted block.
-            #expect(try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM notification_block WHERE block NOT IN (SELECT id FROM record_block)
-                """) == 0)
+            #expect(
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM notification_block WHERE block NOT IN (SELECT id FROM record_block)
+                        """) == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE last_ts < ?", arguments: [cutoff]) == 0)
             // The deleted summaries' actions went with them; the others' stayed.
-            #expect(try String.fetchAll(db, sql: """
-                SELECT notification_id || action_list FROM notification WHERE action_list IS NOT NULL ORDER BY notification_id
-                """) == actionsKept)
+            #expect(
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT notification_id || action_list FROM notification WHERE action_list IS NOT NULL ORDER BY notification_id
+                        """) == actionsKept)
             #expect(try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") ?? 0 > 0)
             // Every app, device and process keeps its latest config: it is still in force. Exactly the superseded
             // ones before the cut-off are gone.
@@ -85,7 +106,10 @@ struct RetentionTests {
         func figures(_ json: Data) throws -> NSDictionary {
             var object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
             object["cause_examples"] = nil
-            if var previous = object["previous"] as? [String: Any] { previous["cause_examples"] = nil; object["previous"] = previous }
+            if var previous = object["previous"] as? [String: Any] {
+                previous["cause_examples"] = nil
+                object["previous"] = previous
+            }
             return NSDictionary(dictionary: object)
         }
         #expect(try figures(ReportTests.reportJSON(store, period: previousWeek)) == figures(previousBefore))
@@ -93,11 +117,18 @@ struct RetentionTests {
         // A second pass finds nothing; a pruned bundle uploaded again is still a duplicate.
         #expect(try store.deleteExpired(before: cutoff).records == 0)
         let files = try TemporaryStore.bundleFiles(in: temporary.directory.appendingPathComponent("bundles"))
-        let oldest = try #require(files.min { (try? FileManager.default.attributesOfItem(atPath: $0)[.modificationDate] as? Date ?? .distantFuture) ?? .distantFuture
-            < (try? FileManager.default.attributesOfItem(atPath: $1)[.modificationDate] as? Date ?? .distantFuture) ?? .distantFuture })
+        let oldest = try #require(
+            files.min {
+                (try? FileManager.default.attributesOfItem(atPath: $0)[.modificationDate] as? Date ?? .distantFuture) ?? .distantFuture
+                    < (try? FileManager.default.attributesOfItem(atPath: $1)[.modificationDate] as? Date ?? .distantFuture)
+                    ?? .distantFuture
+            })
         var outcome: FileIngestor.Outcome?
         try FileIngestor(store: store).ingest(paths: [oldest]) { _, result in outcome = result }
-        guard case .stored(let result) = outcome else { Issue.record("\(String(describing: outcome))"); return }
+        guard case .stored(let result) = outcome else {
+            Issue.record("\(String(describing: outcome))")
+            return
+        }
         #expect(result.duplicate)
     }
 }

@@ -3,10 +3,11 @@ import GRDB
 import PushTraceCore
 import PushTraceGzip
 import PushTraceSimulator
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
 
 @Suite("SQLiteStore: ingest, correlation, idempotency")
 struct StoreTests {
@@ -107,7 +108,7 @@ struct StoreTests {
     func lockedDatabase() throws {
         let temporary = try TemporaryStore()
         let path = temporary.directory.path + "/locked.sqlite"
-        try SQLiteStore(path: path).close() // Closed, the log is empty: opening it again writes, so it needs the lock.
+        try SQLiteStore(path: path).close()  // Closed, the log is empty: opening it again writes, so it needs the lock.
         var configuration = Configuration()
         configuration.allowsUnsafeTransactions = true
         let holder = try DatabaseQueue(path: path, configuration: configuration)

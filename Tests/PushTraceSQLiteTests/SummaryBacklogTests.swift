@@ -3,10 +3,11 @@ import GRDB
 import PushTraceCore
 import PushTraceRecords
 import PushTraceSimulator
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
 
 @Suite("SummaryBacklog: summaries written after their bundles' commits")
 struct SummaryBacklogTests {

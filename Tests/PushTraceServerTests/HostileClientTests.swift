@@ -5,11 +5,12 @@ import HummingbirdTesting
 import Logging
 import PushTraceCore
 import PushTraceRecords
-@testable import PushTraceServer
-@testable import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceSQLite
+@testable import PushTraceServer
 
 /// What a stranger holding an app's ingest token (or a read token) may try, answered without a crash, a leak or a
 /// starved neighbour (docs/security.md; the live-release version is `make attack-test`).
@@ -24,8 +25,10 @@ struct HostileClientTests {
         try await server.run { client in
             let id = UUID().uuidString
             // uploaded_at in 1973 with a record at Int64.max: the correction overflowed.
-            let overflow = Bodies.gzip([Lines.manifest(uploadedAt: 100_000_000_000),
-                                        #"{"type":"event","ts":\#(Self.int64Max),"process":"service","event":"service.received","notification_id":"\#(id)"}"#])
+            let overflow = Bodies.gzip([
+                Lines.manifest(uploadedAt: 100_000_000_000),
+                #"{"type":"event","ts":\#(Self.int64Max),"process":"service","event":"service.received","notification_id":"\#(id)"}"#,
+            ])
             let refused = try await client.upload(overflow, token: server.ingestToken)
             #expect(refused.status == .badRequest)
             #expect((refused.json["message"] as? String)?.contains("uploaded_at") == true)
@@ -35,9 +38,12 @@ struct HostileClientTests {
             }
             // A correct clock, one record at Int64.max: that line rejected, the rest stored.
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let mixed = Bodies.gzip([Lines.manifest(uploadedAt: now),
-                                     #"{"type":"event","ts":\#(Self.int64Max),"process":"service","event":"service.received","notification_id":"\#(id)"}"#]
-                                    + Lines.serviceSteps(id))
+            let mixed = Bodies.gzip(
+                [
+                    Lines.manifest(uploadedAt: now),
+                    #"{"type":"event","ts":\#(Self.int64Max),"process":"service","event":"service.received","notification_id":"\#(id)"}"#,
+                ]
+                    + Lines.serviceSteps(id))
             let stored = try await client.upload(mixed, token: server.ingestToken)
             #expect(stored.status == .ok)
             #expect(stored.json["rejected"] as? Int == 1)
@@ -83,8 +89,10 @@ struct HostileClientTests {
     func requestIDs() async throws {
         let server = try TestServer()
         try await server.run { client in
-            for (uri, token) in [("/healthz", nil), ("/v1/nothing", nil), ("/v1/alerts", server.readToken),
-                                 ("/v1/alerts", nil)] as [(String, String?)] {
+            for (uri, token) in [
+                ("/healthz", nil), ("/v1/nothing", nil), ("/v1/alerts", server.readToken),
+                ("/v1/alerts", nil),
+            ] as [(String, String?)] {
                 let response = try await client.get(uri, token: token)
                 let id = response.headers[HTTPField.Name("X-Request-ID")!]
                 #expect(id?.isEmpty == false, "\(uri): no X-Request-ID")
@@ -146,7 +154,8 @@ struct HostileClientTests {
             #expect(try await client.get("/healthz", token: nil).status == .ok)
             for framing in ["Content-Length: 40000000", "Transfer-Encoding: chunked"] {
                 let raw = try await RawHTTP.exchangeWithEndDetached(
-                    port: client.port!, send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pt_x_y\r\n"
+                    port: client.port!,
+                    send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pt_x_y\r\n"
                         + "\(framing)\r\n\r\n" + String(repeating: "x", count: 1000), readTimeout: 10)
                 #expect(raw.text.hasPrefix("HTTP/1.1 401"), "\(framing): \(raw.text)")
                 #expect(raw.text.lowercased().contains("connection: close"), "\(framing): \(raw.text)")
@@ -163,7 +172,8 @@ struct HostileClientTests {
             // One upload of the token held open: its headers and half its body.
             let held = Task {
                 try await RawHTTP.exchangeWithEndDetached(
-                    port: port, send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                    port: port,
+                    send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                         + "Content-Length: \(body.count + 10)\r\n\r\n" + String(repeating: "\n", count: 10), readTimeout: 30)
             }
             try await Task.sleep(for: .milliseconds(500))
@@ -193,20 +203,25 @@ struct HostileClientTests {
         try await server.run { client in
             // Three lines of 900 KB: charged about 5.4 MB, over the token's 4 MiB share.
             let big = String(repeating: "A", count: 900_000)
-            let lines = [Lines.manifest()] + (0..<3).map {
-                #"{"type":"log","ts":\#(Lines.t0),"process":"service","level":"info","message":"\#(big)","notification_id":"n-\#($0)"}"#
-            }
+            let lines =
+                [Lines.manifest()]
+                + (0..<3).map {
+                    #"{"type":"log","ts":\#(Lines.t0),"process":"service","level":"info","message":"\#(big)","notification_id":"n-\#($0)"}"#
+                }
             let refused = try await client.upload(Bodies.gzip(lines), token: server.ingestToken)
             #expect(refused.status == .contentTooLarge, "\(refused.text)")
             #expect((refused.json["message"] as? String)?.contains("split it") == true)
             // An admin upload holding most of the budget open; another admin upload then finds no room in time.
-            let holding = Bodies.gzip([Lines.manifest()] + (0..<3).map {
-                #"{"type":"log","ts":\#(Lines.t0),"process":"service","level":"info","message":"\#(big)","notification_id":"h-\#($0)"}"#
-            } + Lines.serviceSteps("h"))
+            let holding = Bodies.gzip(
+                [Lines.manifest()]
+                    + (0..<3).map {
+                        #"{"type":"log","ts":\#(Lines.t0),"process":"service","level":"info","message":"\#(big)","notification_id":"h-\#($0)"}"#
+                    } + Lines.serviceSteps("h"))
             let port = client.port!
             let held = Task {
-                try await RawHTTP.heldUploadDetached(port: port, token: server.adminToken, body: holding, holdBack: 30,
-                                                     readTimeout: 5)
+                try await RawHTTP.heldUploadDetached(
+                    port: port, token: server.adminToken, body: holding, holdBack: 30,
+                    readTimeout: 5)
             }
             try await Task.sleep(for: .milliseconds(800))
             let squeezed = try await client.upload(Bodies.gzip(Array(lines.prefix(3))), token: server.adminToken)
@@ -219,8 +234,9 @@ struct HostileClientTests {
 
     /// A stall after 100 bytes of a 100,000-byte body: cut off by the rate (over every window after the grace) or,
     /// with no minimum rate, by the body's deadline; 408 either way, well before the idle timeout.
-    @Test("a stalled upload is cut off with 408: by its rate after the grace period, or by the body's deadline",
-          arguments: [("rate", "too_slow"), ("deadline", "took over 2 s")])
+    @Test(
+        "a stalled upload is cut off with 408: by its rate after the grace period, or by the body's deadline",
+        arguments: [("rate", "too_slow"), ("deadline", "took over 2 s")])
     func slowUploads(limit: String, expected: String) async throws {
         let server = try TestServer {
             if limit == "rate" {
@@ -234,7 +250,8 @@ struct HostileClientTests {
         try await server.run { client in
             let start = ContinuousClock.now
             let answer = try await RawHTTP.exchangeWithEndDetached(
-                port: client.port!, send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                port: client.port!,
+                send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                     + "Content-Length: 100000\r\n\r\n" + String(repeating: "\n", count: 100), readTimeout: 60)
             #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
             #expect(answer.text.contains(expected), "\(answer.text)")
@@ -249,11 +266,13 @@ struct HostileClientTests {
     func refusalsCloseOnLargeBodies() async throws {
         let server = try TestServer()
         try await server.run { client in
-            for request in ["POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
-                            "POST /v1/alerts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
-                            "GET /v1/alerts HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
-                            "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
-                                + "Content-Encoding: br\r\nContent-Length: 40000000\r\n\r\n"] {
+            for request in [
+                "POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
+                "POST /v1/alerts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "GET /v1/alerts HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
+                "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+                    + "Content-Encoding: br\r\nContent-Length: 40000000\r\n\r\n",
+            ] {
                 let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: request + "xxxx", readTimeout: 10)
                 #expect(answer.text.hasPrefix("HTTP/1.1 4"), "\(request.prefix(30)): \(answer.text)")
                 #expect(answer.text.lowercased().contains("connection: close"), "\(request.prefix(30)): \(answer.text)")
@@ -272,17 +291,23 @@ struct HostileClientTests {
                 let response = try await client.upload(Bodies.gzip([line]), token: server.adminToken)
                 #expect(response.status == .badRequest, "\(app.prefix(40))")
             }
-            let device = JSONValue.object(["type": "manifest", "bundle_id": "b", "app_id": .string(TestServer.app),
-                                           "device_id": "d\u{1B}[2J"]).jsonText(pretty: false)
+            let device = JSONValue.object([
+                "type": "manifest", "bundle_id": "b", "app_id": .string(TestServer.app),
+                "device_id": "d\u{1B}[2J",
+            ]).jsonText(pretty: false)
             #expect(try await client.upload(Bodies.gzip([device]), token: server.ingestToken).status == .badRequest)
             func event(_ id: String, category: String? = nil) -> String {
-                var fields: [String: JSONValue] = ["type": "event", "ts": .int(Lines.t0), "process": "service",
-                                                   "event": "service.received", "notification_id": .string(id)]
+                var fields: [String: JSONValue] = [
+                    "type": "event", "ts": .int(Lines.t0), "process": "service",
+                    "event": "service.received", "notification_id": .string(id),
+                ]
                 if let category { fields["category"] = .string(category) }
                 return JSONValue.object(fields).jsonText(pretty: false)
             }
-            let lines = [Lines.manifest(), event("id\nforged"), event(String(repeating: "x", count: 256)),
-                         event("n-1", category: "CAT\r\nX"), event("\u{202E}evil"), event("n-2", category: "DAILY_PICK")]
+            let lines = [
+                Lines.manifest(), event("id\nforged"), event(String(repeating: "x", count: 256)),
+                event("n-1", category: "CAT\r\nX"), event("\u{202E}evil"), event("n-2", category: "DAILY_PICK"),
+            ]
             let response = try await client.upload(Bodies.gzip(lines), token: server.ingestToken)
             #expect(response.status == .ok)
             #expect(response.json["accepted"] as? Int == 1)
@@ -302,9 +327,11 @@ struct EscapingLogHandlerTests {
         let capture = LogCapture()
         var logger = Logger(label: "test") { _ in EscapingLogHandler(capture.handler()) }
         logger[metadataKey: "hb.request.id"] = "id\n1"
-        logger.info("bundle\nstored \u{1B}[31m", metadata: [
-            "app": "net.x\n2026 forged", "list": .array(["a\r", "b"]), "nested": .dictionary(["k": "\u{7}"]),
-        ])
+        logger.info(
+            "bundle\nstored \u{1B}[31m",
+            metadata: [
+                "app": "net.x\n2026 forged", "list": .array(["a\r", "b"]), "nested": .dictionary(["k": "\u{7}"]),
+            ])
         let (message, metadata) = (capture.lines[0].message, capture.lines[0].metadata)
         #expect(message == "bundle\\nstored \\e[31m")
         #expect(metadata["app"] == "net.x\\n2026 forged")

@@ -32,27 +32,28 @@ import Testing
     }
 
     #if os(Linux)
-    @Test("the writer and the checkpointer run on threads named for top -H and perf")
-    func namesItsThreads() async throws {
-        let server = try TestServer()
-        try await server.run { client in
-            #expect(try await client.upload(Bodies.bundle(), token: server.ingestToken).status == .ok)
-            // Threads of tests running beside this one are listed too, and may end while being read.
-            let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
-                try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+        @Test("the writer and the checkpointer run on threads named for top -H and perf")
+        func namesItsThreads() async throws {
+            let server = try TestServer()
+            try await server.run { client in
+                #expect(try await client.upload(Bodies.bundle(), token: server.ingestToken).status == .ok)
+                // Threads of tests running beside this one are listed too, and may end while being read.
+                let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
+                    try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+                }
+                #expect(names.contains("pt-writer"), "\(names)")
+                #expect(names.contains("pt-checkpointer"), "\(names)")
             }
-            #expect(names.contains("pt-writer"), "\(names)")
-            #expect(names.contains("pt-checkpointer"), "\(names)")
         }
-    }
     #endif
 
     @Test(arguments: TestEngine.all)
     func takesTheBackendsEventsAndRefusesADeviceBundleThere(engine: TestEngine) async throws {
         let server = try TestServer(engine: engine)
         try await server.run { client in
-            let events = try await client.upload(Bodies.events(notification: "n-1"), token: server.ingestToken,
-                                                 path: "/v1/events")
+            let events = try await client.upload(
+                Bodies.events(notification: "n-1"), token: server.ingestToken,
+                path: "/v1/events")
             #expect(events.status == .ok)
             #expect(events.json["accepted"] as? Int == 2)
             let device = try await client.upload(Bodies.bundle(), token: server.ingestToken, path: "/v1/events")
@@ -110,12 +111,14 @@ import Testing
     @Test func readsTheBearerSchemeInAnyCaseWithBlanksAroundTheToken() async throws {
         let server = try TestServer()
         try await server.run { client in
-            let accepted = try await client.upload(Bodies.bundle(), token: nil,
-                                                   extra: [.authorization: "bEARER \t\(server.ingestToken) \t"])
+            let accepted = try await client.upload(
+                Bodies.bundle(), token: nil,
+                extra: [.authorization: "bEARER \t\(server.ingestToken) \t"])
             #expect(accepted.status == .ok)
             for header in ["Basic \(server.ingestToken)", "Bearer", "Bearer \t ", "Bearer\(server.ingestToken)"] {
-                try expectError(try await client.upload(Bodies.bundle(), token: nil, extra: [.authorization: header]),
-                                .unauthorized, "unauthorized")
+                try expectError(
+                    try await client.upload(Bodies.bundle(), token: nil, extra: [.authorization: header]),
+                    .unauthorized, "unauthorized")
             }
         }
         #expect(try server.counts()["bundle"] == 1)
@@ -161,8 +164,9 @@ import Testing
         let noise = (0..<(100 << 10)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         // Under the raw cap, over the decompressed cap: 4 MiB of one repeated record compress to a few KiB.
         let record = Lines.serviceSteps("n-6")[1] + "\n"
-        let bomb = Deflater.gzip(Array((Lines.manifest(app: TestServer.app) + "\n" + String(repeating: record, count: 40_000)).utf8),
-                                 level: 9)
+        let bomb = Deflater.gzip(
+            Array((Lines.manifest(app: TestServer.app) + "\n" + String(repeating: record, count: 40_000)).utf8),
+            level: 9)
         #expect(bomb.count < 64 << 10)
         try await server.run { client in
             try expectError(try await client.upload(bomb, token: server.ingestToken), .contentTooLarge, "too_large")
@@ -178,8 +182,9 @@ import Testing
         let server = try TestServer()
         let before = try server.counts()
         try await server.run { client in
-            try expectError(try await client.upload(Bodies.bundle(), token: server.ingestToken, encoding: "br"),
-                            .unsupportedMediaType, "unsupported_encoding")
+            try expectError(
+                try await client.upload(Bodies.bundle(), token: server.ingestToken, encoding: "br"),
+                .unsupportedMediaType, "unsupported_encoding")
         }
         #expect(try server.counts() == before)
     }
@@ -250,8 +255,9 @@ import Testing
         let server = try TestServer()
         let archived: HTTPFields = [IngestRoutesTesting.receivedAtHeader: "2025-11-20T07:00:00Z"]
         try await server.run { client in
-            try expectError(try await client.upload(Bodies.bundle(), token: server.ingestToken, extra: archived),
-                            .forbidden, "forbidden")
+            try expectError(
+                try await client.upload(Bodies.bundle(), token: server.ingestToken, extra: archived),
+                .forbidden, "forbidden")
             let replay = try await client.upload(Bodies.bundle(), token: server.adminToken, extra: archived)
             #expect(replay.status == .ok)
         }
@@ -263,8 +269,10 @@ enum IngestRoutesTesting {
 }
 
 /// The response is an error of SPEC §8: this status, a JSON body with this code and a message.
-func expectError(_ response: TestResponse, _ status: HTTPResponse.Status, _ code: String,
-                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectError(
+    _ response: TestResponse, _ status: HTTPResponse.Status, _ code: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
     #expect(response.headers[.contentType] == "application/json", sourceLocation: sourceLocation)
     #expect(response.json["error"] as? String == code, "\(response.text)", sourceLocation: sourceLocation)

@@ -26,8 +26,9 @@ final class LogCapture: Sendable {
         }
 
         func log(event: LogEvent) {
-            let line = Line(message: event.message.description, metadata: metadata.merging(event.metadata ?? [:]) { $1 },
-                            error: event.error.map { String(describing: $0) })
+            let line = Line(
+                message: event.message.description, metadata: metadata.merging(event.metadata ?? [:]) { $1 },
+                error: event.error.map { String(describing: $0) })
             capture.kept.withLockedValue { $0.append(line) }
         }
     }

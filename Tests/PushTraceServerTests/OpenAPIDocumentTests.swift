@@ -1,9 +1,10 @@
 import Foundation
 import HummingbirdTesting
 import Logging
-@testable import PushTraceServer
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceServer
 
 /// `openapi.json` against the server: every route documented and nothing documented that is not routed, and the
 /// document served at `GET /openapi.json` as the repository holds it.
@@ -19,17 +20,20 @@ import Testing
     @Test func documentsEveryRouteAndOnlyTheRoutes() throws {
         let folder = try TemporaryStore()
         let settings = ServerSettings()
-        let writer = IngestWriter(store: folder.store, settings: settings, metrics: ServerMetrics(),
-                                  logger: Logger(label: "openapi-test"))
-        let router = ServerApplication.makeRouter(store: folder.store, settings: settings, metrics: ServerMetrics(),
-                                                  writer: writer)
+        let writer = IngestWriter(
+            store: folder.store, settings: settings, metrics: ServerMetrics(),
+            logger: Logger(label: "openapi-test"))
+        let router = ServerApplication.makeRouter(
+            store: folder.store, settings: settings, metrics: ServerMetrics(),
+            writer: writer)
         let routed = Set(router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
 
         let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
         let paths = try #require(Self.document()["paths"] as? [String: [String: Any]])
-        let documented = Set(paths.flatMap { path, item in
-            item.keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
-        })
+        let documented = Set(
+            paths.flatMap { path, item in
+                item.keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
+            })
         #expect(routed.subtracting(documented).isEmpty, "routed but not in openapi.json")
         #expect(documented.subtracting(routed).isEmpty, "in openapi.json but not routed")
         #expect(routed.count == 9)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A bare TCP exchange, for what an HTTP client library hides: what the server sends after only the headers.
@@ -47,7 +48,8 @@ enum RawHTTP {
     /// first read (waiting at most `readTimeout` seconds): an upload that keeps what it decoded in the server.
     static func heldUploadDetached(port: Int, token: String, body: [UInt8], holdBack: Int, readTimeout: Int) async throws -> String {
         try await detached {
-            let head = "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+            let head =
+                "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
                 + "Content-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n"
             let socket = try connect(port: port, send: head, readTimeout: readTimeout)
             defer { close(socket) }
@@ -76,11 +78,17 @@ enum RawHTTP {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { close(socket); throw Failure(what: "connect") }
+        guard connected == 0 else {
+            close(socket)
+            throw Failure(what: "connect")
+        }
         var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(text.utf8)
-        guard Glibc.send(socket, bytes, bytes.count, 0) == bytes.count else { close(socket); throw Failure(what: "send") }
+        guard Glibc.send(socket, bytes, bytes.count, 0) == bytes.count else {
+            close(socket)
+            throw Failure(what: "send")
+        }
         return socket
     }
 }

@@ -30,8 +30,9 @@ import Testing
             try expectError(unknown, .notFound, "unknown_notification")
             #expect(unknown.json["cause"] as? String == "unknown_notification")
 
-            try expectError(try await client.get("/v1/notifications/\(id)?app=\(TestServer.otherApp)", token: server.readToken),
-                            .forbidden, "forbidden")
+            try expectError(
+                try await client.get("/v1/notifications/\(id)?app=\(TestServer.otherApp)", token: server.readToken),
+                .forbidden, "forbidden")
             try expectError(try await client.get("/v1/notifications/\(id)", token: server.ingestToken), .forbidden, "forbidden")
             try expectError(try await client.get("/v1/notifications/\(id)", token: nil), .unauthorized, "unauthorized")
         }
@@ -51,16 +52,18 @@ import Testing
             #expect(rows?.map { $0["app_id"] as? String } == [TestServer.app])
             let all = try await client.get("/v1/notifications", token: server.adminToken)
             #expect((try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [Any])?.count == 2)
-            try expectError(try await client.get("/v1/notifications?cause=gremlins", token: server.adminToken),
-                            .badRequest, "bad_request")
+            try expectError(
+                try await client.get("/v1/notifications?cause=gremlins", token: server.adminToken),
+                .badRequest, "bad_request")
             // A misspelt app: 404 naming the apps for an admin; a known app with nothing matching is an empty list.
             let misspelt = try await client.get("/v1/notifications?app=net.rorklab.dailypik", token: server.adminToken)
             try expectError(misspelt, .notFound, "unknown_app")
-            #expect(misspelt.text.contains("apps: \(TestServer.otherApp), \(TestServer.app)")) // in order of their IDs
+            #expect(misspelt.text.contains("apps: \(TestServer.otherApp), \(TestServer.app)"))  // in order of their IDs
             let none = try await client.get("/v1/notifications?app=\(TestServer.app)&cause=ok", token: server.adminToken)
             #expect(none.status == .ok && none.text == "[]")
-            try expectError(try await client.get("/v1/notifications?since=yesterday", token: server.adminToken),
-                            .badRequest, "bad_request")
+            try expectError(
+                try await client.get("/v1/notifications?since=yesterday", token: server.adminToken),
+                .badRequest, "bad_request")
         }
     }
 
@@ -160,17 +163,22 @@ import Testing
             let port = client.port!
             // Not HTTP, a header far over NIO's limit, a control byte in the path: refused by NIO's parser, closed.
             let bigHeader = "X-Big: " + String(repeating: "a", count: 200_000)
-            for garbage in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\n\(bigHeader)\r\n\r\n",
-                            "GET /he\u{01}althz HTTP/1.1\r\nHost: x\r\n\r\n"] {
+            for garbage in [
+                "HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\n\(bigHeader)\r\n\r\n",
+                "GET /he\u{01}althz HTTP/1.1\r\nHost: x\r\n\r\n",
+            ] {
                 let answer = try await RawHTTP.exchangeDetached(port: port, send: garbage, readTimeout: 10)
                 #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"), "\(answer)")
             }
             // A malformed chunk in an upload's body: the request exists, so the answer is the JSON error.
-            let chunked = "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+            let chunked =
+                "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                 + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n"
             let answer = try await RawHTTP.exchangeToEndDetached(port: port, send: chunked, readTimeout: 10)
             #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request"), "\(answer)")
-            #expect(answer.contains(#"{"error":"bad_request","message":"the request was malformed or ended before its body did","request_id":"#))
+            #expect(
+                answer.contains(#"{"error":"bad_request","message":"the request was malformed or ended before its body did","request_id":"#)
+            )
         }
         #expect(try server.counts() == before)
     }
@@ -186,7 +194,8 @@ import Testing
             let answer = try await RawHTTP.exchangeDetached(port: port, send: head, readTimeout: 10)
             #expect(answer.hasPrefix("HTTP/1.1 100 Continue"), "\(answer)")
             // Declared over the cap: no 100, a 413 at once.
-            let tooLarge = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+            let tooLarge =
+                "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                 + "Content-Length: \(1 << 30)\r\nExpect: 100-continue\r\n\r\n"
             let refused = try await RawHTTP.exchangeDetached(port: port, send: tooLarge, readTimeout: 10)
             #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused)")
@@ -198,7 +207,8 @@ import Testing
         let before = try server.counts()
         try await server.run { client in
             // Headers and the first bytes of a 1,000-byte body, then nothing: a slow or stuck client.
-            let stalled = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
+            let stalled =
+                "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                 + "Content-Type: application/x-ndjson\r\nContent-Length: 1000\r\n\r\n{\"type\":\"manif"
             let start = ContinuousClock.now
             let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: stalled, readTimeout: 20)

@@ -21,18 +21,22 @@ import Testing
             #expect((json.json["notifications"] as? Int ?? 0) > 50)
             #expect(((json.json["previous"] as? [String: Any])?["period"] as? [String: Any])?["label"] as? String == "2026-W45")
 
-            let text = try await client.get("/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", token: server.adminToken,
-                                            accept: "text/plain")
+            let text = try await client.get(
+                "/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", token: server.adminToken,
+                accept: "text/plain")
             #expect(text.text.hasPrefix("Delivery report: \(TestServer.app), 2026-W46"))
-            let markdown = try await client.get("/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", token: server.adminToken,
-                                                accept: "text/markdown")
+            let markdown = try await client.get(
+                "/v1/reports/weekly?app=\(TestServer.app)&week=2026-W46", token: server.adminToken,
+                accept: "text/markdown")
             #expect(markdown.text.hasPrefix("# Delivery report"))
 
-            try expectError(try await client.get("/v1/reports/weekly?app=\(TestServer.otherApp)", token: server.readToken),
-                            .forbidden, "forbidden")
+            try expectError(
+                try await client.get("/v1/reports/weekly?app=\(TestServer.otherApp)", token: server.readToken),
+                .forbidden, "forbidden")
             try expectError(try await client.get("/v1/reports/weekly", token: server.adminToken), .badRequest, "bad_request")
-            try expectError(try await client.get("/v1/reports/weekly?app=x&week=2026-W99", token: server.adminToken),
-                            .badRequest, "bad_request")
+            try expectError(
+                try await client.get("/v1/reports/weekly?app=x&week=2026-W99", token: server.adminToken),
+                .badRequest, "bad_request")
             try expectError(try await client.get("/v1/reports/weekly?week=2026-W46", token: nil), .unauthorized, "unauthorized")
             try expectError(try await client.get("/v1/reports/weekly?week=2026-W46", token: server.ingestToken), .forbidden, "forbidden")
         }
@@ -67,9 +71,12 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
                 exposition = try await client.get("/metrics", token: server.metricsToken).text
             }
-            #expect(exposition.contains(#"pushtrace_alert_firing{rule="service_timeout_spike",app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#)
-                    || exposition.contains(#"pushtrace_alert_firing{app="net.rorklab.dailypick",category="DAILY_PICK",rule="service_timeout_spike"} 1"#),
-                    "\(exposition.split(separator: "\n").filter { $0.contains("alert") })")
+            #expect(
+                exposition.contains(
+                    #"pushtrace_alert_firing{rule="service_timeout_spike",app="net.rorklab.dailypick",category="DAILY_PICK"} 1"#)
+                    || exposition.contains(
+                        #"pushtrace_alert_firing{app="net.rorklab.dailypick",category="DAILY_PICK",rule="service_timeout_spike"} 1"#),
+                "\(exposition.split(separator: "\n").filter { $0.contains("alert") })")
             // Beside it, the rates an Alertmanager notification quotes: about 30% in the window (the monitor judges a
             // moment later, so one run may have left it), 3% in the baseline.
             let rates = exposition.split(separator: "\n").filter { $0.hasPrefix("pushtrace_alert_") && $0.contains("_rate{") }

@@ -8,11 +8,12 @@ import Logging
 import NIOCore
 import PushTraceCore
 import PushTraceGzip
-import PushTraceServer
 import PushTracePostgres
-@testable import PushTraceSQLite
+import PushTraceServer
 import PushTraceStore
 import PushTraceTestSupport
+
+@testable import PushTraceSQLite
 
 /// A live pushtrace server on 127.0.0.1 over a fresh store, with a token of each kind.
 struct TestServer: Sendable {
@@ -98,8 +99,10 @@ final class WriteLock: Sendable {
 
 /// Request helpers.
 extension TestClientProtocol {
-    func upload(_ body: [UInt8], token: String?, path: String = "/v1/bundles", encoding: String? = "gzip",
-                extra: HTTPFields = [:]) async throws -> TestResponse {
+    func upload(
+        _ body: [UInt8], token: String?, path: String = "/v1/bundles", encoding: String? = "gzip",
+        extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var headers = extra
         headers[.contentType] = "application/x-ndjson"
         if let encoding { headers[.contentEncoding] = encoding }
@@ -131,8 +134,10 @@ struct UploadOutcome: Sendable {
 
 /// Uploads `count` fresh small bundles at once, each on a connection of its own (the test client has one, which
 /// would make them wait in turn), while `meanwhile` runs; returns what each got back.
-func concurrentUploads(_ count: Int, port: Int, token: String,
-                       meanwhile: @Sendable () async throws -> Void = {}) async throws -> [UploadOutcome] {
+func concurrentUploads(
+    _ count: Int, port: Int, token: String,
+    meanwhile: @Sendable () async throws -> Void = {}
+) async throws -> [UploadOutcome] {
     try await withThrowingTaskGroup(of: UploadOutcome.self) { group in
         for _ in 0..<count {
             group.addTask {
@@ -144,8 +149,9 @@ func concurrentUploads(_ count: Int, port: Int, token: String,
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
                 let body = try await response.body.collect(upTo: 1 << 20)
                 let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
-                return UploadOutcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"),
-                                     error: json?["error"] as? String)
+                return UploadOutcome(
+                    status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"),
+                    error: json?["error"] as? String)
             }
         }
         try await meanwhile()
@@ -164,8 +170,11 @@ extension TestResponse {
 
 /// Small bundles, gzip-compressed as the agent sends them.
 enum Bodies {
-    static func bundle(app: String = TestServer.app, bundle: String = UUID().uuidString, notification: String = UUID().uuidString)
-        -> [UInt8] {
+    static func bundle(
+        app: String = TestServer.app, bundle: String = UUID().uuidString, notification: String = UUID().uuidString
+    )
+        -> [UInt8]
+    {
         gzip([Lines.manifest(app: app, bundle: bundle)] + Lines.serviceSteps(notification))
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import Logging
-@testable import PushTraceServer
 import Testing
+
+@testable import PushTraceServer
 
 @Suite("The client's address behind a trusted proxy")
 struct TrustedProxiesTests {
@@ -30,8 +31,10 @@ struct TrustedProxiesTests {
 
     @Test("a proxy that is not an address or a range is refused, saying which and why")
     func badProxies() {
-        for (text, says) in [("10.0.0.0/33", "prefix length must be 0 to 32"), ("proxy.local", "not an IP address"),
-                             ("::1/129", "0 to 128"), ("10.0.0.1/", "prefix length"), ("", "not an IP address")] {
+        for (text, says) in [
+            ("10.0.0.0/33", "prefix length must be 0 to 32"), ("proxy.local", "not an IP address"),
+            ("::1/129", "0 to 128"), ("10.0.0.1/", "prefix length"), ("", "not an IP address"),
+        ] {
             #expect { try TrustedProxies(parsing: [text]) } throws: { "\($0)".contains(says) }
         }
         let everything = try? TrustedProxies(parsing: ["0.0.0.0/0"])
@@ -40,8 +43,9 @@ struct TrustedProxiesTests {
         #expect(tens?.contains("11.0.0.1") == false)
     }
 
-    @Test("a live server logs the client named by a trusted proxy, and the peer when the peer is not trusted",
-          arguments: [true, false])
+    @Test(
+        "a live server logs the client named by a trusted proxy, and the peer when the peer is not trusted",
+        arguments: [true, false])
     func logsTheClient(trusted: Bool) async throws {
         let capture = LogCapture()
         var server = try TestServer { settings in

@@ -23,15 +23,17 @@ struct AccessInterfaceTests {
         #expect(try !store.revokeToken(id: "ffffffffffff", now: Lines.t0 + 3))
     }
 
-    @Test("the read-only query answers a SELECT with its columns and rows, and refuses a statement that writes",
-          arguments: TestEngine.all)
+    @Test(
+        "the read-only query answers a SELECT with its columns and rows, and refuses a statement that writes",
+        arguments: TestEngine.all)
     func readOnlyQuery(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
         var columns: [String] = []
         var rows: [[QueryValue]] = []
-        try temporary.store.readOnlyQuery("SELECT notification_id, records FROM notification",
-                                          columns: { columns = $0 }, row: { rows.append($0) })
+        try temporary.store.readOnlyQuery(
+            "SELECT notification_id, records FROM notification",
+            columns: { columns = $0 }, row: { rows.append($0) })
         #expect(columns == ["notification_id", "records"])
         #expect(rows == [[.text("n-1"), .integer(3)]])
         #expect(throws: ReadOnlyQueryError.wouldWrite) {
@@ -43,8 +45,9 @@ struct AccessInterfaceTests {
         }
     }
 
-    @Test("a notification's app: the one it is stored for, or the caller's; several or an unknown app said in words",
-          arguments: TestEngine.all)
+    @Test(
+        "a notification's app: the one it is stored for, or the caller's; several or an unknown app said in words",
+        arguments: TestEngine.all)
     func appLookup(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         try temporary.ingest([Lines.manifest(app: "app.one")] + Lines.serviceSteps("shared"))

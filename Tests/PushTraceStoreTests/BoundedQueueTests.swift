@@ -1,6 +1,7 @@
 import Foundation
-@testable import PushTraceStore
 import Testing
+
+@testable import PushTraceStore
 
 @Suite("The decode-to-store queue")
 struct BoundedQueueTests {
@@ -9,7 +10,7 @@ struct BoundedQueueTests {
         let queue = BoundedQueue<Int>(capacity: 2)
         let finished = DispatchSemaphore(value: 0)
         let producer = Thread {
-            for i in 0..<100 { queue.push(i) } // Blocks at 2 until popped, or until closed.
+            for i in 0..<100 { queue.push(i) }  // Blocks at 2 until popped, or until closed.
             finished.signal()
         }
         producer.start()

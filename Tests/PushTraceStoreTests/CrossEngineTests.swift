@@ -8,8 +8,9 @@ import Testing
 /// The same bundles stored on every engine give the same answers, byte for byte (SPEC §9).
 @Suite("Every engine answers alike")
 struct CrossEngineTests {
-    @Test("make demo's corpus on SQLite and on PostgreSQL: every why, the weekly report of each app, and the alerts in the campaign's hour are the same JSON",
-          .enabled(if: TestEngine.all.contains(.postgres)))
+    @Test(
+        "make demo's corpus on SQLite and on PostgreSQL: every why, the weekly report of each app, and the alerts in the campaign's hour are the same JSON",
+        .enabled(if: TestEngine.all.contains(.postgres)))
     func demoCorpusAnswersAlike() throws {
         let incident = try #require(InstantText.parse("2026-11-14T18:00:00Z"))
         let options = SimulationOptions(seed: 42, notifications: 600, incident: SimulatedIncident(start: incident))
@@ -25,7 +26,9 @@ struct CrossEngineTests {
         #expect(try stores[1].store.check().isConsistent)
     }
 
-    @Test("pushtrace copy: make demo's corpus, pruned bundles, rejected lines and tokens, copied from SQLite to every engine and back, answer alike and lose nothing")
+    @Test(
+        "pushtrace copy: make demo's corpus, pruned bundles, rejected lines and tokens, copied from SQLite to every engine and back, answer alike and lose nothing"
+    )
     func copiedStoresAnswerAlike() throws {
         let incident = try #require(InstantText.parse("2026-11-14T18:00:00Z"))
         let options = SimulationOptions(seed: 42, notifications: 300, incident: SimulatedIncident(start: incident))
@@ -113,6 +116,7 @@ struct CrossEngineTests {
             let right = try encoder.encode(postgres.alerts(AlertRule.builtIn, now: now))
             #expect(left == right, "alerts at +\(minutes) min")
         }
-        #expect(try sqlite.causeCounts(since: 0).sorted { "\($0)" < "\($1)" } == postgres.causeCounts(since: 0).sorted { "\($0)" < "\($1)" })
+        #expect(
+            try sqlite.causeCounts(since: 0).sorted { "\($0)" < "\($1)" } == postgres.causeCounts(since: 0).sorted { "\($0)" < "\($1)" })
     }
 }

@@ -6,8 +6,9 @@ import Testing
 
 @Suite("Every engine: export and check read every stored line back")
 struct ExportInterfaceTests {
-    @Test("export gives every accepted line back byte for byte, in the order stored, by app, notification and time",
-          arguments: TestEngine.all)
+    @Test(
+        "export gives every accepted line back byte for byte, in the order stored, by app, notification and time",
+        arguments: TestEngine.all)
     func export(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         // Spacing and key order as a device wrote them: kept exactly.
@@ -33,8 +34,9 @@ struct ExportInterfaceTests {
         #expect(check.records == records1.count + records2.count)
     }
 
-    @Test("a time range finds every line in it, whatever its bundle's received time or clock correction, to the millisecond",
-          arguments: TestEngine.all)
+    @Test(
+        "a time range finds every line in it, whatever its bundle's received time or clock correction, to the millisecond",
+        arguments: TestEngine.all)
     func exportTimeRangeEdges(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         let received: Int64 = 1_763_622_004_321
@@ -44,16 +46,20 @@ struct ExportInterfaceTests {
         // Lines on both sides of second boundaries, long before and after the bundle's arrival (a device or a backend
         // may write any time), at the first and last instants a line may name, and a bundle whose clock is corrected
         // by 12 h 0.5 s.
-        let times: [Int64] = [received - 86_400_000, received - 1_001, received - 1_000, received - 999, received - 1,
-                              received, received + 1, received + 999, received + 1_000, received + 3_600_000]
+        let times: [Int64] = [
+            received - 86_400_000, received - 1_001, received - 1_000, received - 999, received - 1,
+            received, received + 1, received + 999, received + 1_000, received + 3_600_000,
+        ]
         // Config lines, recorded long before the upload that carries them, have a span of their own.
         let config = #"{"type":"config","ts":\#(received - 10 * 86_400_000 + 7),"process":"app","app_group":"group.one"}"#
         try temporary.ingest([Lines.manifest(app: "app.one"), config] + times.map(log), receivedAt: received)
-        try temporary.ingest([Lines.manifest(app: "app.one", device: "d-2", uploadedAt: received - 43_200_500)]
-                                 + times.map(log), receivedAt: received)
+        try temporary.ingest(
+            [Lines.manifest(app: "app.one", device: "d-2", uploadedAt: received - 43_200_500)]
+                + times.map(log), receivedAt: received)
         let bounds = WireBounds.epochMilliseconds
-        try temporary.ingest([Lines.manifest(app: "app.one", device: "d-3")] + [log(bounds.lowerBound), log(bounds.upperBound)],
-                             receivedAt: received)
+        try temporary.ingest(
+            [Lines.manifest(app: "app.one", device: "d-3")] + [log(bounds.lowerBound), log(bounds.upperBound)],
+            receivedAt: received)
         var all: [(body: String, ts: Int64?)] = []
         try temporary.store.export(ExportFilter()) { all.append(($0.body, $0.correctedTs)) }
         #expect(all.count == times.count * 2 + 3)
@@ -69,8 +75,9 @@ struct ExportInterfaceTests {
         }
     }
 
-    @Test("a simulated corpus: every line of every bundle file comes back once, and the store checks consistent",
-          arguments: TestEngine.all)
+    @Test(
+        "a simulated corpus: every line of every bundle file comes back once, and the store checks consistent",
+        arguments: TestEngine.all)
     func exportSimulated(engine: TestEngine) throws {
         let temporary = try TemporaryStore.simulated(engine: engine, seed: 3, notifications: 300)
         var exported = 0

@@ -22,7 +22,9 @@ struct IngestSessionInterfaceTests {
         let results = try session.inGroupCommit { group in
             try (1...3).map { n -> Result<IngestResult, BundleError> in
                 let lines = n == 2 ? Lines.serviceSteps("n-2") : [Lines.manifest()] + Lines.serviceSteps("n-\(n)")
-                do { return .success(try group.ingest(source: "t", receivedAt: Lines.t0, Self.bundle(lines))) } catch let error as BundleError {
+                do { return .success(try group.ingest(source: "t", receivedAt: Lines.t0, Self.bundle(lines))) } catch let error
+                    as BundleError
+                {
                     return .failure(error)
                 }
             }
@@ -31,8 +33,9 @@ struct IngestSessionInterfaceTests {
         #expect(try temporary.store.search(SearchQuery()).map(\.notificationID).sorted() == ["n-1", "n-3"])
     }
 
-    @Test("deferred summaries, where the engine grants them: the bundles are stored at once, their summaries once written; nothing is lost",
-          arguments: TestEngine.all)
+    @Test(
+        "deferred summaries, where the engine grants them: the bundles are stored at once, their summaries once written; nothing is lost",
+        arguments: TestEngine.all)
     func deferredSummaries(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         let session = try temporary.store.makeIngestSession(deferringSummaries: true)
@@ -40,8 +43,9 @@ struct IngestSessionInterfaceTests {
         #expect(session.defersSummaries == (engine == .sqlite))
         for (n, at) in [(1, Lines.t0), (1, Lines.t0 + 5_000), (2, Lines.t0)] {
             _ = try session.inGroupCommit { group in
-                try group.ingest(source: "t", receivedAt: Lines.t0 + 60_000,
-                                 Self.bundle([Lines.manifest()] + Lines.serviceSteps("n-\(n)", at: at)))
+                try group.ingest(
+                    source: "t", receivedAt: Lines.t0 + 60_000,
+                    Self.bundle([Lines.manifest()] + Lines.serviceSteps("n-\(n)", at: at)))
             }
         }
         #expect(session.hasPendingSummaries == session.defersSummaries)
@@ -53,12 +57,15 @@ struct IngestSessionInterfaceTests {
         #expect(try temporary.store.check().isConsistent)
     }
 
-    @Test("a bundle that fails after its config and manifest were stored leaves the next bundle of the group whole",
-          arguments: TestEngine.all)
+    @Test(
+        "a bundle that fails after its config and manifest were stored leaves the next bundle of the group whole",
+        arguments: TestEngine.all)
     func failedBundleInGroup(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
-        let config = #"{"type":"config","ts":1763622000500,"process":"app","app_group":"group.x","categories":[{"id":"DAILY_PICK","actions":["SAVE"]}]}"#
-        let manifest = #"{"type":"manifest","schema":1,"bundle_id":"BUNDLE","app_id":"app.one","device_id":"d-1","app_version":"9.9","os":"iOS 26.0","sdk":"pushtrace-swift/9"}"#
+        let config =
+            #"{"type":"config","ts":1763622000500,"process":"app","app_group":"group.x","categories":[{"id":"DAILY_PICK","actions":["SAVE"]}]}"#
+        let manifest =
+            #"{"type":"manifest","schema":1,"bundle_id":"BUNDLE","app_id":"app.one","device_id":"d-1","app_version":"9.9","os":"iOS 26.0","sdk":"pushtrace-swift/9"}"#
         struct Interrupted: Error {}
         let session = try temporary.store.makeIngestSession(deferringSummaries: false)
         let stored = try session.inGroupCommit { group -> IngestResult in
@@ -70,9 +77,11 @@ struct IngestSessionInterfaceTests {
                 }
             }
             // The same client and config again, in the same transaction: stored whole, on rows of its own.
-            return try group.ingest(source: "t", receivedAt: Lines.t0,
-                                    Self.bundle([manifest.replacingOccurrences(of: "BUNDLE", with: "b-2"), config]
-                                                + Lines.serviceSteps("n-1")))
+            return try group.ingest(
+                source: "t", receivedAt: Lines.t0,
+                Self.bundle(
+                    [manifest.replacingOccurrences(of: "BUNDLE", with: "b-2"), config]
+                        + Lines.serviceSteps("n-1")))
         }
         #expect(stored.accepted == 4 && !stored.duplicate)
         #expect(try temporary.store.latestConfiguration(appID: "app.one")?.registeredCategories == ["DAILY_PICK"])

@@ -16,8 +16,9 @@ struct ReportInterfaceTests {
         return String(decoding: try sorted.encode(store.report(appID: app, period: period)), as: UTF8.self)
     }
 
-    @Test("golden files: the text and JSON reports of seeded simulated data (PUSHTRACE_UPDATE_GOLDEN=1 rewrites them)",
-          arguments: TestEngine.all)
+    @Test(
+        "golden files: the text and JSON reports of seeded simulated data (PUSHTRACE_UPDATE_GOLDEN=1 rewrites them)",
+        arguments: TestEngine.all)
     func golden(engine: TestEngine) throws {
         let temporary = try TemporaryStore.simulated(engine: engine)
         let report = try temporary.store.report(appID: Self.app, period: Self.week)
@@ -41,8 +42,9 @@ struct ReportInterfaceTests {
         #expect(ReportText.text(report).split(separator: "\n").allSatisfy { $0.count <= 80 })
     }
 
-    @Test("rollups recomputed from the settled summaries equal the rollups kept as notifications were settled",
-          arguments: TestEngine.all)
+    @Test(
+        "rollups recomputed from the settled summaries equal the rollups kept as notifications were settled",
+        arguments: TestEngine.all)
     func rebuiltRollups(engine: TestEngine) throws {
         let temporary = try TemporaryStore.simulated(engine: engine, seed: 5, notifications: 1_500)
         let store = temporary.store
@@ -70,14 +72,16 @@ struct ReportInterfaceTests {
         #expect(try alertsJSON() == alerts)
     }
 
-    @Test("retention deletes old bundles and their lines; the week's report keeps its figures; a pruned bundle is still a duplicate",
-          arguments: TestEngine.all)
+    @Test(
+        "retention deletes old bundles and their lines; the week's report keeps its figures; a pruned bundle is still a duplicate",
+        arguments: TestEngine.all)
     func retentionKeepsReports(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         let old = [Lines.manifest(bundle: "old")] + Lines.serviceSteps("n-old", expired: true)
         try temporary.ingest(old, receivedAt: Lines.t0)
-        try temporary.ingest([Lines.manifest(bundle: "new")] + Lines.serviceSteps("n-new", at: Lines.t0 + 86_400_000),
-                             receivedAt: Lines.t0 + 86_400_000)
+        try temporary.ingest(
+            [Lines.manifest(bundle: "new")] + Lines.serviceSteps("n-new", at: Lines.t0 + 86_400_000),
+            receivedAt: Lines.t0 + 86_400_000)
         try temporary.store.settleCauses()
         let week = try #require(ReportPeriod(isoWeek: "2026-W47"))
         let before = try Self.reportJSON(temporary.store, period: week)

@@ -19,7 +19,10 @@ struct StoreInterfaceTests {
             .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
         var stored = 0
         try FileIngestor(store: temporary.store).ingest(paths: files) { path, outcome in
-            guard case .stored(let result) = outcome else { Issue.record("\(path): \(outcome)"); return }
+            guard case .stored(let result) = outcome else {
+                Issue.record("\(path): \(outcome)")
+                return
+            }
             #expect(result.rejected == 0)
             stored += result.accepted
         }
@@ -46,14 +49,18 @@ struct StoreInterfaceTests {
     func simulatedIncident(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         let bundles = temporary.directory.appendingPathComponent("bundles")
-        let start: Int64 = 1_794_679_200_000 // 2026-11-14 18:00 UTC
-        let summary = try Simulator.run(SimulationOptions(seed: 9, notifications: 300, incident: SimulatedIncident(start: start)),
-                                        into: bundles)
+        let start: Int64 = 1_794_679_200_000  // 2026-11-14 18:00 UTC
+        let summary = try Simulator.run(
+            SimulationOptions(seed: 9, notifications: 300, incident: SimulatedIncident(start: start)),
+            into: bundles)
         #expect(summary.notifications == 600)
         let files = try FileManager.default.subpathsOfDirectory(atPath: bundles.path)
             .filter { $0.contains(".ndjson") }.sorted().map { bundles.appendingPathComponent($0).path }
         try FileIngestor(store: temporary.store).ingest(paths: files) { path, outcome in
-            guard case .stored(let result) = outcome, result.rejected == 0 else { Issue.record("\(path): \(outcome)"); return }
+            guard case .stored(let result) = outcome, result.rejected == 0 else {
+                Issue.record("\(path): \(outcome)")
+                return
+            }
         }
         #expect(try temporary.store.settleCauses() == 600)
         let expected = try #require(summary.expected)
@@ -112,8 +119,9 @@ struct StoreInterfaceTests {
         let hour: Int64 = 3_600_000
         let receivedAt = Lines.t0 + 60_000
         try temporary.ingest([Lines.manifest(device: "server")] + Lines.sent("n-1"))
-        let result = try temporary.ingest([Lines.manifest(uploadedAt: receivedAt + hour)]
-                                          + Lines.serviceSteps("n-1", at: Lines.t0 + 800 + hour), receivedAt: receivedAt)
+        let result = try temporary.ingest(
+            [Lines.manifest(uploadedAt: receivedAt + hour)]
+                + Lines.serviceSteps("n-1", at: Lines.t0 + 800 + hour), receivedAt: receivedAt)
         #expect(result.clockOffsetMs == -hour)
         let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
         let received = try #require(why.timeline.first { $0.record.event == "service.received" })

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 import PushTraceCore
-import PushTraceSimulator
 import PushTracePostgres
 import PushTraceSQLite
+import PushTraceSimulator
 import PushTraceStore
 
 /// An engine the store-interface suite runs against: `@Test(arguments: TestEngine.all)`.
@@ -90,7 +90,8 @@ public final class TemporaryStore: Sendable {
         let tables = ["bundle", "rejected_line", "config", "device", "notification", "record_block", "notification_block"]
         // Stored records: the lines of every block. Through the read-only query `pushtrace sql` uses, which every
         // engine answers.
-        let sql = "SELECT " + tables.map { "(SELECT count(*) FROM \($0))" }.joined(separator: ", ")
+        let sql =
+            "SELECT " + tables.map { "(SELECT count(*) FROM \($0))" }.joined(separator: ", ")
             + ", (SELECT coalesce(sum(lines), 0) FROM record_block)"
         try store.readOnlyQuery(sql, columns: { _ in }) { row in
             for (name, value) in zip(tables + ["record"], row) {
@@ -111,8 +112,10 @@ public struct TestSetupError: Error, CustomStringConvertible {
 public enum Lines {
     public static let t0: Int64 = 1_763_622_000_000
 
-    public static func manifest(app: String = "net.rorklab.dailypick", bundle: String = UUID().uuidString, device: String? = "d-1",
-                         uploadedAt: Int64? = nil) -> String {
+    public static func manifest(
+        app: String = "net.rorklab.dailypick", bundle: String = UUID().uuidString, device: String? = "d-1",
+        uploadedAt: Int64? = nil
+    ) -> String {
         var line = #"{"type":"manifest","schema":1,"bundle_id":"\#(bundle)","app_id":"\#(app)""#
         if let device { line += #","device_id":"\#(device)""# }
         if let uploadedAt { line += #","uploaded_at":\#(uploadedAt)"# }
@@ -126,16 +129,22 @@ public enum Lines {
         ]
     }
 
-    public static func serviceSteps(_ id: String, at: Int64 = t0 + 800, expired: Bool = false,
-                                    category: String = "DAILY_PICK") -> [String] {
+    public static func serviceSteps(
+        _ id: String, at: Int64 = t0 + 800, expired: Bool = false,
+        category: String = "DAILY_PICK"
+    ) -> [String] {
         var lines = [
             #"{"type":"event","ts":\#(at),"process":"service","event":"service.received","notification_id":"\#(id)","category":"\#(category)"}"#,
             #"{"type":"log","ts":\#(at + 1),"process":"service","level":"info","message":"downloading","notification_id":"\#(id)"}"#,
         ]
         if expired {
-            lines.append(#"{"type":"event","ts":\#(at + 29_900),"process":"service","event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900}"#)
+            lines.append(
+                #"{"type":"event","ts":\#(at + 29_900),"process":"service","event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900}"#
+            )
         } else {
-            lines.append(#"{"type":"event","ts":\#(at + 400),"process":"service","event":"service.delivered","notification_id":"\#(id)","elapsed_ms":400}"#)
+            lines.append(
+                #"{"type":"event","ts":\#(at + 400),"process":"service","event":"service.delivered","notification_id":"\#(id)","elapsed_ms":400}"#
+            )
         }
         return lines
     }

@@ -140,17 +140,19 @@ public enum AlertEvaluator {
             guard lower > threshold else { continue }
             let percent = { (rate: Double) in ReportText.fixed(rate * 100, 1) + "%" }
             let category = sample.category.isEmpty ? "(no category)" : TerminalText.escaped(sample.category)
-            let text = "\(rule.name): \(TerminalText.escaped(sample.appID)) / \(category): "
+            let text =
+                "\(rule.name): \(TerminalText.escaped(sample.appID)) / \(category): "
                 + "\(rule.metric.noun) \(percent(windowRate)) (\(window.failures) of \(window.total)) in the "
                 + "\(rule.windowMinutes) min to \(InstantText.format(spans.windowEnd)) UTC, against \(percent(baselineRate)) "
                 + "(\(baseline.failures) of \(baseline.total)) over the \(rule.baselineDays) days before; at least "
                 + "\(percent(lower)) with \(ReportText.fixed(rule.confidence * 100, 0))% confidence, threshold \(percent(threshold))"
-            firing.append(FiringAlert(
-                rule: rule.name, metric: rule.metric.rawValue, appID: sample.appID, category: sample.category,
-                windowRate: windowRate, baselineRate: baselineRate, windowFailures: window.failures,
-                windowTotal: window.total, baselineFailures: baseline.failures, baselineTotal: baseline.total,
-                lowerBound: lower, threshold: threshold, windowStart: spans.windowStart, windowEnd: spans.windowEnd,
-                text: text))
+            firing.append(
+                FiringAlert(
+                    rule: rule.name, metric: rule.metric.rawValue, appID: sample.appID, category: sample.category,
+                    windowRate: windowRate, baselineRate: baselineRate, windowFailures: window.failures,
+                    windowTotal: window.total, baselineFailures: baseline.failures, baselineTotal: baseline.total,
+                    lowerBound: lower, threshold: threshold, windowStart: spans.windowStart, windowEnd: spans.windowEnd,
+                    text: text))
         }
         return (firing, judged)
     }
@@ -169,12 +171,18 @@ public enum Statistics {
 
     /// The standard normal quantile of `p` (Acklam's rational approximation, relative error below 1.2e-9).
     public static func normalQuantile(_ p: Double) -> Double {
-        let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-                 -3.066479806614716e+01, 2.506628277459239e+00]
-        let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-                 -1.328068155288572e+01]
-        let c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-                 4.374664141464968e+00, 2.938163982698783e+00]
+        let a = [
+            -3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+            -3.066479806614716e+01, 2.506628277459239e+00,
+        ]
+        let b = [
+            -5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+            -1.328068155288572e+01,
+        ]
+        let c = [
+            -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+            4.374664141464968e+00, 2.938163982698783e+00,
+        ]
         let d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00]
         let low = 0.02425
         if p < low {

@@ -38,8 +38,10 @@ public struct AlertRule: Codable, Sendable, Hashable {
     /// The one-sided confidence of the window rate's lower bound (0.99).
     public var confidence: Double
 
-    public init(name: String, metric: Metric, enabled: Bool = true, windowMinutes: Int = 60, baselineDays: Int = 7,
-                minWindow: Int = 50, factor: Double = 2, minIncrease: Double = 0.02, confidence: Double = 0.99) {
+    public init(
+        name: String, metric: Metric, enabled: Bool = true, windowMinutes: Int = 60, baselineDays: Int = 7,
+        minWindow: Int = 50, factor: Double = 2, minIncrease: Double = 0.02, confidence: Double = 0.99
+    ) {
         self.name = name
         self.metric = metric
         self.enabled = enabled

@@ -41,8 +41,9 @@ public struct AlertRuleSet: Sendable {
                 if let metric = entry.metric { rule.metric = metric }
             } else {
                 guard let metric = entry.metric else {
-                    throw AlertConfigError(message: "rules[\(index)] \(name): a new rule needs a metric ("
-                                           + AlertRule.Metric.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+                    throw AlertConfigError(
+                        message: "rules[\(index)] \(name): a new rule needs a metric ("
+                            + AlertRule.Metric.allCases.map(\.rawValue).joined(separator: ", ") + ")")
                 }
                 rule = AlertRule(name: name, metric: metric)
             }

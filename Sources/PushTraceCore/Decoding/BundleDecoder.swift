@@ -80,8 +80,10 @@ public final class BundleDecoder {
     private func decompressed(_ bytes: UnsafeRawBufferPointer, _ emit: (BundleItem) throws -> Void) throws {
         decompressedBytes += bytes.count
         if decompressedBytes > limits.maxDecompressedBytes {
-            throw BundleError(.tooLarge, "the bundle decompresses to more than \(Self.size(limits.maxDecompressedBytes)), "
-                              + "the limit; split it into smaller bundles or raise the limit")
+            throw BundleError(
+                .tooLarge,
+                "the bundle decompresses to more than \(Self.size(limits.maxDecompressedBytes)), "
+                    + "the limit; split it into smaller bundles or raise the limit")
         }
         try splitter.consume(bytes) { try handle($0, emit) }
     }
@@ -90,13 +92,14 @@ public final class BundleDecoder {
         lineNumber += 1
         switch piece {
         case .overLong(let prefix, let length):
-            let reason = "the line is \(length) bytes long, over the \(Self.size(limits.maxLineBytes)) limit "
+            let reason =
+                "the line is \(length) bytes long, over the \(Self.size(limits.maxLineBytes)) limit "
                 + "(its first \(prefix.count) bytes are kept)"
             if manifest == nil { throw BundleError(.tooLarge, line: lineNumber, "the manifest line is too long: " + reason) }
             try emit(.rejected(RejectedLine(line: lineNumber, raw: prefix, reason: reason)))
         case .line(let line):
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }) {
-                return // Empty lines are skipped.
+                return  // Empty lines are skipped.
             }
             if manifest == nil {
                 let manifest = try parser.manifest(line, number: lineNumber)
@@ -114,15 +117,18 @@ public final class BundleDecoder {
     private static func describe(_ failure: Inflater.Failure, encoding: ContentEncoding) -> BundleError {
         switch failure {
         case .truncated:
-            return BundleError(.undecodable, "the \(encoding.rawValue) stream ends in the middle of a member: "
-                               + "the bundle is truncated (an interrupted upload or copy?)")
+            return BundleError(
+                .undecodable,
+                "the \(encoding.rawValue) stream ends in the middle of a member: "
+                    + "the bundle is truncated (an interrupted upload or copy?)")
         case .corrupt(let why):
             return BundleError(.undecodable, "the body is not valid \(encoding.rawValue) (\(why))")
         }
     }
 
     static func size(_ bytes: Int) -> String {
-        bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB"
+        bytes >= 1 << 20 && bytes % (1 << 20) == 0
+            ? "\(bytes >> 20) MiB"
             : bytes >= 1 << 10 && bytes % (1 << 10) == 0 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
     }
 }

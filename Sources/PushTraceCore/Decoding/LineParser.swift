@@ -17,25 +17,30 @@ struct LineParser {
         }
         guard manifest.type == RecordType.manifest.rawValue else {
             let found = manifest.type.map { "a `\(TerminalText.escaped($0))` record" } ?? "a line without `type`"
-            throw BundleError(.undecodable, line: number,
-                              "expected the manifest ({\"type\":\"manifest\",…}) as the first line, found \(found)")
+            throw BundleError(
+                .undecodable, line: number,
+                "expected the manifest ({\"type\":\"manifest\",…}) as the first line, found \(found)")
         }
         for (value, name) in [(manifest.appID, "app_id"), (manifest.bundleID, "bundle_id")] {
             guard let value else { throw BundleError(.undecodable, line: number, "the manifest lacks `\(name)`") }
             guard !value.isEmpty else { throw BundleError(.undecodable, line: number, "the manifest's `\(name)` is empty") }
         }
         if let appID = manifest.appID, !WireBounds.isAppID(appID) {
-            throw BundleError(.undecodable, line: number, "the manifest's `app_id` must be a bundle identifier: 1 to "
-                              + "\(WireBounds.maxAppIDBytes) bytes of letters, digits, `.`, `-` and `_`")
+            throw BundleError(
+                .undecodable, line: number,
+                "the manifest's `app_id` must be a bundle identifier: 1 to "
+                    + "\(WireBounds.maxAppIDBytes) bytes of letters, digits, `.`, `-` and `_`")
         }
         for (value, name) in [(manifest.bundleID, "bundle_id"), (manifest.deviceID, "device_id")] {
             if let value, let why = WireBounds.identifierProblem(value) {
                 throw BundleError(.undecodable, line: number, "the manifest's `\(name)` \(why)")
             }
         }
-        for (value, name) in [(manifest.appVersion, "app_version"), (manifest.build, "build"), (manifest.os, "os"),
-                              (manifest.deviceModel, "device_model"), (manifest.sdk, "sdk")]
-            where value?.unicodeScalars.contains("\u{0}") == true {
+        for (value, name) in [
+            (manifest.appVersion, "app_version"), (manifest.build, "build"), (manifest.os, "os"),
+            (manifest.deviceModel, "device_model"), (manifest.sdk, "sdk"),
+        ]
+        where value?.unicodeScalars.contains("\u{0}") == true {
             throw BundleError(.undecodable, line: number, "the manifest's `\(name)` holds a NUL character (\\u0000)")
         }
         if let uploadedAt = manifest.uploadedAt, let why = Self.checkMilliseconds(uploadedAt, field: "uploaded_at") {
@@ -63,9 +68,11 @@ struct LineParser {
         if let why = Self.validate(record) {
             return .failure(RejectedLine(line: number, raw: Array(line), reason: why))
         }
-        return .success(DecodedRecord(line: number, record: record,
-                                      notificationID: record.notificationID.map(NotificationKey.normalize),
-                                      json: text))
+        return .success(
+            DecodedRecord(
+                line: number, record: record,
+                notificationID: record.notificationID.map(NotificationKey.normalize),
+                json: text))
     }
 
     /// The missing or malformed fields of a decoded record, or nil when it may be stored.
@@ -79,7 +86,7 @@ struct LineParser {
             if let event = record.eventName { required += EventName.requiredFields[event] ?? [] }
         case .log: required = [.ts, .process, .level, .message]
         case .config: required = [.ts, .process]
-        case nil: required = [] // A newer kind of record: kept as it is.
+        case nil: required = []  // A newer kind of record: kept as it is.
         }
         let missing = required.filter { !record.has($0) }
         if !missing.isEmpty {
@@ -89,14 +96,18 @@ struct LineParser {
         }
         if let ts = record.ts, let why = checkMilliseconds(ts, field: "ts") { return why }
         if let why = checkBounds(record) { return why }
-        for (value, key) in [(record.notificationID, Record.CodingKeys.notificationID), (record.category, .category),
-                             (record.deviceID, .deviceID)] {
+        for (value, key) in [
+            (record.notificationID, Record.CodingKeys.notificationID), (record.category, .category),
+            (record.deviceID, .deviceID),
+        ] {
             if let value, !value.isEmpty, let why = WireBounds.identifierProblem(value) { return "`\(key.rawValue)` \(why)" }
         }
         // Free text the store keeps in columns of its own (every other field stays in the stored line only): no NUL,
         // which PostgreSQL's text cannot hold, so that every engine stores the same lines.
-        for (value, key) in [(record.error, Record.CodingKeys.error), (record.action, .action), (record.response, .response),
-                             (record.appGroup, .appGroup)] where value?.unicodeScalars.contains("\u{0}") == true {
+        for (value, key) in [
+            (record.error, Record.CodingKeys.error), (record.action, .action), (record.response, .response),
+            (record.appGroup, .appGroup),
+        ] where value?.unicodeScalars.contains("\u{0}") == true {
             return "`\(key.rawValue)` holds a NUL character (\\u0000)"
         }
         if let process = record.process, ProcessKind(rawValue: process) == nil {

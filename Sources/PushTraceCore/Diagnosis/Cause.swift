@@ -36,7 +36,8 @@ public enum Cause: String, Codable, Sendable, CaseIterable, Comparable {
         case .serviceNotRun, .serviceCrashed, .serviceTimeout, .attachmentFailed: return "service extension"
         case .categoryUnregistered, .categoryNotHandled, .interactionDisabled: return "configuration"
         case .contentCrashed, .completionNotCalled, .dismissedBeforeUpdate, .appGroupMismatch,
-             .forwardedActionUnhandled: return "content extension"
+            .forwardedActionUnhandled:
+            return "content extension"
         case .notExpanded, .ok: return "user"
         }
     }

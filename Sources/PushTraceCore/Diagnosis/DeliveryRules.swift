@@ -9,39 +9,46 @@ enum DeliveryRules {
             else { return [] }
             let accepted = facts.all(.pushAPNsResponse).suffix(1)
             if sent.record.deviceID != nil, let lastSeen = facts.input.deviceLastSeen,
-               lastSeen >= sent.ts + settings.notDeliveredAfterMs {
-                return [Finding(
-                    .notDelivered,
-                    "APNs accepted the push, and device \(sent.record.deviceID ?? "?") has since uploaded records from "
-                        + "\(minutes(lastSeen - sent.ts)) later, yet none mention this notification: it never arrived.",
-                    evidence: [sent] + accepted,
-                    fix: "Check the device's token is current and notifications are allowed; a push collapsed or "
-                        + "expired (apns-expiration) in APNs also never arrives.")]
+                lastSeen >= sent.ts + settings.notDeliveredAfterMs
+            {
+                return [
+                    Finding(
+                        .notDelivered,
+                        "APNs accepted the push, and device \(sent.record.deviceID ?? "?") has since uploaded records from "
+                            + "\(minutes(lastSeen - sent.ts)) later, yet none mention this notification: it never arrived.",
+                        evidence: [sent] + accepted,
+                        fix: "Check the device's token is current and notifications are allowed; a push collapsed or "
+                            + "expired (apns-expiration) in APNs also never arrives.")
+                ]
             }
-            return [Finding(
-                .awaitingDeviceLogs,
-                "APNs accepted the push; no device has reported anything about it yet.",
-                evidence: [sent] + accepted,
-                fix: "Wait for the app's next upload (it uploads when launched), or open the app on the device.")]
+            return [
+                Finding(
+                    .awaitingDeviceLogs,
+                    "APNs accepted the push; no device has reported anything about it yet.",
+                    evidence: [sent] + accepted,
+                    fix: "Wait for the app's next upload (it uploads when launched), or open the app on the device.")
+            ]
         }
         var findings: [Finding] = []
         let expanded = facts.has(.contentReceived) || facts.has(.contentAction)
         if !expanded {
-            findings.append(Finding(
-                .notExpanded,
-                "The notification was delivered, but the user never expanded it, so the custom card was not shown.",
-                evidence: Array(facts.deviceEntries.suffix(1)), fix: "Nothing is broken."))
+            findings.append(
+                Finding(
+                    .notExpanded,
+                    "The notification was delivered, but the user never expanded it, so the custom card was not shown.",
+                    evidence: Array(facts.deviceEntries.suffix(1)), fix: "Nothing is broken."))
         }
         let responses = facts.all(.appResponse)
         for action in facts.all(.contentAction) where action.record.response == ResponseOption.dismissAndForwardAction.rawValue {
             if !responses.contains(where: { $0.ts >= action.ts }) {
-                findings.append(Finding(
-                    .forwardedActionUnhandled,
-                    "The content extension forwarded action \"\(action.record.action ?? "?")\" to the app, but the app's "
-                        + "response handler never ran.",
-                    evidence: [action],
-                    fix: "Set UNUserNotificationCenter's delegate before the app finishes launching, and implement "
-                        + "userNotificationCenter(_:didReceive:withCompletionHandler:)."))
+                findings.append(
+                    Finding(
+                        .forwardedActionUnhandled,
+                        "The content extension forwarded action \"\(action.record.action ?? "?")\" to the app, but the app's "
+                            + "response handler never ran.",
+                        evidence: [action],
+                        fix: "Set UNUserNotificationCenter's delegate before the app finishes launching, and implement "
+                            + "userNotificationCenter(_:didReceive:withCompletionHandler:)."))
                 break
             }
         }
@@ -49,7 +56,8 @@ enum DeliveryRules {
     }
 
     private static func minutes(_ ms: Int64) -> String {
-        ms >= 172_800_000 ? "\(ms / 86_400_000) days"
+        ms >= 172_800_000
+            ? "\(ms / 86_400_000) days"
             : ms >= 3_600_000 ? "\(ms / 3_600_000) h \((ms % 3_600_000) / 60_000) min" : "\(ms / 60_000) min"
     }
 }

@@ -11,12 +11,13 @@ public struct Diagnoser: Sendable {
 
     public func diagnose(_ input: DiagnosisInput) -> Diagnosis {
         guard !input.entries.isEmpty else {
-            let finding = Finding(.unknownNotification,
-                                  "Nothing is stored for notification \(input.notificationID)"
-                                    + (input.appID.isEmpty ? "." : " in \(input.appID)."),
-                                  evidence: [],
-                                  fix: "Check the ID (it is the apns-id / UNNotificationRequest.identifier), the app, "
-                                    + "and that the backend posts push.sent and the device has uploaded its bundles.")
+            let finding = Finding(
+                .unknownNotification,
+                "Nothing is stored for notification \(input.notificationID)"
+                    + (input.appID.isEmpty ? "." : " in \(input.appID)."),
+                evidence: [],
+                fix: "Check the ID (it is the apns-id / UNNotificationRequest.identifier), the app, "
+                    + "and that the backend posts push.sent and the device has uploaded its bundles.")
             return Diagnosis(cause: .unknownNotification, findings: [finding])
         }
         let facts = Facts(input)
@@ -28,8 +29,9 @@ public struct Diagnoser: Sendable {
         findings += DeliveryRules.findings(facts, settings: settings)
         findings.sort { $0.code < $1.code }
         if findings.isEmpty {
-            let ok = Finding(.ok, "Delivered, expanded, the card shown, and every action handled.",
-                             evidence: facts.all(.contentReceived) + facts.all(.contentAction), fix: "Nothing to change.")
+            let ok = Finding(
+                .ok, "Delivered, expanded, the card shown, and every action handled.",
+                evidence: facts.all(.contentReceived) + facts.all(.contentAction), fix: "Nothing to change.")
             findings = [ok]
         }
         return Diagnosis(cause: findings[0].code, findings: findings)

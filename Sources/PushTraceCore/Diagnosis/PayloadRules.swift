@@ -7,24 +7,27 @@ enum PayloadRules {
         if let rejected = facts.all(.pushAPNsResponse).first(where: { ($0.record.status ?? 200) != 200 }) {
             let status = rejected.record.status ?? 0
             let reason = rejected.record.reason
-            findings.append(Finding(
-                .apnsRejected,
-                "APNs refused the push with HTTP \(status)\(reason.map { " (\($0))" } ?? ""); it never reached the device.",
-                evidence: [rejected], fix: fix(forAPNsReason: reason, status: status)))
+            findings.append(
+                Finding(
+                    .apnsRejected,
+                    "APNs refused the push with HTTP \(status)\(reason.map { " (\($0))" } ?? ""); it never reached the device.",
+                    evidence: [rejected], fix: fix(forAPNsReason: reason, status: status)))
         }
         guard let sent = facts.sent else { return findings }
         if sent.record.hasAlert == false {
-            findings.append(Finding(
-                .alertMissing,
-                "The push carried no alert, so iOS displays nothing and runs neither extension.",
-                evidence: [sent],
-                fix: "Put an `alert` (title and body) in `aps`; a push without one is a silent background push."))
+            findings.append(
+                Finding(
+                    .alertMissing,
+                    "The push carried no alert, so iOS displays nothing and runs neither extension.",
+                    evidence: [sent],
+                    fix: "Put an `alert` (title and body) in `aps`; a push without one is a silent background push."))
         }
         if sent.record.mutableContent == false {
-            findings.append(Finding(
-                .mutableContentMissing,
-                "The push lacked `mutable-content: 1`, so the service extension never ran (no image, no rewrite).",
-                evidence: [sent], fix: "Add \"mutable-content\": 1 to `aps` for every push the service extension must see."))
+            findings.append(
+                Finding(
+                    .mutableContentMissing,
+                    "The push lacked `mutable-content: 1`, so the service extension never ran (no image, no rewrite).",
+                    evidence: [sent], fix: "Add \"mutable-content\": 1 to `aps` for every push the service extension must see."))
         }
         return findings
     }
@@ -45,7 +48,8 @@ enum PayloadRules {
         case "TooManyRequests", "TooManyProviderTokenUpdates":
             return "Send fewer pushes to this device, and back off before retrying."
         default:
-            return status >= 500 ? "APNs failed on its side; retry with backoff."
+            return status >= 500
+                ? "APNs failed on its side; retry with backoff."
                 : "Read APNs' reason in the response and fix the request it names."
         }
     }

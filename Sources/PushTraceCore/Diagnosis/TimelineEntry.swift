@@ -93,8 +93,10 @@ public struct DiagnosisInput: Sendable {
     /// The latest corrected time of any record the notification's device uploaded for this app, if known.
     public var deviceLastSeen: Int64?
 
-    public init(appID: String, notificationID: String, entries: [TimelineEntry], config: ConfigInForce = .init(),
-                deviceLastSeen: Int64? = nil) {
+    public init(
+        appID: String, notificationID: String, entries: [TimelineEntry], config: ConfigInForce = .init(),
+        deviceLastSeen: Int64? = nil
+    ) {
         self.appID = appID
         self.notificationID = notificationID
         self.entries = entries.sorted { $0.ts < $1.ts }

@@ -33,8 +33,10 @@ public enum PayloadLint {
     /// APNs refuses larger payloads (4 KB for regular pushes).
     public static let maxPayloadBytes = 4_096
     /// Keys under which payloads commonly carry the attachment's URL.
-    static let attachmentKeys = ["attachment-url", "attachment_url", "attachmentURL", "image", "image-url", "image_url",
-                                 "imageURL", "media-url", "media_url", "mediaURL", "media"]
+    static let attachmentKeys = [
+        "attachment-url", "attachment_url", "attachmentURL", "image", "image-url", "image_url",
+        "imageURL", "media-url", "media_url", "mediaURL", "media",
+    ]
 
     /// The findings for payload `bytes` (the JSON as it will be sent); `app` from the stored config records, if known.
     /// Throws when the payload is not a JSON object with an `aps` dictionary.
@@ -51,41 +53,48 @@ public enum PayloadLint {
         }
         let compact = (try? JSONSerialization.data(withJSONObject: payload))?.count ?? bytes.count
         if compact > maxPayloadBytes {
-            add(.error, "payload_too_large", "The payload is \(compact) bytes compacted; APNs refuses more than \(maxPayloadBytes).",
+            add(
+                .error, "payload_too_large", "The payload is \(compact) bytes compacted; APNs refuses more than \(maxPayloadBytes).",
                 "Send less in the payload: an ID the extension fetches details for, not the details.")
         }
         let alert = aps["alert"]
         let hasAlert = (alert as? String).map { !$0.isEmpty } ?? (alert as? [String: Any]).map { !$0.isEmpty } ?? false
         if !hasAlert {
-            add(.error, Cause.alertMissing.rawValue, "aps has no alert: nothing is displayed and no extension runs.",
+            add(
+                .error, Cause.alertMissing.rawValue, "aps has no alert: nothing is displayed and no extension runs.",
                 "Add \"alert\": {\"title\": …, \"body\": …} to aps (a silent push cannot show a card).")
         }
         let mutable = (aps["mutable-content"] as? NSNumber)?.intValue == 1
         let attachment = attachmentURL(in: payload)
         if !mutable, app?.hasServiceExtension == true || attachment != nil {
             let why = app?.hasServiceExtension == true ? "the app has a service extension" : "the payload carries an attachment URL"
-            add(.error, Cause.mutableContentMissing.rawValue,
+            add(
+                .error, Cause.mutableContentMissing.rawValue,
                 "aps lacks \"mutable-content\": 1 although \(why): the service extension will not run.",
                 "Add \"mutable-content\": 1 to aps.")
         }
         let category = aps["category"] as? String
         if let category, let registered = app?.registeredCategories, !registered.contains(category) {
-            add(.error, Cause.categoryUnregistered.rawValue,
+            add(
+                .error, Cause.categoryUnregistered.rawValue,
                 "Category '\(category)' is not among the app's registered categories\(nearest(category, registered)): no action buttons.",
                 "Send a registered category, or register '\(category)' with UNUserNotificationCenter.setNotificationCategories.")
         } else if let category, let handled = app?.contentCategories, !handled.contains(category) {
-            add(.error, Cause.categoryNotHandled.rawValue,
+            add(
+                .error, Cause.categoryNotHandled.rawValue,
                 "Category '\(category)' is not in the content extension's UNNotificationExtensionCategory\(nearest(category, handled)): no custom card.",
                 "Add '\(category)' to UNNotificationExtensionCategory in the content extension's Info.plist, or send a handled category.")
         } else if category == nil, app?.contentCategories?.isEmpty == false {
-            add(.warning, "category_missing", "aps has no category: the content extension's card will not show.",
+            add(
+                .warning, "category_missing", "aps has no category: the content extension's card will not show.",
                 "Add \"category\": one of \(app!.contentCategories!.joined(separator: ", ")).")
         }
         if let attachment {
             let name = AttachmentKind.fileName(ofURL: attachment.url)
             let ext = AttachmentKind.fileExtension(of: name)
             if AttachmentKind(fileExtension: ext) == nil {
-                add(.error, Cause.attachmentFailed.rawValue,
+                add(
+                    .error, Cause.attachmentFailed.rawValue,
                     "The attachment URL in \"\(attachment.key)\" ends in '\(name)', "
                         + (ext.isEmpty ? "which has no file extension" : "whose extension '.\(ext)' the system does not recognise")
                         + ": UNNotificationAttachment will refuse the file.",

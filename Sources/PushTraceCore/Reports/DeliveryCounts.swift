@@ -72,8 +72,10 @@ public struct DailyCounts: Sendable, Hashable {
     public var attachmentFailure: String
     public var counts: DeliveryCounts
 
-    public init(day: Int64, category: String, appVersion: String, os: String, cause: String, attachmentFailure: String,
-                counts: DeliveryCounts) {
+    public init(
+        day: Int64, category: String, appVersion: String, os: String, cause: String, attachmentFailure: String,
+        counts: DeliveryCounts
+    ) {
         self.day = day
         self.category = category
         self.appVersion = appVersion
@@ -111,9 +113,11 @@ public struct ReportInput: Sendable {
     /// One notification per cause in the period, to run `pushtrace why` on.
     public var examples: [String: String]
 
-    public init(appID: String, period: ReportPeriod, previousPeriod: ReportPeriod, rows: [DailyCounts],
-                previousRows: [DailyCounts], durations: [(ms: Int64, count: Int)],
-                previousDurations: [(ms: Int64, count: Int)], actions: [ActionCount], examples: [String: String]) {
+    public init(
+        appID: String, period: ReportPeriod, previousPeriod: ReportPeriod, rows: [DailyCounts],
+        previousRows: [DailyCounts], durations: [(ms: Int64, count: Int)],
+        previousDurations: [(ms: Int64, count: Int)], actions: [ActionCount], examples: [String: String]
+    ) {
         self.appID = appID
         self.period = period
         self.previousPeriod = previousPeriod

@@ -265,8 +265,9 @@ public struct Breakdown: Encodable, Sendable {
                 if stands(out: c.serviceTimeouts, total.serviceTimeouts) { flags.append("timeouts") }
                 if stands(out: c.crashes, total.crashes) { flags.append("crashes") }
             }
-            return Breakdown(name: name.isEmpty ? "(none)" : name, notifications: c.notifications, serviceRan: c.serviceRan,
-                             timeouts: c.serviceTimeouts, crashes: c.crashes, flags: flags)
+            return Breakdown(
+                name: name.isEmpty ? "(none)" : name, notifications: c.notifications, serviceRan: c.serviceRan,
+                timeouts: c.serviceTimeouts, crashes: c.crashes, flags: flags)
         }.sorted { ($0.notifications, $1.name) > ($1.notifications, $0.name) }
     }
 

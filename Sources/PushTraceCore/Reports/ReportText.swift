@@ -37,37 +37,47 @@ public enum ReportText {
         let now = report.figures, before = report.previous
         var blocks: [Block] = [
             .title("Delivery report: \(TerminalText.escaped(report.appID)), \(periodText(now.period))"),
-            .line("\(grouped(now.notifications)) notifications, \(changeText(now.notifications, before.notifications)) "
-                  + "against \(before.period.label) (\(grouped(before.notifications)))"),
+            .line(
+                "\(grouped(now.notifications)) notifications, \(changeText(now.notifications, before.notifications)) "
+                    + "against \(before.period.label) (\(grouped(before.notifications)))"),
             .heading("Funnel"),
         ]
         var funnel = Table(["step", "count", "rate", "of", "change"], right: [1, 2, 4])
         for (step, change) in zip(now.funnel, report.funnelChange) {
-            funnel.add([stepNames[step.step] ?? step.step, grouped(step.count), percent(step.rate),
-                        stepNames[step.of] ?? step.of, points(change.points)])
+            funnel.add([
+                stepNames[step.step] ?? step.step, grouped(step.count), percent(step.rate),
+                stepNames[step.of] ?? step.of, points(change.points),
+            ])
         }
         blocks.append(.table(funnel))
 
         let service = now.service
         blocks += [
             .heading("Service extension"),
-            .line("ran \(grouped(service.ran)), delivered \(grouped(service.delivered)), timed out "
-                  + "\(grouped(service.timeouts)) (\(percent(service.timeoutRate))), crashed \(grouped(service.crashes)) "
-                  + "(\(percent(service.crashRate)))"),
-            .line(service.durationMs.map { "duration p50 \(grouped($0.p50)) ms, p90 \(grouped($0.p90)) ms, p99 \(grouped($0.p99)) ms" }
-                  ?? "duration: no runs"),
-            .line("timeout rate by day \(sparkline(report.timeoutRateByDay.map(\.rate)))  "
-                  + (report.timeoutRateByDay.max { ($0.rate ?? -1) < ($1.rate ?? -1) }.flatMap { worst in
-                      worst.rate.map { "highest \(percent($0)) on \(worst.date)" } } ?? "no runs")),
+            .line(
+                "ran \(grouped(service.ran)), delivered \(grouped(service.delivered)), timed out "
+                    + "\(grouped(service.timeouts)) (\(percent(service.timeoutRate))), crashed \(grouped(service.crashes)) "
+                    + "(\(percent(service.crashRate)))"),
+            .line(
+                service.durationMs.map { "duration p50 \(grouped($0.p50)) ms, p90 \(grouped($0.p90)) ms, p99 \(grouped($0.p99)) ms" }
+                    ?? "duration: no runs"),
+            .line(
+                "timeout rate by day \(sparkline(report.timeoutRateByDay.map(\.rate)))  "
+                    + (report.timeoutRateByDay.max { ($0.rate ?? -1) < ($1.rate ?? -1) }.flatMap { worst in
+                        worst.rate.map { "highest \(percent($0)) on \(worst.date)" }
+                    } ?? "no runs")),
         ]
 
         let attachments = now.attachments
         blocks += [
             .heading("Attachments"),
-            .line("\(grouped(attachments.downloads)) downloads (\(bytesText(attachments.downloadBytes))), "
-                  + "\(grouped(attachments.failed)) failed"),
-            .line("sizes: " + zip(["<100 kB", "<1 MB", "<10 MB", ">=10 MB"], AttachmentFigures.sizeBands)
-                .map { "\($0) \(grouped(attachments.sizes[$1] ?? 0))" }.joined(separator: ", ")),
+            .line(
+                "\(grouped(attachments.downloads)) downloads (\(bytesText(attachments.downloadBytes))), "
+                    + "\(grouped(attachments.failed)) failed"),
+            .line(
+                "sizes: "
+                    + zip(["<100 kB", "<1 MB", "<10 MB", ">=10 MB"], AttachmentFigures.sizeBands)
+                    .map { "\($0) \(grouped(attachments.sizes[$1] ?? 0))" }.joined(separator: ", ")),
         ]
         if !attachments.failures.isEmpty {
             var failures = Table(["failure", "notifications"], right: [1])
@@ -84,14 +94,18 @@ public enum ReportText {
         }
         blocks.append(.table(causes))
 
-        for (title, rows) in [("By category", report.byCategory), ("By app version", report.byAppVersion),
-                              ("By OS version", report.byOSVersion)] {
+        for (title, rows) in [
+            ("By category", report.byCategory), ("By app version", report.byAppVersion),
+            ("By OS version", report.byOSVersion),
+        ] {
             blocks.append(.heading(title))
             var table = Table(["", "notifs", "ran", "timeouts", "rate", "crashes", "rate", ""], right: [1, 2, 3, 4, 5, 6])
             for row in rows {
-                table.add([row.name, grouped(row.notifications), grouped(row.serviceRan), grouped(row.timeouts),
-                           percent(row.timeoutRate), grouped(row.crashes), percent(row.crashRate),
-                           row.flags.isEmpty ? "" : "<< " + row.flags.joined(separator: ", ") + " x2"])
+                table.add([
+                    row.name, grouped(row.notifications), grouped(row.serviceRan), grouped(row.timeouts),
+                    percent(row.timeoutRate), grouped(row.crashes), percent(row.crashRate),
+                    row.flags.isEmpty ? "" : "<< " + row.flags.joined(separator: ", ") + " x2",
+                ])
             }
             blocks.append(.table(table))
         }
@@ -100,9 +114,12 @@ public enum ReportText {
         var actions = Table(["action", "doNotDismiss", "dismiss", "andForward", "total"], right: [1, 2, 3, 4])
         var byAction: [String: [String: Int]] = [:]
         for entry in report.actions { byAction[entry.action, default: [:]][entry.response, default: 0] += entry.count }
-        for (action, responses) in byAction.sorted(by: { ($0.value.values.reduce(0, +), $1.key) > ($1.value.values.reduce(0, +), $0.key) }) {
-            actions.add([action, grouped(responses["doNotDismiss"] ?? 0), grouped(responses["dismiss"] ?? 0),
-                         grouped(responses["dismissAndForwardAction"] ?? 0), grouped(responses.values.reduce(0, +))])
+        for (action, responses) in byAction.sorted(by: { ($0.value.values.reduce(0, +), $1.key) > ($1.value.values.reduce(0, +), $0.key) })
+        {
+            actions.add([
+                action, grouped(responses["doNotDismiss"] ?? 0), grouped(responses["dismiss"] ?? 0),
+                grouped(responses["dismissAndForwardAction"] ?? 0), grouped(responses.values.reduce(0, +)),
+            ])
         }
         blocks.append(byAction.isEmpty ? .line("no actions") : .table(actions))
         return blocks
@@ -143,11 +160,12 @@ public enum ReportText {
     static func sparkline(_ rates: [Double?]) -> String {
         let bars = Array("▁▂▃▄▅▆▇█")
         let top = rates.compactMap { $0 }.max() ?? 0
-        return String(rates.map { rate -> Character in
-            guard let rate else { return "·" }
-            guard top > 0 else { return bars[0] }
-            return bars[min(bars.count - 1, Int((rate / top * Double(bars.count - 1)).rounded()))]
-        })
+        return String(
+            rates.map { rate -> Character in
+                guard let rate else { return "·" }
+                guard top > 0 else { return bars[0] }
+                return bars[min(bars.count - 1, Int((rate / top * Double(bars.count - 1)).rounded()))]
+            })
     }
 
     static func grouped<T: BinaryInteger>(_ value: T) -> String {

@@ -35,14 +35,15 @@ public struct WhyReport: Sendable {
             "notification_id": .string(notificationID),
             "app_id": appID.isEmpty ? .null : .string(appID),
             "cause": .string(diagnosis.cause.rawValue),
-            "findings": .array(diagnosis.findings.map { finding in
-                .object([
-                    "code": .string(finding.code.rawValue),
-                    "message": .string(finding.message),
-                    "evidence": .array(finding.evidence.map(\.jsonValue)),
-                    "fix": .string(finding.fix),
-                ])
-            }),
+            "findings": .array(
+                diagnosis.findings.map { finding in
+                    .object([
+                        "code": .string(finding.code.rawValue),
+                        "message": .string(finding.message),
+                        "evidence": .array(finding.evidence.map(\.jsonValue)),
+                        "fix": .string(finding.fix),
+                    ])
+                }),
             "timeline": .array(timeline.map(\.jsonValue)),
         ])
     }

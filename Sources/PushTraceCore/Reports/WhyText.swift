@@ -42,16 +42,21 @@ extension WhyReport {
     static func relative(_ ms: Int64) -> String {
         let sign = ms < 0 ? "-" : "+"
         let value = abs(ms)
-        let text = value >= 3_600_000 ? "\(value / 3_600_000)h\(String(format: "%02d", value % 3_600_000 / 60_000))m"
-            : value >= 60_000 ? "\(value / 60_000)m\(String(format: "%04.1f", Double(value % 60_000) / 1000))s"
-            : String(format: "%.3fs", Double(value) / 1000)
+        let text =
+            value >= 3_600_000
+            ? "\(value / 3_600_000)h\(String(format: "%02d", value % 3_600_000 / 60_000))m"
+            : value >= 60_000
+                ? "\(value / 60_000)m\(String(format: "%04.1f", Double(value % 60_000) / 1000))s"
+                : String(format: "%.3fs", Double(value) / 1000)
         return (sign + text).leftPadded(to: 10)
     }
 
     static func utc(_ ms: Int64) -> String {
         let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate,
-                                   .withFractionalSeconds, .withSpaceBetweenDateAndTime]
+        formatter.formatOptions = [
+            .withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate,
+            .withFractionalSeconds, .withSpaceBetweenDateAndTime,
+        ]
         return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
     }
 }

@@ -34,8 +34,10 @@ public enum InstantText {
         // Stored unchecked by a release before times were bounded: said, not turned into a year 5,000,000 date.
         guard WireBounds.epochMilliseconds.contains(ms) else { return "out of range (\(ms))" }
         let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate,
-                                   .withSpaceBetweenDateAndTime]
+        formatter.formatOptions = [
+            .withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate,
+            .withSpaceBetweenDateAndTime,
+        ]
         return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
     }
 }

@@ -18,9 +18,9 @@ public struct ReportPeriod: Codable, Sendable, Hashable {
     public init?(isoWeek text: String) {
         let parts = text.uppercased().split(separator: "-W", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 4, parts[1].count == 2,
-              parts.allSatisfy({ $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
-              let year = Int(parts[0]), (2000...2199).contains(year),
-              let week = Int(parts[1]), week >= 1, week <= Self.weeks(inISOYear: year)
+            parts.allSatisfy({ $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+            let year = Int(parts[0]), (2000...2199).contains(year),
+            let week = Int(parts[1]), week >= 1, week <= Self.weeks(inISOYear: year)
         else { return nil }
         let start = Self.mondayOfWeekOne(year) + Int64(week - 1) * 7
         self.init(label: String(format: "%04d-W%02d", year, week), start: start * Self.dayMs, end: (start + 7) * Self.dayMs)
@@ -53,12 +53,13 @@ public struct ReportPeriod: Codable, Sendable, Hashable {
     public var previous: ReportPeriod {
         let length = end - start
         if label.contains("-W") { return ReportPeriod(weekContaining: start - 1) }
-        return ReportPeriod(label: "\(Self.dateText(start - length))..\(Self.dateText(start - Self.dayMs))",
-                            start: start - length, end: start)
+        return ReportPeriod(
+            label: "\(Self.dateText(start - length))..\(Self.dateText(start - Self.dayMs))",
+            start: start - length, end: start)
     }
 
     /// The UTC days of the period, as day numbers since the epoch.
-    public var days: Range<Int64> { start / Self.dayMs ..< end / Self.dayMs }
+    public var days: Range<Int64> { start / Self.dayMs..<end / Self.dayMs }
 
     /// `2026-11-09` for a day number since the epoch.
     public static func dateText(day: Int64) -> String {
@@ -74,8 +75,9 @@ public struct ReportPeriod: Codable, Sendable, Hashable {
     private static func day(_ text: String) -> Int64? {
         let parts = text.split(separator: "-")
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-              (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+        else { return nil }
         return daysFromCivil(year: year, month: month, day: day)
     }
 

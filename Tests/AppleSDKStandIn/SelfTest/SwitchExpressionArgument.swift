@@ -4,11 +4,14 @@
 // compiles this file to show that its check catches the mistake.
 import UserNotificationsUI
 
-func forward(_ option: UNNotificationContentExtensionResponseOption,
-             to handler: (UNNotificationContentExtensionResponseOption) -> Void) {
-    handler(switch option {
-    case .doNotDismiss: .doNotDismiss
-    case .dismiss: .dismiss
-    case .dismissAndForwardAction: .dismissAndForwardAction
-    })
+func forward(
+    _ option: UNNotificationContentExtensionResponseOption,
+    to handler: (UNNotificationContentExtensionResponseOption) -> Void
+) {
+    handler(
+        switch option {
+        case .doNotDismiss: .doNotDismiss
+        case .dismiss: .dismiss
+        case .dismissAndForwardAction: .dismissAndForwardAction
+        })
 }
