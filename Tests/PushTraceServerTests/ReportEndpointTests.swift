@@ -77,13 +77,14 @@ import Testing
                     || exposition.contains(
                         #"pushtrace_alert_firing{app="net.rorklab.dailypick",category="DAILY_PICK",rule="service_timeout_spike"} 1"#),
                 "\(exposition.split(separator: "\n").filter { $0.contains("alert") })")
-            // Beside it, the rates an Alertmanager notification quotes: about 30% in the window (the monitor judges a
-            // moment later, so one run may have left it), 3% in the baseline.
+            // Beside it, the rates an Alertmanager notification quotes. The monitor judges at its own moment, when the
+            // window (the hour before it) may have slid past the first runs, so only what firing implies is held: the
+            // window's rate well over the baseline's 3%.
             let rates = exposition.split(separator: "\n").filter { $0.hasPrefix("pushtrace_alert_") && $0.contains("_rate{") }
             let window = rates.first { $0.hasPrefix("pushtrace_alert_window_rate{") }.flatMap { Double($0.split(separator: " ").last!) }
             let baseline = rates.first { $0.hasPrefix("pushtrace_alert_baseline_rate{") }.flatMap { Double($0.split(separator: " ").last!) }
-            #expect(abs((window ?? 0) - 0.3) < 0.01, "\(rates)")
             #expect(abs((baseline ?? 0) - 0.03) < 0.01, "\(rates)")
+            #expect((window ?? 0) > 2 * (baseline ?? 1), "\(rates)")
         }
     }
 }
