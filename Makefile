@@ -8,7 +8,8 @@ DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
 DASHBOARD_DEBS := prometheus prometheus-alertmanager
 # Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
 POSTGRES_DEBS := postgresql
-# nginx (TLS in front of the server), openssl (its certificate) and systemd-analyze, for make deploy-test.
+# nginx (TLS in front of the server), openssl (its certificate), systemd-analyze, and the curl and sqlite3 the
+# walk-through of docs/deploy.md installs, for make deploy-test.
 DEPLOY_DEBS := nginx openssl systemd curl sqlite3
 
 .PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
@@ -55,7 +56,8 @@ check-apple-build: deps
 	SWIFT=$(SWIFT) scripts/check-apple-build.sh
 
 # promtool check/test of dashboards/pushtrace-rules.yml, then a real Prometheus scraping a live server: every panel
-# query of dashboards/pushtrace-dashboard.json must return data.
+# query of dashboards/pushtrace-dashboard.json must return data; then the alert through a real Alertmanager to a
+# webhook receiver, and resolved (scripts/check-alerting.py).
 check-dashboards: build dashboard-deps
 	scripts/check-dashboards.sh
 
@@ -68,7 +70,7 @@ deploy-test: build release deploy-deps
 	$(SUDO) scripts/walkthrough-test.sh
 
 # The toolchain's swift-format, with .swift-format: `make format` formats the tree, `make format-check` (CI) fails
-# on any line it would change.
+# on any line it would change, and on the lint rules .swift-format turns on.
 SWIFT_FORMAT ?= swift-format
 format:
 	$(SWIFT_FORMAT) format --in-place --recursive --parallel Package.swift Sources Tests

@@ -24,6 +24,7 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/alerts               the alert rules evaluated now
               GET  /metrics                 Prometheus metrics (by app with a metrics or admin token)
               GET  /healthz                 liveness
+              GET  /openapi.json            the OpenAPI 3.1 document of these endpoints
               HEAD on every GET endpoint    its GET's status and headers, no body
 
             Limits on hostile clients (docs/security.md): uploads in progress share a memory budget counted in \
