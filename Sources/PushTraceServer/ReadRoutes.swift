@@ -24,6 +24,11 @@ struct ReadRoutes: Sendable {
         // The router hands the path segment over as sent: an ID with a space or non-ASCII text arrives encoded.
         let raw = try context.parameters.require("id")
         let id = raw.removingPercentEncoding ?? raw
+        // What no bundle can store (a control character, an ID over the limit) is a malformed request, not an unknown
+        // notification; it is refused before it reaches the store or the answer.
+        if let problem = WireBounds.identifierProblem(id) {
+            throw APIError.badRequest("the notification ID \(problem)")
+        }
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
         if app == nil {
             await writer.summariesWritten()

@@ -134,6 +134,12 @@ import Testing
             let why = try await client.get("/v1/notifications/\(encoded)", token: server.readToken)
             #expect(why.status == .ok)
             #expect(why.json["notification_id"] as? String == id.lowercased())
+            // Decoded, an ID no bundle could hold is a bad request, said as such.
+            for bad in ["a%0Ab", "a%1B%5B31m", String(repeating: "x", count: 256)] {
+                let answer = try await client.get("/v1/notifications/\(bad)", token: server.readToken)
+                try expectError(answer, .badRequest, "bad_request")
+                #expect((answer.json["message"] as? String)?.hasPrefix("the notification ID ") == true)
+            }
         }
     }
 
