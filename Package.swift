@@ -33,7 +33,7 @@ let package = Package(
     targets: [
         // zlib from the system (Debian's zlib1g-dev): streaming gzip/deflate.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
-        // The record vocabulary of SPEC §2–§4, shared by the agent and the server. Foundation only.
+        // The record vocabulary of docs/spec.md §2–§4, shared by the agent and the server. Foundation only.
         .target(name: "PushTraceRecords"),
         // Streaming gzip over zlib (which every Apple platform ships too): the agent writes bundles, the server reads them.
         .target(name: "PushTraceGzip", dependencies: ["CZlib"]),
@@ -84,7 +84,7 @@ let package = Package(
                 // SQLite's C API, for the checkpointer's WAL hook (Checkpointer.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
-        // The PostgreSQL engine behind the same interface (postgres-nio): one database shared by many servers (SPEC §9).
+        // The PostgreSQL engine behind the same interface (postgres-nio): one database shared by many servers (docs/spec.md §9).
         .target(
             name: "PushTracePostgres",
             dependencies: [
@@ -96,7 +96,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // The HTTP server (SPEC §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
+        // The HTTP server (docs/spec.md §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
         // store's interface only; the command that serves picks the engine.
         .target(
             name: "PushTraceServer",

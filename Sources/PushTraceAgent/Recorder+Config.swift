@@ -2,7 +2,7 @@ import Foundation
 import PushTraceRecords
 
 extension Recorder {
-    /// Records what this process is configured with (SPEC §4): the App Group it uses; for the app, the categories it
+    /// Records what this process is configured with (docs/spec.md §4): the App Group it uses; for the app, the categories it
     /// registers; for the content extension, its `NSExtensionAttributes` and whether it handles actions.
     ///
     /// The line is written when the configuration differs from the one this process last recorded, and the uploader

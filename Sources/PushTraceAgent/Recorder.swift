@@ -2,7 +2,7 @@ import Foundation
 import PushTraceRecords
 
 /// Records what one process (the app, its service extension or its content extension) does with each notification,
-/// as NDJSON lines in the App Group container (SPEC §2–§4).
+/// as NDJSON lines in the App Group container (docs/spec.md §2–§4).
 ///
 /// Use one per process: ``shared(_:appGroup:limits:)`` gives every caller in a process the same recorder, however
 /// many `NotificationService` or view-controller instances iOS creates and however many notifications they handle
@@ -149,7 +149,7 @@ public final class Recorder: @unchecked Sendable {
         if let target = file, notice.withUnsafeBytes({ target.append($0) }) { unwritten = 0 }
     }
 
-    /// Records a lifecycle step (SPEC §3) of notification `notificationID` with its fields.
+    /// Records a lifecycle step (docs/spec.md §3) of notification `notificationID` with its fields.
     public func event(_ name: EventName, notificationID: String, _ fields: KeyValuePairs<String, JSONValue?> = [:]) {
         record(
             type: .event,

@@ -2,7 +2,7 @@ import Foundation
 import NIOSSL
 import PostgresNIO
 
-/// Where a PostgreSQL store lives and how to reach it: a `postgres://` URL (SPEC §9), with what it leaves out taken
+/// Where a PostgreSQL store lives and how to reach it: a `postgres://` URL (docs/spec.md §9), with what it leaves out taken
 /// from the standard `PG*` variables, as `psql` would.
 ///
 /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE&connect_timeout=SECONDS`. Only TCP

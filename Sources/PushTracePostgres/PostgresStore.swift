@@ -5,7 +5,7 @@ import PostgresNIO
 import PushTraceCore
 import PushTraceStore
 
-/// A pushtrace store in a PostgreSQL database (SPEC §9): the data model of the SQLite engine, shared by any number
+/// A pushtrace store in a PostgreSQL database (docs/spec.md §9): the data model of the SQLite engine, shared by any number
 /// of `pushtrace serve` processes.
 ///
 /// Every bundle is stored atomically (a savepoint in its group's transaction). What several servers could do to the

@@ -4,7 +4,7 @@ import Hummingbird
 import PushTraceCore
 import PushTraceRecords
 
-/// An error answered to an HTTP client: its status and the JSON body of SPEC §8, `{"error", "message"}`.
+/// An error answered to an HTTP client: its status and the JSON body of docs/spec.md §8, `{"error", "message"}`.
 public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     /// A stable, machine-readable code.
@@ -61,7 +61,7 @@ extension APIError {
 }
 
 extension APIError {
-    /// The answer to a bundle refused whole by the decoder (SPEC §8).
+    /// The answer to a bundle refused whole by the decoder (docs/spec.md §8).
     init(bundleError error: BundleError) {
         let message = error.line.map { "line \($0): \(error.message)" } ?? error.message
         switch error.kind {

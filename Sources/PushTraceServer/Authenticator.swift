@@ -4,7 +4,7 @@ import Hummingbird
 import NIOConcurrencyHelpers
 import PushTraceStore
 
-/// Checks a request's bearer token against the store (SPEC §8): 401 without a live token, 403 when its scope or
+/// Checks a request's bearer token against the store (docs/spec.md §8): 401 without a live token, 403 when its scope or
 /// app does not allow what is asked.
 ///
 /// A verified token is remembered for `cacheSeconds` (a store read per upload cost as much as storing it); only

@@ -259,7 +259,7 @@ struct IngestRoutes: Sendable {
     /// The header with which an admin replays archived uploads: when they were originally received (epoch ms).
     static let receivedAtHeader = HTTPField.Name("Pushtrace-Received-At")!
 
-    /// When the bundle was received: the reference for device clock correction (SPEC §5). Now, unless an admin
+    /// When the bundle was received: the reference for device clock correction (docs/spec.md §5). Now, unless an admin
     /// (or anyone under `--no-auth`) replays an archived upload with `Pushtrace-Received-At`.
     static func receivedAt(of request: Request, caller: Authenticator.Caller) throws -> Int64 {
         guard let replayed = request.headers[receivedAtHeader] else { return Int64(Date().timeIntervalSince1970 * 1000) }
@@ -334,7 +334,7 @@ extension IngestResult {
             + #"\#(clockOffsetMs),"duplicate":\#(duplicate),"rejected":\#(rejected),"rejections":[\#(listed)]}"#
     }
 
-    /// The acknowledgement of SPEC §8.
+    /// The acknowledgement of docs/spec.md §8.
     var jsonValue: JSONValue {
         .object([
             "app_id": .string(appID),

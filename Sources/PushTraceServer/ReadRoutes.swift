@@ -17,7 +17,7 @@ struct ReadRoutes: Sendable {
         router.get("/v1/notifications") { request, context in try await search(request, context: context) }
     }
 
-    /// The `why` JSON of SPEC §7, or its text with `Accept: text/plain`. 404 (with the `unknown_notification`
+    /// The `why` JSON of docs/spec.md §7, or its text with `Accept: text/plain`. 404 (with the `unknown_notification`
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
     func why(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")

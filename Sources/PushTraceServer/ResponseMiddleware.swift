@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Gives every answer a request ID (`X-Request-ID`, the `hb.request.id` of the server's log lines for it) and
-/// every error the JSON body of SPEC §8 (Hummingbird's own errors included), and counts responses by route and
+/// every error the JSON body of docs/spec.md §8 (Hummingbird's own errors included), and counts responses by route and
 /// status.
 ///
 /// A failure the server did not foresee is answered 500 in plain words and the request ID; what failed (an SQL

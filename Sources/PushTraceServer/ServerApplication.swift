@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import PushTraceStore
 
-/// Builds the pushtrace HTTP server (SPEC §8) over a store: routes, the one writer, metrics.
+/// Builds the pushtrace HTTP server (docs/spec.md §8) over a store: routes, the one writer, metrics.
 ///
 /// ```swift
 /// let app = ServerApplication.make(store: store, settings: settings, logger: logger)
@@ -41,7 +41,7 @@ public enum ServerApplication {
             logger: logger)
     }
 
-    /// Every route of SPEC §8, and the middleware around them. `openapi.json` documents each route, and a test
+    /// Every route of docs/spec.md §8, and the middleware around them. `openapi.json` documents each route, and a test
     /// holds the two to each other.
     static func makeRouter(
         store: any TraceStore, settings: ServerSettings, metrics: ServerMetrics,

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// What a token may do (SPEC §8).
+/// What a token may do (docs/spec.md §8).
 public enum TokenScope: String, Sendable, CaseIterable, Codable {
     /// Uploads bundles and events for its one app; reads nothing.
     case ingest

@@ -1,4 +1,4 @@
-/// What storing one bundle did: the answer the CLI prints and the server returns (SPEC §8).
+/// What storing one bundle did: the answer the CLI prints and the server returns (docs/spec.md §8).
 public struct IngestResult: Sendable, Hashable, Codable {
     public var appID: String
     public var bundleID: String
@@ -8,7 +8,7 @@ public struct IngestResult: Sendable, Hashable, Codable {
     public var duplicate: Bool
     /// The first rejected lines with their reasons (all are stored; this is what is shown).
     public var rejections: [Rejection]
-    /// The device clock offset applied to every `ts` of the bundle (SPEC §5), in milliseconds.
+    /// The device clock offset applied to every `ts` of the bundle (docs/spec.md §5), in milliseconds.
     public var clockOffsetMs: Int64
 
     package init(

@@ -1,6 +1,6 @@
 import PushTraceCore
 
-/// `pushtrace copy`: a whole store moved to another engine (or another file), nothing lost (SPEC §9).
+/// `pushtrace copy`: a whole store moved to another engine (or another file), nothing lost (docs/spec.md §9).
 ///
 /// The source reads itself out in one snapshot, a page at a time, as engine-neutral parts (``CopiedPart``); the
 /// target, which must hold nothing yet, writes each part as its own schema keeps it. What is copied is what the

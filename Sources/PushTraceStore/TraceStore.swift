@@ -1,6 +1,6 @@
 import PushTraceCore
 
-/// A pushtrace store, whatever engine keeps it: what the server, the CLI and the reports ask of it (SPEC §7, §9).
+/// A pushtrace store, whatever engine keeps it: what the server, the CLI and the reports ask of it (docs/spec.md §7, §9).
 ///
 /// Engines (SQLite, a module of its own; PostgreSQL next) implement it over the same data model: each bundle's
 /// accepted lines in compressed blocks, an index from (app, notification) to those blocks, per-notification
@@ -33,7 +33,7 @@ public protocol TraceStore: AnyObject, Sendable {
     func appIDs() throws -> [String]
     /// The apps a notification ID is stored for, sorted (usually one).
     func apps(forNotification id: String) throws -> [String]
-    /// Why the notification's card showed or not (SPEC §6), from its stored records.
+    /// Why the notification's card showed or not (docs/spec.md §6), from its stored records.
     func why(appID: String, notificationID: String) throws -> WhyReport
     /// The notification's records in corrected time order.
     func logs(appID: String, notificationID: String) throws -> [TimelineEntry]
@@ -56,7 +56,7 @@ public protocol TraceStore: AnyObject, Sendable {
     /// ``ReadOnlyQueryError/wouldWrite``), its column names, then its rows as they are read.
     func readOnlyQuery(_ sql: String, columns: ([String]) throws -> Void, row: ([QueryValue]) throws -> Void) throws
 
-    // MARK: Tokens (SPEC §8)
+    // MARK: Tokens (docs/spec.md §8)
 
     /// A new token; its secret is returned once and only its hash is kept.
     func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText)

@@ -4,7 +4,7 @@ import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
 
-/// `--db`, shared by every command that reads or writes data (SPEC §7: also `PUSHTRACE_DB`).
+/// `--db`, shared by every command that reads or writes data (docs/spec.md §7: also `PUSHTRACE_DB`).
 struct DatabaseOptions: ParsableArguments {
     /// The store a command uses when neither `--db` nor `PUSHTRACE_DB` names one.
     static let defaultPath = "pushtrace.sqlite"

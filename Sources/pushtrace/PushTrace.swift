@@ -25,13 +25,13 @@ struct PushTrace: AsyncParsableCommand {
             Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self, Export.self, Check.self, Copy.self,
         ])
 
-    /// What `--version` prints: the release, the bundle format it reads (SPEC §2) and the store schema it writes.
+    /// What `--version` prints: the release, the bundle format it reads (docs/spec.md §2) and the store schema it writes.
     static let versionText =
         "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "
         + "store schema \(SQLiteStore.schemaVersion))"
 }
 
-/// A bad argument or bad input: printed on stderr, exit status 2 (SPEC §7).
+/// A bad argument or bad input: printed on stderr, exit status 2 (docs/spec.md §7).
 struct UsageError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
@@ -61,7 +61,7 @@ enum Main {
         } catch {
             let code = PushTrace.exitCode(for: error)
             if code == .success { PushTrace.exit(withError: error) }  // --help
-            // Anything else is bad usage or bad input (SPEC §7: exit status 2), said on stderr.
+            // Anything else is bad usage or bad input (docs/spec.md §7: exit status 2), said on stderr.
             FileHandle.standardError.write(Data("\(PushTrace.fullMessage(for: error))\n".utf8))
             exit(2)
         }

@@ -5,7 +5,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// `--server`: read commands ask a remote pushtrace (SPEC §8) instead of a local file, with the same output.
+/// `--server`: read commands ask a remote pushtrace (docs/spec.md §8) instead of a local file, with the same output.
 struct RemoteOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(

@@ -10,7 +10,7 @@ import PushTraceStore
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the ingestion server: bundles and backend events in, why and search out (SPEC §8).",
+        abstract: "Run the ingestion server: bundles and backend events in, why and search out (docs/spec.md §8).",
         discussion: """
             Every setting is a flag or an environment variable; a flag wins. Uploads need a token \
             (pushtrace token create); an upload is answered 200 only after its bundle has committed.

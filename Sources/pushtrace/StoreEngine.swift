@@ -4,7 +4,7 @@ import PushTraceRecords
 import PushTraceSQLite
 import PushTraceStore
 
-/// The engine `--db` names (SPEC §7, §9): a PostgreSQL URL (`postgres://…`, `postgresql://…`), or else the path of
+/// The engine `--db` names (docs/spec.md §7, §9): a PostgreSQL URL (`postgres://…`, `postgresql://…`), or else the path of
 /// an SQLite file. Where the CLI and `serve` open a store (besides it, only `--version`, the process-wide settings
 /// and `serve --durability` name SQLite); everything after opening talks to the store's interface.
 enum StoreEngine: Equatable {

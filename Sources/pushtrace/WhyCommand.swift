@@ -34,7 +34,7 @@ struct Why: AsyncParsableCommand {
             valueName: "notification-id"))
     var notificationID: String
 
-    @Option(help: "text (readable) or json (SPEC §7).")
+    @Option(help: "text (readable) or json (docs/spec.md §7).")
     var format: OutputFormat = .text
 
     func validate() throws {
@@ -61,7 +61,7 @@ struct Why: AsyncParsableCommand {
             guard case .object(var fields) = try JSONDecoder().decode(JSONValue.self, from: answer.body) else {
                 throw UsageError("\(server.base) did not answer a why document")
             }
-            // A 404's body is the unknown_notification answer plus the error fields of SPEC §8.
+            // A 404's body is the unknown_notification answer plus the error fields of docs/spec.md §8.
             fields["error"] = nil
             fields["message"] = nil
             print(JSONValue.object(fields).jsonText())

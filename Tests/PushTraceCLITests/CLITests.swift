@@ -19,7 +19,7 @@ struct CLITests {
         #"{"type":"event","ts":1763622030800,"process":"service","event":"service.expired","notification_id":"\#(id)","elapsed_ms":29900}"#,
     ]
 
-    @Test("ingest then why --format json: the cause, findings and timeline of SPEC §7")
+    @Test("ingest then why --format json: the cause, findings and timeline of docs/spec.md §7")
     func whyJSON() throws {
         let work = try WorkFolder()
         try work.write("server.ndjson", Self.server)

@@ -3,7 +3,7 @@ import PushTracePostgres
 import PushTraceTestSupport
 import Testing
 
-/// `pushtrace copy` (SPEC §9): a whole store into an empty one, on either engine.
+/// `pushtrace copy` (docs/spec.md §9): a whole store into an empty one, on either engine.
 @Suite("CLI: copy")
 struct CopyCLITests {
     @Test(

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// SPEC §9: any number of `pushtrace serve` processes on one PostgreSQL database, any upload to any of them.
+/// docs/spec.md §9: any number of `pushtrace serve` processes on one PostgreSQL database, any upload to any of them.
 @Suite("Two servers on one PostgreSQL database")
 struct ScaleOutTests {
     @Test(

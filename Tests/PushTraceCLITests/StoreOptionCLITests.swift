@@ -4,7 +4,7 @@ import Testing
 /// Which store a command uses.
 @Suite("CLI: the store option")
 struct StoreOptionCLITests {
-    @Test("PUSHTRACE_DB names the store for every command, as --db does (SPEC §7); --db wins over it")
+    @Test("PUSHTRACE_DB names the store for every command, as --db does (docs/spec.md §7); --db wins over it")
     func storeFromEnvironment() throws {
         let work = try WorkFolder()
         #expect(try work.run("simulate", "--out", "sim", "--notifications", "10", "--end", "2026-11-16T00:00:00Z").status == 0)

@@ -25,7 +25,7 @@ struct ReportTests {
         return try sorted.encode(store.report(appID: app, period: period))
     }
 
-    @Test("the report's figures are SPEC §7's definitions, computed here from the notifications themselves")
+    @Test("the report's figures are docs/spec.md §7's definitions, computed here from the notifications themselves")
     func definitions() throws {
         let temporary = try Self.simulatedStore()
         let report = try temporary.sqlite.report(appID: Self.app, period: Self.week)

@@ -7,7 +7,7 @@ import PushTraceServer
 import PushTraceTestSupport
 import Testing
 
-/// `POST /v1/bundles` and `POST /v1/events` against a live server: every answer of SPEC §8, and the store unchanged
+/// `POST /v1/bundles` and `POST /v1/events` against a live server: every answer of docs/spec.md §8, and the store unchanged
 /// after every error.
 @Suite struct IngestEndpointTests {
     @Test(arguments: TestEngine.all)
@@ -268,7 +268,7 @@ enum IngestRoutesTesting {
     static let receivedAtHeader = HTTPField.Name("Pushtrace-Received-At")!
 }
 
-/// The response is an error of SPEC §8: this status, a JSON body with this code and a message.
+/// The response is an error of docs/spec.md §8: this status, a JSON body with this code and a message.
 func expectError(
     _ response: TestResponse, _ status: HTTPResponse.Status, _ code: String,
     sourceLocation: SourceLocation = #_sourceLocation

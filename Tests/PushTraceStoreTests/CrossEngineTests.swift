@@ -5,7 +5,7 @@ import PushTraceStore
 import PushTraceTestSupport
 import Testing
 
-/// The same bundles stored on every engine give the same answers, byte for byte (SPEC §9).
+/// The same bundles stored on every engine give the same answers, byte for byte (docs/spec.md §9).
 @Suite("Every engine answers alike")
 struct CrossEngineTests {
     @Test(

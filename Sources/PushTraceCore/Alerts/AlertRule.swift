@@ -53,7 +53,7 @@ public struct AlertRule: Codable, Sendable, Hashable {
         self.confidence = confidence
     }
 
-    /// The built-in rules, one per metric (SPEC §7's `service_timeout_spike` among them).
+    /// The built-in rules, one per metric (docs/spec.md §7's `service_timeout_spike` among them).
     public static let builtIn: [AlertRule] = [
         AlertRule(name: "service_timeout_spike", metric: .serviceTimeout),
         AlertRule(name: "attachment_failure_spike", metric: .attachmentFailure),

@@ -1,4 +1,4 @@
-/// The correlation key of SPEC §1: a notification ID that parses as a UUID is compared case-insensitively
+/// The correlation key of docs/spec.md §1: a notification ID that parses as a UUID is compared case-insensitively
 /// (stored lowercased); any other ID is compared exactly.
 public enum NotificationKey {
     /// The stored form of `id`.

@@ -15,7 +15,7 @@ public struct DecodedRecord: Sendable {
     /// 1-based line number in the decompressed stream.
     public var line: Int
     public var record: Record
-    /// The notification ID in its stored form (SPEC §1), when the record has one.
+    /// The notification ID in its stored form (docs/spec.md §1), when the record has one.
     public var notificationID: String?
     /// The line exactly as received, stored as the record's JSON so that no field is lost.
     public var json: String

@@ -1,4 +1,4 @@
-/// The delivery report of one app for one period against the period before it (SPEC §7, `pushtrace report`).
+/// The delivery report of one app for one period against the period before it (docs/spec.md §7, `pushtrace report`).
 ///
 /// Its JSON holds the period's figures at the top level and the previous period's under `previous`. Rates are
 /// fractions (`null` when nothing was there to divide by); percentiles are nearest-rank.
@@ -127,7 +127,7 @@ public struct FunnelStep: Encodable, Sendable {
 
 }
 
-/// The service extension's figures (SPEC §7): `ran`, `delivered`, `timeouts`, `timeout_rate = timeouts / ran`,
+/// The service extension's figures (docs/spec.md §7): `ran`, `delivered`, `timeouts`, `timeout_rate = timeouts / ran`,
 /// and the durations of `service.delivered` / `service.expired`.
 public struct ServiceFigures: Encodable, Sendable {
     public var ran: Int

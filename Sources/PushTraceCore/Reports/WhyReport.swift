@@ -1,12 +1,12 @@
 import Foundation
 import PushTraceRecords
 
-/// The answer to `pushtrace why`: the diagnosis and the timeline it rests on, as JSON (SPEC §7) or text.
+/// The answer to `pushtrace why`: the diagnosis and the timeline it rests on, as JSON (docs/spec.md §7) or text.
 public struct WhyReport: Sendable {
     public var appID: String
     public var notificationID: String
     public var diagnosis: Diagnosis
-    /// The notification's events in time order, device steps never before `push.sent` (SPEC §5).
+    /// The notification's events in time order, device steps never before `push.sent` (docs/spec.md §5).
     public var timeline: [TimelineEntry]
 
     public init(input: DiagnosisInput, diagnosis: Diagnosis) {
@@ -29,7 +29,7 @@ public struct WhyReport: Sendable {
         }.sorted { ($0.ts, $0.process == .server ? 0 : 1) < ($1.ts, $1.process == .server ? 0 : 1) }
     }
 
-    /// The JSON document of SPEC §7.
+    /// The JSON document of docs/spec.md §7.
     public var jsonValue: JSONValue {
         .object([
             "notification_id": .string(notificationID),
