@@ -1,0 +1,20 @@
+import PushTraceTestSupport
+import Testing
+
+@testable import PushTracePostgres
+
+/// A PostgreSQL migration, once released, never changes: a database an earlier release migrated would not run it
+/// again. Each one's SQL is held to a digest.
+@Suite("PostgreSQL: released migrations are frozen")
+struct FrozenPostgresMigrationsTests {
+    static let released: [(String, String)] = [
+        ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627")
+    ]
+
+    @Test("each released migration is the SQL it was released with")
+    func releasedMigrationsAreUnchanged() {
+        let computed = PostgresSchema.migrations.map { ($0.name, MigrationDigest.of($0.sql)) }
+        let difference = MigrationDigest.difference(recorded: Self.released, computed: computed)
+        #expect(difference == nil, "\(difference ?? "")")
+    }
+}

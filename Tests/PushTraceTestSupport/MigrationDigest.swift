@@ -1,0 +1,31 @@
+/// The digest a released migration's SQL is held to (64-bit FNV-1a, in hex): enough to see that a migration changed,
+/// with nothing to depend on.
+public enum MigrationDigest {
+    public static func of(_ sql: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// What to say when `recorded` and `computed` (migration name → digest, in order) differ.
+    public static func difference(recorded: [(String, String)], computed: [(String, String)]) -> String? {
+        guard recorded.map(\.0) != computed.map(\.0) || recorded.map(\.1) != computed.map(\.1) else { return nil }
+        var lines = [
+            "A released migration never changes (docs/schema.md): add a new one instead. A new migration is recorded",
+            "here once it is released. Computed now:",
+        ]
+        for (name, digest) in computed {
+            let was = recorded.first { $0.0 == name }?.1
+            let mark = was == nil ? "  (new)" : was == digest ? "" : "  (CHANGED from \(was!))"
+            lines.append("    (\"\(name)\", \"\(digest)\"),\(mark)")
+        }
+        for (name, _) in recorded where !computed.contains(where: { $0.0 == name }) {
+            lines.append("    \(name): REMOVED")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
