@@ -152,6 +152,8 @@ struct PostgresBundleWriter {
     private var duplicateOf: IngestResult?
     private var blocks = BlockBuilder(dictionary: .none)
     private var dictionary = BlockDictionary.none
+    /// The bundle's rejected lines, written in one statement when it ends.
+    private var rejectedLines = RejectedLineBatch()
     /// The device this bundle heard from, whose waiting pushes are to be settled again.
     private(set) var awaitingDevice: AwaitingDevice?
 
@@ -172,11 +174,7 @@ struct PostgresBundleWriter {
         case .record(let decoded): try store(decoded)
         case .rejected(let line):
             tally?.reject(line)
-            try session.query(
-                """
-                INSERT INTO rejected_line (bundle_ref, line, reason, raw)
-                VALUES (\(bundleRef), \(Int64(line.line)), \(line.reason), \(ByteBuffer(bytes: line.raw)))
-                """)
+            rejectedLines.add(line)
         }
     }
 
@@ -275,6 +273,14 @@ struct PostgresBundleWriter {
         }
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }
+        if !rejectedLines.lines.isEmpty {
+            let (lines, reasons, raws) = rejectedLines.columns
+            try session.query(
+                """
+                INSERT INTO rejected_line (bundle_ref, line, reason, raw)
+                SELECT \(bundleRef), * FROM unnest(\(lines)::bigint[], \(reasons)::text[], \(raws.map { ByteBuffer(bytes: $0) })::bytea[])
+                """)
+        }
         let spans = tally.spans
         try session.query(
             """

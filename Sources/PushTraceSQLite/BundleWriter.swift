@@ -26,7 +26,8 @@ struct BundleWriter {
     private var dictionary = RecordDictionaries.Current.none
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
     var facts: [String: NotificationFacts] { tally?.facts ?? [:] }
-    private let insertRejected: Statement
+    /// The bundle's rejected lines, written together when it ends.
+    private var rejectedLines = RejectedLineBatch()
     private let configBodies: ConfigBodies
     private let clients: Clients
 
@@ -42,7 +43,6 @@ struct BundleWriter {
         self.summarized = summarized
         self.settings = settings
         self.dictionaries = dictionaries
-        insertRejected = try db.cachedStatement(sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
     }
 
     /// Bytes of accepted lines stored in blocks so far.
@@ -58,8 +58,7 @@ struct BundleWriter {
         case .record(let decoded): try store(decoded)
         case .rejected(let line):
             tally?.reject(line)
-            insertRejected.setUncheckedArguments([bundleRef, line.line, line.reason, Data(line.raw)])
-            try insertRejected.execute()
+            rejectedLines.add(line)
         }
     }
 
@@ -160,6 +159,13 @@ struct BundleWriter {
             }
         }
         try blocks.flush(db)
+        if !rejectedLines.lines.isEmpty {
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
+            for line in rejectedLines.lines {
+                try insert.execute(arguments: [bundleRef, line.line, line.reason, Data(line.raw)])
+            }
+        }
         let spans = tally.spans
         try db.cachedStatement(
             sql: """

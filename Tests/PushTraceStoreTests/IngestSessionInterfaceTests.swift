@@ -91,4 +91,22 @@ struct IngestSessionInterfaceTests {
         #expect(lines.first == config)
         #expect(try temporary.counts()["bundle"] == 1)
     }
+
+    @Test(
+        "a bundle's rejected lines are stored together and only up to the bound; past it they are counted",
+        arguments: TestEngine.all)
+    func rejectedLinesAreBounded(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let bad = (0..<5_000).map { "x\($0)" }
+        let result = try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1") + bad)
+        #expect(result.accepted == 3 && result.rejected == 5_000)
+        #expect(result.rejections.count == IngestResult.listedRejections)
+        let counts = try temporary.counts()
+        #expect(counts["rejected_line"] == RejectedLineBatch.lineLimit)
+        var first: [QueryValue] = []
+        try temporary.store.readOnlyQuery(
+            "SELECT line, reason FROM rejected_line ORDER BY line LIMIT 1", columns: { _ in }, row: { first = $0 })
+        #expect(first.first == .integer(5))
+        #expect(try temporary.store.search(SearchQuery()).map(\.notificationID) == ["n-1"])
+    }
 }
