@@ -35,22 +35,20 @@ extension PostgresStore {
         }
     }
 
-    public func verifyToken(_ bearer: String) throws -> TokenInfo? {
-        guard let text = TokenText(bearer) else { return nil }
-        return try withSession { session in
+    public func storedToken(id: String) throws -> StoredToken? {
+        try withSession { session in
             guard
                 let row = try session.query(
                     """
-                    SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = \(text.id)
+                    SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = \(id)
                     """
                 ).first(where: { _ in true })
             else { return nil }
             let (id, app, scope, label, created, revoked, secret) =
                 try row.decode((String, String?, String, String?, Int64, Int64?, ByteBuffer).self)
-            guard TokenText.constantTimeEqual(text.secretHash, Data(buffer: secret)), revoked == nil else { return nil }
-            return TokenInfo(
-                id: id, appID: app, scope: TokenScope(rawValue: scope) ?? .read, label: label,
-                createdAt: created, revokedAt: nil)
+            return StoredToken(
+                id: id, appID: app, scope: scope, label: label, createdAt: created, revokedAt: revoked,
+                secretSHA256: Data(buffer: secret))
         }
     }
 }

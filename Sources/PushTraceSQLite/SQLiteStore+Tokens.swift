@@ -34,23 +34,19 @@ extension SQLiteStore {
         }
     }
 
-    /// The live token whose text is `bearer`, or nil (unknown, malformed or revoked). The secret's hash is compared
-    /// in constant time.
-    public func verifyToken(_ bearer: String) throws -> TokenInfo? {
-        guard let text = TokenText(bearer) else { return nil }
-        let row = try pool.read { db in
+    public func storedToken(id: String) throws -> StoredToken? {
+        try pool.read { db in
             try Row.fetchOne(
                 db,
                 sql: """
                     SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = ?
-                    """, arguments: [text.id])
+                    """, arguments: [id]
+            ).map { row in
+                StoredToken(
+                    id: row["id"], appID: row["app_id"], scope: row["scope"], label: row["label"],
+                    createdAt: row["created_at"], revokedAt: row["revoked_at"], secretSHA256: row["secret_sha256"])
+            }
         }
-        let presented = text.secretHash
-        guard let row else { return nil }
-        let stored: Data = row["secret_sha256"]
-        guard TokenText.constantTimeEqual(presented, stored) else { return nil }
-        let info = TokenInfo(row: row)
-        return info.revokedAt == nil ? info : nil
     }
 }
 

@@ -7,19 +7,19 @@ import PushTraceStore
 /// Checks a request's bearer token against the store (docs/spec.md §8): 401 without a live token, 403 when its scope or
 /// app does not allow what is asked.
 ///
-/// A verified token is remembered for `cacheSeconds` (a store read per upload cost as much as storing it); only
-/// tokens that verified are remembered, and at most `cacheLimit` of them.
+/// Tokens read from the store are cached by ID (``TokenCache``): a store read per upload would cost as much as
+/// storing it, and a stranger's made-up tokens must not cost a read each.
 struct Authenticator: Sendable {
     let store: any TraceStore
     let requiresTokens: Bool
-    let cacheSeconds: Double
-    private let verified = NIOLockedValueBox([String: (token: TokenInfo, until: Date)]())
-    private let cacheLimit = 10_000
+    let metrics: ServerMetrics?
+    private let cache: TokenCache
 
-    init(store: any TraceStore, requiresTokens: Bool, cacheSeconds: Double) {
+    init(store: any TraceStore, requiresTokens: Bool, cacheSeconds: Double, metrics: ServerMetrics? = nil) {
         self.store = store
         self.requiresTokens = requiresTokens
-        self.cacheSeconds = cacheSeconds
+        self.metrics = metrics
+        self.cache = TokenCache(foundSeconds: cacheSeconds)
     }
 
     /// Who is asking: a token, or everyone when tokens are off (`--no-auth`).
@@ -99,26 +99,18 @@ struct Authenticator: Sendable {
         return String(Substring(token[...last]))
     }
 
-    /// A token not remembered is read from the store on NIO's blocking threads (``BlockingWork``): a stranger
-    /// sending made-up tokens costs a store read each, never a cooperative thread waiting on the database.
-    private func verify(_ text: String) async throws -> TokenInfo? {
-        let now = Date()
-        if let cached = verified.withLockedValue({ $0[text] }), cached.until > now { return cached.token }
+    /// A token not cached is read from the store on NIO's blocking threads (``BlockingWork``), never on a
+    /// cooperative thread waiting on the database; a store that cannot answer is 503, which the client retries.
+    private func verify(_ bearer: String) async throws -> TokenInfo? {
         // A text that cannot be a token is refused without a store read.
-        guard TokenText(text) != nil else { return nil }
+        guard let text = TokenText(bearer) else { return nil }
         let store = self.store
-        // A store that cannot answer is 503, which the client retries; a 500 would be final.
-        let found = try await BlockingWork.read(store) { try store.verifyToken(text) }
-        guard let token = found else {
-            verified.withLockedValue { _ = $0.removeValue(forKey: text) }
-            return nil
+        let metrics = self.metrics
+        let stored = try await cache.token(id: text.id) {
+            let found = try await BlockingWork.read(store) { try store.storedToken(id: text.id) }
+            metrics?.tokenLookup(found: found != nil)
+            return found
         }
-        if cacheSeconds > 0 {
-            verified.withLockedValue { cache in
-                if cache.count >= cacheLimit { cache.removeAll() }
-                cache[text] = (token, now.addingTimeInterval(cacheSeconds))
-            }
-        }
-        return token
+        return stored?.verifying(text)
     }
 }

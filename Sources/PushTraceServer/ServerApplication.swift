@@ -49,7 +49,7 @@ public enum ServerApplication {
     ) -> Router<ServerRequestContext> {
         let authenticator = Authenticator(
             store: store, requiresTokens: settings.requiresTokens,
-            cacheSeconds: settings.tokenCacheSeconds)
+            cacheSeconds: settings.tokenCacheSeconds, metrics: metrics)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: ClientAddressMiddleware(trusted: settings.trustedProxies))
         router.add(middleware: LogRequestsMiddleware(.debug))

@@ -65,6 +65,11 @@ public final class ServerMetrics: Sendable {
         counter("pushtrace_http_responses_total", [("route", route), ("status", String(status))]).increment()
     }
 
+    /// One read of the token table: `found` or `absent` (a made-up or deleted token ID).
+    func tokenLookup(found: Bool) {
+        counter("pushtrace_token_lookups_total", [("outcome", found ? "found" : "absent")]).increment()
+    }
+
     func ingestLatency(_ duration: Duration) {
         timer("pushtrace_ingest_duration_seconds").record(duration: duration)
     }

@@ -38,8 +38,9 @@ public struct ServerSettings: Sendable {
     public var retryAfterUnavailable = 5
     /// When false, every request is allowed without a token: for local development only.
     public var requiresTokens = true
-    /// How long a verified token is trusted without asking the store again; a revoked token stops working
-    /// within this time. Zero asks the store on every request.
+    /// How long a token read from the store is trusted without asking again; a revoked token stops working
+    /// within this time. Zero asks the store on every request that names a stored token. A token ID the store
+    /// does not hold is remembered apart, for longer (``TokenCache``).
     public var tokenCacheSeconds: Double = 2
     /// Under steady load, how long the notification summaries of committed bundles may wait to be written
     /// together (see ``IngestWriter``); they are written as soon as uploads pause, and before a search.

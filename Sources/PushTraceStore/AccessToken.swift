@@ -44,6 +44,43 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     }
 }
 
+/// A token as the store keeps it: its row, with the hash of its secret. What a bearer text is checked against
+/// (``verifying(_:)``), in one place for every engine; the server caches it by ID, so a wrong secret for a known ID
+/// and a made-up ID both cost no store read after the first.
+public struct StoredToken: Sendable, Hashable {
+    public var id: String
+    public var appID: String?
+    /// The scope as stored: a scope this version does not know verifies nothing (fails closed).
+    public var scope: String
+    public var label: String?
+    public var createdAt: Int64
+    public var revokedAt: Int64?
+    /// The SHA-256 of the secret.
+    public var secretSHA256: Data
+
+    package init(
+        id: String, appID: String?, scope: String, label: String?, createdAt: Int64, revokedAt: Int64?,
+        secretSHA256: Data
+    ) {
+        self.id = id
+        self.appID = appID
+        self.scope = scope
+        self.label = label
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+        self.secretSHA256 = secretSHA256
+    }
+
+    /// The live token `text` names, or nil: another ID, a wrong secret (compared in constant time), revoked, or
+    /// a scope this version does not know.
+    public func verifying(_ text: TokenText) -> TokenInfo? {
+        guard text.id == id, TokenText.constantTimeEqual(text.secretHash, secretSHA256), revokedAt == nil,
+            let scope = TokenScope(rawValue: scope)
+        else { return nil }
+        return TokenInfo(id: id, appID: appID, scope: scope, label: label, createdAt: createdAt, revokedAt: nil)
+    }
+}
+
 /// The text of a bearer token, `pt_<id>_<secret>`: a public ID to find it by and a 256-bit random secret of which
 /// only the SHA-256 is stored.
 public struct TokenText: Sendable, Hashable {

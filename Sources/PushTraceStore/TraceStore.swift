@@ -64,8 +64,9 @@ public protocol TraceStore: AnyObject, Sendable {
     func tokens() throws -> [TokenInfo]
     /// Revokes a token; false when there is no such token or it was revoked already.
     func revokeToken(id: String, now: Int64) throws -> Bool
-    /// The live token a bearer text names, or nil (unknown, revoked, or a wrong secret).
-    func verifyToken(_ bearer: String) throws -> TokenInfo?
+    /// The token stored under `id`, revoked or not, or nil when there is none: one indexed read. Checking a bearer
+    /// text against it is ``StoredToken/verifying(_:)``'s, the same for every engine.
+    func storedToken(id: String) throws -> StoredToken?
 
     // MARK: Upkeep
 
@@ -152,6 +153,12 @@ extension TraceStore {
         try makeIngestSession(deferringSummaries: false).inGroupCommit { group in
             try group.ingest(source: source, receivedAt: receivedAt, produce)
         }
+    }
+
+    /// The live token a bearer text names, or nil (malformed, unknown, revoked, a wrong secret, an unknown scope).
+    public func verifyToken(_ bearer: String) throws -> TokenInfo? {
+        guard let text = TokenText(bearer) else { return nil }
+        return try storedToken(id: text.id)?.verifying(text)
     }
 
     /// Settles every notification waiting (at most `limit`).

@@ -21,6 +21,22 @@ struct AccessInterfaceTests {
         #expect(try store.verifyToken(text.text) == nil)
         #expect(try store.tokens().first?.revokedAt == Lines.t0 + 2)
         #expect(try !store.revokeToken(id: "ffffffffffff", now: Lines.t0 + 3))
+        #expect(try store.storedToken(id: admin.id)?.scope == "admin")
+        #expect(try store.storedToken(id: "ffffffffffff") == nil)
+    }
+
+    @Test("a stored token whose scope this version does not know verifies as nothing (fails closed)")
+    func unknownScopeFailsClosed() throws {
+        let text = TokenText.generate()
+        var stored = StoredToken(
+            id: text.id, appID: "app.one", scope: "read", label: nil, createdAt: Lines.t0, revokedAt: nil,
+            secretSHA256: text.secretHash)
+        #expect(stored.verifying(text)?.scope == .read)
+        stored.scope = "superuser"
+        #expect(stored.verifying(text) == nil)
+        stored.scope = "read"
+        stored.revokedAt = Lines.t0 + 1
+        #expect(stored.verifying(text) == nil)
     }
 
     @Test(
