@@ -5,8 +5,8 @@ import PushTraceStore
 
 /// The bounded queue between the requests and the writer thread, and the readers waiting for summaries.
 ///
-/// Requests append submissions (or are refused at once: 429 when full, 503 once stopping); the writer thread
-/// takes them a batch at a time. A reader that needs the summaries of everything acknowledged so far waits here
+/// Requests append submissions (or are refused at once: 429 when full or when their token holds its share of it, 503
+/// once stopping); the writer thread takes them a batch at a time, round robin between tokens (``FairQueue``). A reader that needs the summaries of everything acknowledged so far waits here
 /// until the writer has written them.
 final class IngestQueue: @unchecked Sendable {
     struct Submission {
@@ -28,7 +28,7 @@ final class IngestQueue: @unchecked Sendable {
     private let settings: ServerSettings
     // Guards everything below; signalled when a submission or a reader arrives or the writer must stop.
     private let condition = NSCondition()
-    private var waiting: [Submission] = []
+    private var waiting = FairQueue<Submission>()
     private var accepting = true
     private var summariesPending = false
     private var summaryReaders: [CheckedContinuation<Void, Never>] = []
@@ -48,11 +48,14 @@ final class IngestQueue: @unchecked Sendable {
                     retryAfter: settings.retryAfterUnavailable))
             return
         }
-        guard waiting.count < settings.queueCapacity else {
+        let share = max(1, Int(Double(settings.queueCapacity) * settings.tokenBudgetShare))
+        guard waiting.count < settings.queueCapacity,
+            bundle.owner.map({ waiting.count(of: $0) < share }) ?? true
+        else {
             continuation.resume(throwing: APIError.overloaded(retryAfter: settings.retryAfterOverloaded))
             return
         }
-        waiting.append(Submission(bundle: bundle, continuation: continuation, logger: logger))
+        waiting.append(Submission(bundle: bundle, continuation: continuation, logger: logger), owner: bundle.owner ?? "")
         if waiting.count == 1 { condition.signal() }
     }
 
@@ -80,8 +83,9 @@ final class IngestQueue: @unchecked Sendable {
             _ = condition.wait(until: Date(timeIntervalSinceNow: pause))
         }
         if waiting.isEmpty, !accepting { return Batch(submissions: [], depth: 0, readersWaiting: false, finished: true) }
-        let batch = Array(waiting.prefix(settings.maxBundlesPerCommit))
-        waiting.removeFirst(batch.count)
+        let batch = waiting.next(maxCount: settings.maxBundlesPerCommit, maxCost: settings.maxLinesPerCommit) {
+            $0.bundle.lines
+        }
         return Batch(submissions: batch, depth: waiting.count, readersWaiting: !summaryReaders.isEmpty, finished: false)
     }
 

@@ -110,7 +110,10 @@ struct IngestRoutes: Sendable {
         metrics.bytes(raw: upload.receivedBytes, decompressed: upload.decompressedBytes)
 
         let result = try await writer.submit(
-            IngestWriter.Bundle(source: "http \(context.id)", receivedAt: receivedAt, items: items), logger: context.logger)
+            IngestWriter.Bundle(
+                source: "http \(context.id)", receivedAt: receivedAt, items: items, rejectedUnkept: upload.rejectedUnkept,
+                owner: caller.budgetKey),
+            logger: context.logger)
         // Counted here, once committed, rather than on the writer, off the serial path.
         if !result.duplicate { metrics.product(appID: result.appID, tally: tally) }
         metrics.ingestLatency(ContinuousClock.now - started)
@@ -126,6 +129,8 @@ struct IngestRoutes: Sendable {
     /// A body decoded: its items, what the product metrics count of them, and its sizes.
     private struct DecodedUpload: Sendable {
         var items: [BundleItem]
+        /// Rejected lines past those a bundle stores (``RejectedLineBatch``): counted, not held.
+        var rejectedUnkept: Int
         var tally: ProductTally
         var receivedBytes: Int
         var decompressedBytes: Int
@@ -142,7 +147,17 @@ struct IngestRoutes: Sendable {
         // What the product metrics count, noted as each item is decoded.
         var tally = ProductTally()
         var authorized = false
+        // Past the rejected lines a bundle stores, a rejected line is only counted: a body of a million bad lines
+        // holds no more memory than one of a thousand.
+        var rejectedKept = 0, rejectedUnkept = 0
         let keep = { (item: BundleItem) throws in
+            if case .rejected = item {
+                guard rejectedKept < RejectedLineBatch.lineLimit else {
+                    rejectedUnkept += 1
+                    return
+                }
+                rejectedKept += 1
+            }
             try budget.charge(ticket, item.heldBytes)
             tally.observe(item)
             items.append(item)
@@ -166,7 +181,7 @@ struct IngestRoutes: Sendable {
         try decoder.finish(keep)
         if !authorized, let manifest = decoder.manifest { try authorize(manifest, caller: caller, kind: kind) }
         return DecodedUpload(
-            items: items, tally: tally, receivedBytes: decoder.receivedBytes,
+            items: items, rejectedUnkept: rejectedUnkept, tally: tally, receivedBytes: decoder.receivedBytes,
             decompressedBytes: decoder.decompressedBytes)
     }
 

@@ -23,6 +23,14 @@ public final class IngestWriter: Service, @unchecked Sendable {
         var source: String
         var receivedAt: Int64
         var items: [BundleItem]
+        /// Rejected lines after the items that the request counted but did not keep (``RejectedLineBatch``).
+        var rejectedUnkept = 0
+        /// Whose upload it is, for the queue's turns (``FairQueue``): an ingest token's ID; nil for the operator's
+        /// (an admin token, `--no-auth`, the backend's events under an admin token).
+        var owner: String? = nil
+
+        /// The lines it holds: what it costs the writer.
+        var lines: Int { items.count + rejectedUnkept }
     }
 
     private typealias Submission = IngestQueue.Submission
@@ -191,6 +199,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
     private func ingest(_ bundle: Bundle, into group: any IngestGroup) throws -> IngestResult {
         try group.ingest(source: bundle.source, receivedAt: bundle.receivedAt) { sink in
             for item in bundle.items { try sink(item) }
+            for _ in 0..<bundle.rejectedUnkept { try sink(.rejected(.counted)) }
         }
     }
 

@@ -16,8 +16,9 @@ public struct ServerSettings: Sendable {
     /// Memory for uploads in progress, in bytes of what their decoded bundles hold (``IngestBudget``): a request
     /// that finds it spent waits up to ``budgetWait``, then gets 429.
     public var uploadBudgetBytes = 512 << 20
-    /// The part of ``uploadBudgetBytes`` the uploads of one ingest token may hold together: a quarter, so that
-    /// several apps' public tokens misused at once still leave room for the others.
+    /// The part of ``uploadBudgetBytes`` the uploads of one ingest token may hold together, and of
+    /// ``queueCapacity`` its bundles may take: a quarter, so that several apps' public tokens misused at once still
+    /// leave room for the others.
     public var tokenBudgetShare = 0.25
     /// Uploads one ingest token may run at once; more get 429.
     public var uploadsPerToken = 32
@@ -32,6 +33,9 @@ public struct ServerSettings: Sendable {
     public var maxUploadDuration: Duration = .seconds(300)
     /// At most this many bundles share one commit.
     public var maxBundlesPerCommit = 2_000
+    /// At most this many lines share one commit (a bundle with more commits alone), so that the small bundles of
+    /// other apps do not wait behind a huge one.
+    public var maxLinesPerCommit = 100_000
     /// `Retry-After` of a 429 (the queue drains in well under a second).
     public var retryAfterOverloaded = 1
     /// `Retry-After` of a 503 (storage failed: a lock held elsewhere, a full disk).

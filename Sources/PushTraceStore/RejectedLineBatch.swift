@@ -32,3 +32,9 @@ public struct RejectedLineBatch: Sendable {
         (lines.map { Int64($0.line) }, lines.map(\.reason), lines.map(\.raw))
     }
 }
+
+extension RejectedLine {
+    /// A rejected line past those a bundle stores, known only to have been rejected: a reader that keeps
+    /// ``RejectedLineBatch/lineLimit`` lines in full passes the rest as this, to be counted.
+    public static let counted = RejectedLine(line: 0, raw: [], reason: "")
+}

@@ -93,7 +93,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Bundles that may wait for the writer before uploads get 429 (env PUSHTRACE_QUEUE; default \(Self.defaults.queueCapacity)).",
+            "Bundles that may wait for the writer before uploads get 429, a quarter of them per ingest token; the writer takes them round robin between tokens (env PUSHTRACE_QUEUE; default \(Self.defaults.queueCapacity)).",
             valueName: "n"))
     var queue: Int?
 

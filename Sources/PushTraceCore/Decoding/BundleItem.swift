@@ -27,4 +27,10 @@ public struct RejectedLine: Error, Sendable, Hashable {
     /// The line's bytes (for an over-long line, its first bytes).
     public var raw: [UInt8]
     public var reason: String
+
+    public init(line: Int, raw: [UInt8], reason: String) {
+        self.line = line
+        self.raw = raw
+        self.reason = reason
+    }
 }
