@@ -43,7 +43,8 @@ extension PostgresStore {
             let reader = PostgresDiagnosisReader(session, store: self)
             if let input = try reader.input(appID: appID, notificationID: key) { return input }
             return try session.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                try reader.input(appID: appID, notificationID: key, lines: reader.lines(appID: appID, notificationID: key))
+                let lines = try reader.lines(appID: appID, notificationID: key)
+                return try reader.input(appID: appID, notificationID: key, lines: lines, cut: reader.cut)
             }
         }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
@@ -221,7 +222,7 @@ struct PostgresDiagnosisReader {
         }
         do {
             return try assemble(
-                appID: appID, notificationID: notificationID, lines: lines, devices: devices,
+                appID: appID, notificationID: notificationID, lines: lines, cut: reader.cut, devices: devices,
                 configs: configs, lastSeen: lastSeen)
         } catch is OtherDevice {
             return nil
@@ -229,11 +230,11 @@ struct PostgresDiagnosisReader {
     }
 
     private func assemble(
-        appID: String, notificationID: String, lines: [StoredLine], devices: Set<String>,
+        appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut?, devices: Set<String>,
         configs: [[String]: [StoredConfig]], lastSeen: [String: Int64]
     ) throws -> DiagnosisInput {
         try DiagnosisAssembly.input(
-            appID: appID, notificationID: notificationID, lines: lines,
+            appID: appID, notificationID: notificationID, lines: lines, cut: cut,
             configs: { device, process in
                 guard devices.contains(device) else { throw OtherDevice() }
                 return configs[[appID, device, process.rawValue]] ?? []
@@ -244,9 +245,12 @@ struct PostgresDiagnosisReader {
             })
     }
 
-    func input(appID: String, notificationID: String, lines: [StoredLine]) throws -> DiagnosisInput {
+    /// Where the reader's last read of one notification's lines stopped at its limits; nil when it read them all.
+    var cut: TimelineCut? { reader.cut }
+
+    func input(appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil) throws -> DiagnosisInput {
         try DiagnosisAssembly.input(
-            appID: appID, notificationID: notificationID, lines: lines,
+            appID: appID, notificationID: notificationID, lines: lines, cut: cut,
             configs: { try configs(appID: appID, deviceID: $0, process: $1) },
             lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
     }
@@ -263,7 +267,7 @@ struct PostgresDiagnosisReader {
             """
             SELECT \(unescaped: PostgresStore.blockColumns) FROM notification_block n
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
-            WHERE n.key = \(key) AND u.app_id = \(appID) ORDER BY b.id
+            WHERE n.key = \(key) AND u.app_id = \(appID) ORDER BY b.id LIMIT \(Int64(StoredLineReader.blockLimit + 1))
             """)
         return try reader.lines(appID: appID, notificationID: notificationID) { each in
             for row in rows { try each(try PostgresStore.blockRow(row)) }
@@ -339,7 +343,7 @@ private struct DiagnosisStatement: PostgresPreparedStatement {
         WITH blk AS (
             SELECT b.id, b.lines, b.raw_bytes, b.data, u.device_id, u.clock_offset_ms FROM notification_block n
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
-            WHERE n.key = $1::bigint AND u.app_id = $2::text
+            WHERE n.key = $1::bigint AND u.app_id = $2::text ORDER BY b.id LIMIT \(StoredLineReader.blockLimit + 1)
         ), dev AS (SELECT DISTINCT device_id FROM blk WHERE device_id IS NOT NULL)
         SELECT 0 AS part, id, lines, raw_bytes, data, device_id, clock_offset_ms AS n1, NULL::bigint AS n2,
             NULL::text AS process FROM blk

@@ -52,14 +52,18 @@ struct BlockReader {
         try reader.forEachLine(of: Self.row(row), mentioning: mentioning, body)
     }
 
-    /// The stored lines of one app's notification, in the order they were stored.
+    /// Where the last ``lines(appID:notificationID:)`` stopped at the reader's limits; nil when it read every block.
+    var cut: TimelineCut? { reader.cut }
+
+    /// The stored lines of one app's notification, in the order they were stored, up to the reader's limits
+    /// (``StoredLineReader/blockLimit``; one block more is asked for, to know there are more).
     func lines(appID: String, notificationID: String) throws -> [StoredLine] {
         let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
         let statement = try db.cachedStatement(
             sql: """
                 SELECT \(Self.columns) FROM notification_block n
                 JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
-                WHERE n.key = ? AND u.app_id = ? ORDER BY b.id
+                WHERE n.key = ? AND u.app_id = ? ORDER BY b.id LIMIT \(StoredLineReader.blockLimit + 1)
                 """)
         return try reader.lines(appID: appID, notificationID: notificationID) { each in
             let rows = try Row.fetchCursor(statement, arguments: [key, appID])

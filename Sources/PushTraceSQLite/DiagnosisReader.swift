@@ -18,9 +18,9 @@ struct DiagnosisReader {
     }
 
     func input(appID: String, notificationID: String) throws -> DiagnosisInput {
-        try DiagnosisAssembly.input(
-            appID: appID, notificationID: notificationID,
-            lines: try blocks.lines(appID: appID, notificationID: notificationID),
+        let lines = try blocks.lines(appID: appID, notificationID: notificationID)
+        return try DiagnosisAssembly.input(
+            appID: appID, notificationID: notificationID, lines: lines, cut: blocks.cut,
             configs: { try configs(appID: appID, deviceID: $0, process: $1) },
             lastSeen: { deviceID in
                 try Int64.fetchOne(

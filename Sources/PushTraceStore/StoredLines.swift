@@ -68,6 +68,12 @@ package final class StoredLineReader {
     private var recent: [Int64: DecodedBlock] = [:]
     private var order: [Int64] = []
     private static let capacity = 128
+    /// The most blocks read for one notification, and the most bytes of them (decompressed): a notification named
+    /// by more is read up to there and its timeline marked as cut (``TimelineCut``).
+    package static let blockLimit = 2_000
+    package static let byteLimit = 64 << 20
+    /// Set by ``lines(appID:notificationID:blocks:)`` when it stopped at a limit; nil when it read every block.
+    package private(set) var cut: TimelineCut?
 
     package init(dictionary: @escaping (UInt32) -> [UInt8]?) {
         self.dictionary = dictionary
@@ -123,12 +129,20 @@ package final class StoredLineReader {
     ) throws -> [StoredLine] {
         var found: [StoredLine] = []
         let folded = BlockMentions.folded(Array(notificationID.utf8))
+        var blocksRead = 0, bytesRead = 0, stopped = false
         try blocks { row in
-            guard row.appID == appID else { return }
+            guard row.appID == appID, !stopped else { return }
+            guard blocksRead < Self.blockLimit, blocksRead == 0 || bytesRead + row.rawBytes <= Self.byteLimit else {
+                stopped = true
+                return
+            }
+            blocksRead += 1
+            bytesRead += row.rawBytes
             try forEachLine(of: row, mentioning: folded) { line in
                 if line.notificationID?.utf8.elementsEqual(notificationID.utf8) == true { found.append(line) }
             }
         }
+        cut = stopped ? TimelineCut(blocksRead: blocksRead, through: found.compactMap(\.ts).max()) : nil
         return found
     }
 }
@@ -167,7 +181,7 @@ package enum DiagnosisAssembly {
     /// The diagnosis input of one notification from its stored lines: the config in force is the latest of each
     /// process (`configs`, oldest first) at its first event; `lastSeen` is its device's latest upload.
     package static func input(
-        appID: String, notificationID: String, lines: [StoredLine],
+        appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil,
         configs: (_ deviceID: String, _ process: ProcessKind) throws -> [StoredConfig],
         lastSeen: (_ deviceID: String) throws -> Int64?
     ) throws -> DiagnosisInput {
@@ -185,7 +199,7 @@ package enum DiagnosisAssembly {
         }
         return DiagnosisInput(
             appID: appID, notificationID: notificationID, entries: entries, config: config,
-            deviceLastSeen: seen)
+            deviceLastSeen: seen, timelineCut: cut)
     }
 
     /// A stored config record read back as a timeline entry.

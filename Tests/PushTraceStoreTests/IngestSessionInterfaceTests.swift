@@ -1,5 +1,6 @@
 import Foundation
 import PushTraceCore
+import PushTraceRecords
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
@@ -108,5 +109,34 @@ struct IngestSessionInterfaceTests {
             "SELECT line, reason FROM rejected_line ORDER BY line LIMIT 1", columns: { _ in }, row: { first = $0 })
         #expect(first.first == .integer(5))
         #expect(try temporary.store.search(SearchQuery()).map(\.notificationID) == ["n-1"])
+    }
+
+    @Test(
+        "a notification named by more blocks than a why reads: the first ones are read, and the answer says where it was cut",
+        arguments: TestEngine.all)
+    func whyReadsABoundedTimeline(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let session = try temporary.store.makeIngestSession(deferringSummaries: false)
+        let blocks = StoredLineReader.blockLimit + 5
+        _ = try session.inGroupCommit { group in
+            for n in 0..<blocks {
+                let line =
+                    #"{"type":"log","ts":\#(Lines.t0 + Int64(n)),"process":"service","level":"info","message":"m","notification_id":"n-1"}"#
+                _ = try group.ingest(source: "t", receivedAt: Lines.t0, Self.bundle([Lines.manifest(), line]))
+            }
+        }
+        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        let cut = try #require(why.timelineCut)
+        #expect(cut.blocksRead == StoredLineReader.blockLimit)
+        #expect(cut.through == Lines.t0 + Int64(StoredLineReader.blockLimit - 1))
+        guard case .object(let json) = why.jsonValue, case .object(let marked)? = json["timeline_cut"] else {
+            Issue.record("no timeline_cut in \(why.jsonValue)")
+            return
+        }
+        #expect(marked["blocks_read"] == .int(Int64(StoredLineReader.blockLimit)))
+        #expect(why.text.contains("the timeline was cut"))
+        // A notification within the limits is not marked.
+        _ = try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-2"))
+        #expect(try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2").timelineCut == nil)
     }
 }

@@ -92,16 +92,41 @@ public struct DiagnosisInput: Sendable {
     public var config: ConfigInForce
     /// The latest corrected time of any record the notification's device uploaded for this app, if known.
     public var deviceLastSeen: Int64?
+    /// Set when the store read only part of what it holds for the notification (``TimelineCut``).
+    public var timelineCut: TimelineCut?
 
     public init(
         appID: String, notificationID: String, entries: [TimelineEntry], config: ConfigInForce = .init(),
-        deviceLastSeen: Int64? = nil
+        deviceLastSeen: Int64? = nil, timelineCut: TimelineCut? = nil
     ) {
         self.appID = appID
         self.notificationID = notificationID
         self.entries = entries.sorted { $0.ts < $1.ts }
         self.config = config
         self.deviceLastSeen = deviceLastSeen.map(WireBounds.clampedEpoch)
+        self.timelineCut = timelineCut
+    }
+}
+
+/// Where a notification's timeline was cut: the store reads at most so many of the blocks that name a notification
+/// (anyone holding the app's ingest token can upload lines naming any ID), in the order they were stored, and says
+/// so rather than reading them all.
+public struct TimelineCut: Sendable, Hashable {
+    /// The stored blocks read: the first ones stored.
+    public var blocksRead: Int
+    /// The corrected time of the latest record read, when one was.
+    public var through: Int64?
+
+    public init(blocksRead: Int, through: Int64?) {
+        self.blocksRead = blocksRead
+        self.through = through
+    }
+
+    /// The sentence `why` shows.
+    public var message: String {
+        "the timeline was cut: only the first \(blocksRead) stored blocks that name this notification were read"
+            + (through.map { "; the records read end at \($0) (epoch ms)" } ?? "")
+            + "; records stored after them are not shown (pushtrace export --notification lists every line)"
     }
 }
 

@@ -8,12 +8,15 @@ public struct WhyReport: Sendable {
     public var diagnosis: Diagnosis
     /// The notification's events in time order, device steps never before `push.sent` (docs/spec.md §5).
     public var timeline: [TimelineEntry]
+    /// Set when only part of the notification's stored records were read.
+    public var timelineCut: TimelineCut?
 
     public init(input: DiagnosisInput, diagnosis: Diagnosis) {
         self.appID = input.appID
         self.notificationID = input.notificationID
         self.diagnosis = diagnosis
         self.timeline = Self.displayed(input.entries)
+        self.timelineCut = input.timelineCut
     }
 
     /// Holds device steps back to `push.sent` when a residual clock error would put them before it;
@@ -31,7 +34,7 @@ public struct WhyReport: Sendable {
 
     /// The JSON document of docs/spec.md §7.
     public var jsonValue: JSONValue {
-        .object([
+        var document: [String: JSONValue] = [
             "notification_id": .string(notificationID),
             "app_id": appID.isEmpty ? .null : .string(appID),
             "cause": .string(diagnosis.cause.rawValue),
@@ -45,7 +48,14 @@ public struct WhyReport: Sendable {
                     ])
                 }),
             "timeline": .array(timeline.map(\.jsonValue)),
-        ])
+        ]
+        if let cut = timelineCut {
+            document["timeline_cut"] = .object([
+                "blocks_read": .int(Int64(cut.blocksRead)), "through": cut.through.map(JSONValue.int) ?? .null,
+                "message": .string(cut.message),
+            ])
+        }
+        return .object(document)
     }
 }
 

@@ -18,6 +18,7 @@ extension WhyReport {
                 out += wrap("\(finding.code.rawValue): \(safe(finding.message))", indent: "  - ", hanging: "    ") + "\n"
             }
         }
+        if let cut = timelineCut { out += "\n" + wrap(cut.message, indent: "  ", hanging: "  ") + "\n" }
         guard let origin = timeline.first?.ts else { return out }
         out += "\ntimeline (from \(Self.utc(origin)) UTC):\n"
         for entry in timeline {
