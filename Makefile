@@ -122,9 +122,10 @@ bench-agent: deps
 
 # A hostile-client suite against a live release server: every attack with its expected answer, the server alive and
 # serving another app after each, memory within the upload budget while 50 connections hold uploads open
-# (scripts/attack-test.py; docs/security.md).
-attack-test: release
+# (scripts/attack-test.py; docs/security.md). Then the attacks on the store's own bounds on a throwaway PostgreSQL.
+attack-test: release postgres-deps
 	scripts/attack-test.sh
+	scripts/with-postgres.sh scripts/attack-test.sh postgres
 
 # Kill the server with SIGKILL mid-upload, ROUNDS times (default 20): every acknowledged bundle stored once, none partial.
 crash-test: build

@@ -12,6 +12,7 @@
 #   API_SEED=N       hypothesis's seed (default: random, printed, so a finding can be replayed)
 # Run from the repository root after `make build`.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=.build/debug/pushtrace
 venv=.build/api-test-venv
 examples=${API_EXAMPLES:-200}
@@ -46,10 +47,10 @@ ingest=$(token --scope ingest --app "$app" --label api-test-ingest)
 read=$(token --scope read --app "$app" --label api-test-read)
 metrics=$(token --scope metrics --label api-test-metrics)
 admin=$(token --scope admin --label api-test-admin)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$bin" serve --db "$db" --port "$port" --log-level error 2> "$work/server.log" &
 server_pid=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+wait_healthy "http://127.0.0.1:$port" 100 0.1 || { echo "the server did not start" >&2; exit 1; }
 
 echo "== GET /openapi.json is the repository's openapi.json"
 curl -sf "http://127.0.0.1:$port/openapi.json" | cmp - openapi.json

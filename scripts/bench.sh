@@ -30,6 +30,7 @@
 #           record on both engines, side by side. Targets: two servers not slower than one; why p99 <= 10 ms;
 #           report <= 1 s; alerts <= 100 ms.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 root=$(pwd)
 bin=$root/.build/release
 parts=${PARTS:-ingest http scale}
@@ -56,7 +57,6 @@ merge_pid=""
 other_pid=""
 trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$other_pid" ] && kill -9 "$other_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
 now() { date +%s.%N; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 verdict() { python3 -c "import sys; v, op, t = float(sys.argv[1]), sys.argv[2], float(sys.argv[3]); print('met' if (v >= t if op == '>=' else v <= t) else 'NOT met')" "$@"; }
 why_over_http() { # target_p99_ms: `why` of every "app id" line of why-ids.txt from the server at $port
@@ -126,7 +126,7 @@ start_server() { # db [extra serve options]
   token=$("$bin/pushtrace" token create --db "$db" --scope admin 2>/dev/null)
   "$bin/pushtrace" serve --db "$db" --port "$port" --log-level error "$@" 2>>server.log &
   server_pid=$!
-  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && return 0; sleep 0.05; done
+  wait_healthy "http://127.0.0.1:$port" 200 0.05 && return 0
   echo "the server did not start (see $work/server.log)"; exit 1
 }
 stop_server() { kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""; }

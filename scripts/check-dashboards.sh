@@ -6,6 +6,7 @@
 # annotations are checked, and it must come back resolved once the spike ends (scripts/check-alerting.py).
 # Run from the repository root after `make build`.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 rules=dashboards/pushtrace-rules.yml
 dashboard=dashboards/pushtrace-dashboard.json
 bin=.build/debug/pushtrace
@@ -21,19 +22,18 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 prom_port=$(free_port)
 am_port=$(free_port)
 hook_port=$(free_port)
-now_ms=$(python3 -c 'import time; print(int(time.time()*1000))')
+now_ms=$(now_ms)
 "$bin" simulate --out "$work/bundles" --notifications 1500 --days 1 --end "$now_ms" --seed 3 >/dev/null
 token=$("$bin" token create --db "$work/pushtrace.sqlite" --scope admin --label dashboards 2>/dev/null)
 # Prometheus scrapes with a metrics token, as dashboards/README.md says: without one, /metrics names no app.
 "$bin" token create --db "$work/pushtrace.sqlite" --scope metrics --label prometheus > "$work/metrics-token" 2>/dev/null
 "$bin" serve --db "$work/pushtrace.sqlite" --port "$port" --alert-interval 1 --log-level warning 2> "$work/server.log" &
 pids+=($!)
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+wait_healthy "http://127.0.0.1:$port" 100 0.1 || { echo "the server did not start" >&2; exit 1; }
 
 # Alertmanager with the route of dashboards/README.md, its waits shortened for a test, posting to the webhook
 # receiver that scripts/check-alerting.py runs.

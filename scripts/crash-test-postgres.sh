@@ -6,6 +6,7 @@
 # acknowledged bundle must be stored exactly once with all its lines, none partially; every summary must count its
 # stored lines, and every rollup must equal a recount from the settled summaries.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 : "${PUSHTRACE_TEST_POSTGRES:?run me through scripts/with-postgres.sh (make crash-test-postgres does)}"
 ROUNDS=${ROUNDS:-20}
@@ -21,16 +22,12 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 start_server() { # url port: sets $started, the server's pid (a child of this shell, so that `wait` gives its status)
     "$pushtrace" serve --db "$1" --port "$2" --log-level error >/dev/null 2>>"$work/server.log" &
     started=$!
-    for _ in $(seq 1 200); do
-        curl -sf "http://127.0.0.1:$2/healthz" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
+    wait_healthy "http://127.0.0.1:$2" 200 0.05 && return 0
     echo "the server did not start" >&2; cat "$work/server.log" >&2; exit 1
 }
 

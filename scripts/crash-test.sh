@@ -4,6 +4,7 @@
 # its records, no partial bundle may exist, and the notification summaries, which the server writes a moment after
 # each commit (and a restarted server rebuilds from the records), must count exactly the stored records. ROUNDS rounds (default 20); BIN is the folder of the built executables.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-20}
 BIN=${BIN:-.build/debug}
@@ -16,15 +17,11 @@ server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start_server() { # db port
     "$pushtrace" serve --db "$1" --port "$2" --log-level error 2>>"$work/server.log" &
     server_pid=$!
-    for _ in $(seq 1 100); do
-        curl -sf "http://127.0.0.1:$2/healthz" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
+    wait_healthy "http://127.0.0.1:$2" 100 0.05 && return 0
     echo "the server did not start"; cat "$work/server.log"; exit 1
 }
 

@@ -2,6 +2,7 @@
 # make demo: simulate realistic bundles, upload them to a local `pushtrace serve` backed by ./pushtrace.sqlite, and
 # ask `why` for one notification of every cause family. Run from the repository root after `make release`.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=.build/release/pushtrace
 load=.build/release/pushtrace-load
 db=pushtrace.sqlite
@@ -16,11 +17,11 @@ echo "   (2026-11-14 18:00 UTC: a DAILY_PICK push to 300 devices whose image hos
 echo
 echo "== pushtrace serve on 127.0.0.1, storing into $db"
 token=$("$bin" token create --db "$db" --scope admin --label demo 2>/dev/null)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 server="http://127.0.0.1:$port"
 "$bin" serve --db "$db" --port "$port" --log-level warning &
 server_pid=$!
-for _ in $(seq 1 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.05; done
+wait_healthy "$server" 100 0.05 || { echo "the server did not start" >&2; exit 1; }
 echo
 echo "== uploading every bundle as the apps would (8 at a time; each file's arrival time replayed)"
 PUSHTRACE_TOKEN=$token "$load" --server "$server" --concurrency 8 --replay "$out"

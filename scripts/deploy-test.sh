@@ -5,6 +5,7 @@
 # `Expect: 100-continue`) and with Python's urllib, a body over the limit answered 413 as JSON, a why read back,
 # HEAD, and the client's address in the server's log. Run from the repository root after `make build`.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=${BIN:-.build/debug/pushtrace}
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -12,7 +13,6 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "deploy-test: FAILED: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 echo "== systemd-analyze verify deploy/pushtrace.service"
 # The unit as shipped, its ExecStart pointed at this build (verify checks that the binary exists).
@@ -37,7 +37,7 @@ ingest=$("$bin" token create --db "$db" --app "$app" --scope ingest 2>/dev/null)
 read_token=$("$bin" token create --db "$db" --app "$app" --scope read 2>/dev/null)
 "$bin" serve --db "$db" --port "$port" --trusted-proxy 127.0.0.1 --log-level info 2> "$work/server.log" &
 pids+=($!)
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+wait_healthy "http://127.0.0.1:$port" 100 0.1 || { echo "the server did not start" >&2; exit 1; }
 
 # The shipped site, with this test's ports and files; nginx's own frame (pid, logs, temp folders) around it.
 sed -e "s#127.0.0.1:8080#127.0.0.1:$port#" -e "s#listen 443 ssl http2;#listen 127.0.0.1:$tls_port ssl http2;#" \
@@ -63,7 +63,7 @@ nginx -t -q -c "$work/nginx.conf" -p "$work/nginx" || fail "nginx -t"
 nginx -c "$work/nginx.conf" -p "$work/nginx" -g 'daemon off;' &
 pids+=($!)
 base="https://localhost:$tls_port"
-for _ in $(seq 1 100); do curl -sf --cacert "$work/fullchain.pem" "$base/healthz" >/dev/null && break; sleep 0.1; done
+wait_healthy "$base" 100 0.1 --cacert "$work/fullchain.pem" || { echo "the server did not start" >&2; exit 1; }
 
 python3 - "$base" "$work" "$ingest" "$read_token" "$app" <<'PY'
 import glob, gzip, http.client, json, os, ssl, subprocess, sys, urllib.request, urllib.error

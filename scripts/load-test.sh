@@ -4,6 +4,7 @@
 # Passes when no upload ends in anything but 200 (429s are deliberate backpressure: retried after Retry-After),
 # every acknowledged bundle is stored exactly once with all of its records, and nothing else is stored.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/release}
 SECONDS_TO_RUN=${DURATION:-300}
@@ -13,7 +14,7 @@ work=$(mktemp -d)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 
 "$BIN/pushtrace" simulate --out "$work/bundles" --notifications "$NOTIFICATIONS" --seed 5 >/dev/null
 files=$(find "$work/bundles" -name '*.ndjson*' | wc -l)
@@ -21,7 +22,7 @@ db="$work/load.sqlite"
 token=$("$BIN/pushtrace" token create --db "$db" --scope admin --label load 2>/dev/null)
 "$BIN/pushtrace" serve --db "$db" --port "$port" --log-level error 2>"$work/server.log" &
 server_pid=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.05; done
+wait_healthy "http://127.0.0.1:$port" 100 0.05 || { echo "the server did not start" >&2; exit 1; }
 echo "load test: $CONCURRENCY concurrent uploaders for ${SECONDS_TO_RUN}s, $files simulated bundle files (seed 5) sent round after round"
 PUSHTRACE_TOKEN=$token "$BIN/pushtrace-load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" \
     --duration "$SECONDS_TO_RUN" --replay --acked "$work/acked.txt" --format json "$work/bundles" >"$work/summary.json"

@@ -18,6 +18,7 @@
 # afterwards), and that after the rollback the server answers the first upload's why through TLS.
 # Run from the repository root after `make release`, as root.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 if [ "${1:-}" != "--inside" ]; then
   [ "$(id -u)" = 0 ] || { echo "walkthrough-test: run it as root (it adds a user and installs files, in a namespace)"; exit 1; }
   [ -x .build/release/pushtrace ] || { echo "walkthrough-test: make release first"; exit 1; }
@@ -87,7 +88,7 @@ start_pushtrace() {
   (cd "$directory" && umask "$(unit_value UMask)" && set -a && { [ ! -f "$environment" ] || . "$environment"; } \
     && set +a && exec setpriv --reuid="$user" --regid="$user" --init-groups -- $command) 2> "$work/server.log" &
   server_pid=$!
-  for _ in $(seq 1 100); do curl -sf http://127.0.0.1:8080/healthz >/dev/null && return; sleep 0.1; done
+  wait_healthy http://127.0.0.1:8080 && return
   cat "$work/server.log"; echo "walkthrough-test: the service did not start"; exit 1
 }
 stop_pushtrace() {

@@ -10,6 +10,7 @@
 # POSTGRES_VERSION picks the Debian major version (default: the newest installed); POSTGRES_SHARED_BUFFERS the
 # server's shared_buffers (default 256MB, enough for the tests). The command's exit status is the script's.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 version=${POSTGRES_VERSION:-$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1)}
 bin=/usr/lib/postgresql/$version/bin
@@ -29,7 +30,7 @@ fi
 folder=$(mktemp -d /tmp/pushtrace-postgres.XXXXXX)
 chmod 700 "$folder"
 chown "$owner" "$folder"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 
 stop() {
   as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate stop >/dev/null 2>&1 || true
