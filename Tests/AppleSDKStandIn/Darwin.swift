@@ -1,4 +1,5 @@
 // swift-format-ignore-file: TypeNamesShouldBeCapitalized
+
 // (The stand-in spells Darwin's C names as the SDK does.)
 @_exported import Foundation
 // On Apple platforms Foundation includes URLSession; on Linux it is a module of its own.

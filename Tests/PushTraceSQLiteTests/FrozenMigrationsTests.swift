@@ -40,7 +40,8 @@ struct FrozenMigrationsTests {
                     let sql = statement.sql.trimmingCharacters(in: .whitespacesAndNewlines)
                     // GRDB's own bookkeeping (savepoints, its migration table, foreign key checks) is not the migration's.
                     let keyword = sql.prefix(while: { $0.isLetter }).uppercased()
-                    guard !sql.contains("grdb_migrations"), !["SAVEPOINT", "RELEASE", "BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"].contains(keyword)
+                    guard !sql.contains("grdb_migrations"),
+                        !["SAVEPOINT", "RELEASE", "BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"].contains(keyword)
                     else { return }
                     statements.append(sql)
                 }

@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Token lookups: each distinct token ID costs at most one store read")
 struct TokenCacheTests {
-    @Test("made-up tokens, sent again and again, cost one read per distinct ID; a wrong secret for a known ID none", arguments: TestEngine.all)
+    @Test(
+        "made-up tokens, sent again and again, cost one read per distinct ID; a wrong secret for a known ID none", arguments: TestEngine.all
+    )
     func madeUpTokensAreReadOncePerID(engine: TestEngine) async throws {
         let server = try TestServer(engine: engine) { $0.tokenCacheSeconds = 60 }
         let real = try #require(TokenText(server.ingestToken))
@@ -76,9 +78,16 @@ struct TokenCacheTests {
                 return nil
             }
         }
-        #expect(try await cache.token(id: text.id) { Issue.record("read again"); return nil } == stored)
+        #expect(
+            try await cache.token(id: text.id) {
+                Issue.record("read again")
+                return nil
+            } == stored)
         // The newest absent IDs are still remembered; the oldest were let go.
-        _ = try await cache.token(id: String(format: "%012x", 49)) { Issue.record("read again"); return nil }
+        _ = try await cache.token(id: String(format: "%012x", 49)) {
+            Issue.record("read again")
+            return nil
+        }
         _ = try await cache.token(id: String(format: "%012x", 0)) {
             reads.withLockedValue { $0 += 1 }
             return nil
