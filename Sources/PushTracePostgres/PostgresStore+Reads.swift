@@ -177,7 +177,6 @@ struct PostgresDiagnosisReader {
     let session: PostgresSession
     let store: PostgresStore
     private let reader: StoredLineReader
-    private let configs = ConfigMemo()
 
     init(_ session: PostgresSession, store: PostgresStore) {
         self.session = session
@@ -185,64 +184,45 @@ struct PostgresDiagnosisReader {
         reader = StoredLineReader { [dictionaries = store.dictionaries] in dictionaries.lookup($0, session) }
     }
 
-    /// What one notification's diagnosis needs, read with one statement: its blocks, and the config records and
-    /// last-seen time of the devices whose bundles hold them. Nil when the lines name a device no such bundle has (a
-    /// `push.sent` alone names one): read in a transaction then (``PostgresStore/why``).
+    /// What one notification's diagnosis needs: its blocks and the last-seen time of the devices whose bundles hold
+    /// them, read with one statement; then the config in force (``ConfigInForceStatement``), which only the first
+    /// event's time picks. Nil when the lines name a device no such bundle has (a `push.sent` alone names one): read
+    /// in a transaction then (``PostgresStore/why``).
     func input(appID: String, notificationID: String) throws -> DiagnosisInput? {
         let rows = try session.query(
             DiagnosisStatement(
                 key: NotificationBlockKey.of(appID: appID, notificationID: notificationID), appID: appID))
         var blocks: [StoredBlockRow] = []
         var devices = Set<String>()
-        var configs: [[String]: [StoredConfig]] = [:]
         var lastSeen: [String: Int64] = [:]
         for row in rows {
             let c = row.makeRandomAccess()
             let device = try c[5].decode(String?.self)
             if let device { devices.insert(device) }
-            switch try c[0].decode(Int32.self) {
-            case 0:
+            if try c[0].decode(Int32.self) == 0 {
                 blocks.append(
                     StoredBlockRow(
                         id: try c[1].decode(Int64.self), lines: Int(try c[2].decode(Int64.self)),
                         rawBytes: Int(try c[3].decode(Int64.self)), data: Array(try c[4].decode(ByteBuffer.self).readableBytesView),
                         appID: appID, deviceID: device, clockOffsetMs: try c[6].decode(Int64.self)))
-            case 1:
-                guard let device else { continue }
-                configs[[appID, device, try c[8].decode(String.self)], default: []].append(
-                    config(
-                        ts: try c[6].decode(Int64.self), deviceTs: try c[7].decode(Int64?.self), deviceID: device,
-                        body: try c[4].decode(ByteBuffer.self)))
-            default:
-                if let device { lastSeen[device] = try c[6].decode(Int64.self) }
+            } else if let device {
+                lastSeen[device] = try c[6].decode(Int64.self)
             }
         }
         let lines = try reader.lines(appID: appID, notificationID: notificationID) { each in
             for block in blocks { try each(block) }
         }
         do {
-            return try assemble(
-                appID: appID, notificationID: notificationID, lines: lines, cut: reader.cut, devices: devices,
-                configs: configs, lastSeen: lastSeen)
+            return try DiagnosisAssembly.input(
+                appID: appID, notificationID: notificationID, lines: lines, cut: reader.cut,
+                configs: { try configs(appID: appID, deviceID: $0, at: $1) },
+                lastSeen: { device in
+                    guard devices.contains(device) else { throw OtherDevice() }
+                    return lastSeen[device]
+                })
         } catch is OtherDevice {
             return nil
         }
-    }
-
-    private func assemble(
-        appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut?, devices: Set<String>,
-        configs: [[String]: [StoredConfig]], lastSeen: [String: Int64]
-    ) throws -> DiagnosisInput {
-        try DiagnosisAssembly.input(
-            appID: appID, notificationID: notificationID, lines: lines, cut: cut,
-            configs: { device, process in
-                guard devices.contains(device) else { throw OtherDevice() }
-                return configs[[appID, device, process.rawValue]] ?? []
-            },
-            lastSeen: { device in
-                guard devices.contains(device) else { throw OtherDevice() }
-                return lastSeen[device]
-            })
     }
 
     /// Where the reader's last read of one notification's lines stopped at its limits; nil when it read them all.
@@ -251,7 +231,7 @@ struct PostgresDiagnosisReader {
     func input(appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil) throws -> DiagnosisInput {
         try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines, cut: cut,
-            configs: { try configs(appID: appID, deviceID: $0, process: $1) },
+            configs: { try configs(appID: appID, deviceID: $0, at: $1) },
             lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
     }
 
@@ -305,21 +285,15 @@ struct PostgresDiagnosisReader {
         }
     }
 
-    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [StoredConfig] {
-        let key = [appID, deviceID, process.rawValue]
-        if let cached = configs.entries[key] { return cached }
-        let all = try session.query(
-            """
-            SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
-            WHERE c.app_id = \(appID) AND c.device_id = \(deviceID) AND c.process = \(process.rawValue) ORDER BY c.ts
-            """
-        ).map { row in
-            let (ts, deviceTs, device, body) = try row.decode((Int64, Int64?, String, ByteBuffer).self)
-            return config(ts: ts, deviceTs: deviceTs, deviceID: device, body: body)
+    /// The config record of each process in force at `at`: the latest at or before it, one indexed step each.
+    private func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
+        var found: [ProcessKind: StoredConfig] = [:]
+        for row in try session.query(ConfigInForceStatement(appID: appID, deviceID: deviceID, at: at)) {
+            let (process, ts, deviceTs, body) = try row.decode((String, Int64, Int64?, ByteBuffer).self)
+            guard let kind = ProcessKind(rawValue: process) else { continue }
+            found[kind] = config(ts: ts, deviceTs: deviceTs, deviceID: deviceID, body: body)
         }
-        if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
-        configs.entries[key] = all
-        return all
+        return found
     }
 
     /// A config record, its body decoded only if a diagnosis takes it.
@@ -332,10 +306,9 @@ struct PostgresDiagnosisReader {
     }
 }
 
-/// The one statement a why reads (``PostgresDiagnosisReader/input(appID:notificationID:)``), prepared: it runs for
+/// The statement a why reads first (``PostgresDiagnosisReader/input(appID:notificationID:)``), prepared: it runs for
 /// every why, and planning it anew each time would cost more than running it. Part 0: a notification's blocks, by
-/// id. Part 1: the config records of the devices whose bundles hold them, by time. Part 2: those devices' last-seen
-/// times.
+/// id, up to the reader's limit. Part 1: the last-seen times of the devices whose bundles hold them.
 private struct DiagnosisStatement: PostgresPreparedStatement {
     typealias Row = PostgresRow
     static let name = "pushtrace_diagnosis"
@@ -345,14 +318,9 @@ private struct DiagnosisStatement: PostgresPreparedStatement {
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
             WHERE n.key = $1::bigint AND u.app_id = $2::text ORDER BY b.id LIMIT \(StoredLineReader.blockLimit + 1)
         ), dev AS (SELECT DISTINCT device_id FROM blk WHERE device_id IS NOT NULL)
-        SELECT 0 AS part, id, lines, raw_bytes, data, device_id, clock_offset_ms AS n1, NULL::bigint AS n2,
-            NULL::text AS process FROM blk
+        SELECT 0 AS part, id, lines, raw_bytes, data, device_id, clock_offset_ms AS n1 FROM blk
         UNION ALL
-        SELECT 1, NULL, NULL, NULL, cb.body, c.device_id, c.ts, c.device_ts, c.process
-        FROM dev JOIN config c ON c.app_id = $2::text AND c.device_id = dev.device_id
-        JOIN config_body cb ON cb.id = c.body_ref
-        UNION ALL
-        SELECT 2, NULL, NULL, NULL, NULL, d.device_id, d.last_seen, NULL, NULL
+        SELECT 1, NULL, NULL, NULL, NULL, d.device_id, d.last_seen
         FROM dev JOIN device d ON d.app_id = $2::text AND d.device_id = dev.device_id
         ORDER BY part, id, n1
         """
@@ -369,7 +337,33 @@ private struct DiagnosisStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
-/// A reader's memo of config records (one reader is used by one thread at a time).
-private final class ConfigMemo {
-    var entries: [[String]: [StoredConfig]] = [:]
+/// The config record of each process in force for a device at a time: the latest at or before it, found by one
+/// descent of the primary key per process, so that a device with any number of config records costs the same.
+private struct ConfigInForceStatement: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+    static let name = "pushtrace_config_in_force"
+    static let sql = """
+        SELECT p.process, c.ts, c.device_ts, cb.body
+        FROM unnest($4::text[]) AS p(process)
+        CROSS JOIN LATERAL (
+            SELECT ts, device_ts, body_ref FROM config
+            WHERE app_id = $1::text AND device_id = $2::text AND process = p.process AND ts <= $3::bigint
+            ORDER BY ts DESC LIMIT 1
+        ) c
+        JOIN config_body cb ON cb.id = c.body_ref
+        """
+    let appID: String
+    let deviceID: String
+    let at: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings()
+        bindings.append(appID)
+        bindings.append(deviceID)
+        bindings.append(at)
+        bindings.append(DiagnosisAssembly.configuredProcesses.map(\.rawValue))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

@@ -9,8 +9,6 @@ import PushTraceStore
 struct DiagnosisReader {
     let db: Database
     private let blocks: BlockReader
-    /// Config records per app, device and process, newest last: a device's notifications share them.
-    private let configs = ConfigCache()
 
     init(_ db: Database, dictionaries: DictionaryCache) {
         self.db = db
@@ -21,7 +19,7 @@ struct DiagnosisReader {
         let lines = try blocks.lines(appID: appID, notificationID: notificationID)
         return try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines, cut: blocks.cut,
-            configs: { try configs(appID: appID, deviceID: $0, process: $1) },
+            configs: { try configs(appID: appID, deviceID: $0, at: $1) },
             lastSeen: { deviceID in
                 try Int64.fetchOne(
                     db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
@@ -34,31 +32,24 @@ struct DiagnosisReader {
         DiagnosisAssembly.entries(try blocks.lines(appID: appID, notificationID: notificationID), type: type)
     }
 
-    private func configs(appID: String, deviceID: String, process: ProcessKind) throws -> [StoredConfig] {
-        let key = [appID, deviceID, process.rawValue]
-        if let cached = configs.entries[key] { return cached }
+    /// The config record of each process in force at `at`: the latest at or before it, one indexed step each.
+    private func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
         let (db, dictionaries) = (db, blocks.dictionaries)
-        let all = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
-                    WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? ORDER BY c.ts
-                    """), arguments: [appID, deviceID, process.rawValue]
-        ).map { row in
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? AND c.ts <= ? ORDER BY c.ts DESC LIMIT 1
+                """)
+        var found: [ProcessKind: StoredConfig] = [:]
+        for process in DiagnosisAssembly.configuredProcesses {
+            guard let row = try Row.fetchOne(statement, arguments: [appID, deviceID, process.rawValue, at]) else { continue }
             let (ts, deviceTs, device, body): (Int64, Int64?, String?, DatabaseValue) = (row[0], row[1], row[2], row[3])
-            return StoredConfig(ts: ts) {
+            found[process] = StoredConfig(ts: ts) {
                 try DiagnosisAssembly.configEntry(
                     ts: ts, deviceTs: deviceTs, deviceID: device,
                     body: ConfigBody.text(body, dictionaries: dictionaries, db: db))
             }
         }
-        if configs.entries.count > 10_000 { configs.entries.removeAll(keepingCapacity: true) }
-        configs.entries[key] = all
-        return all
+        return found
     }
-}
-
-/// A reader's memo of config records (one reader is used by one thread at a time).
-private final class ConfigCache {
-    var entries: [[String]: [StoredConfig]] = [:]
 }

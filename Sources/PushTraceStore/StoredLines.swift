@@ -147,8 +147,8 @@ package final class StoredLineReader {
     }
 }
 
-/// A stored config record: its time, and its entry, decoded the first time a diagnosis takes it. A device may have
-/// many config records, and a diagnosis takes at most one per process. One reader's, used by one thread at a time.
+/// A stored config record: its time, and its entry, decoded the first time a diagnosis takes it. One reader's, used
+/// by one thread at a time.
 package final class StoredConfig {
     package let ts: Int64
     private var decode: (() throws -> TimelineEntry)?
@@ -178,11 +178,16 @@ package enum DiagnosisAssembly {
             .map { TimelineEntry(ts: $0.ts ?? 0, deviceTs: $0.deviceTs, deviceID: $0.deviceID, record: $0.record, json: $0.body) }
     }
 
+    /// The processes that record config (docs/spec.md §4): what ``input(appID:notificationID:lines:cut:configs:lastSeen:)``
+    /// asks the config in force of.
+    package static let configuredProcesses: [ProcessKind] = [.app, .service, .content]
+
     /// The diagnosis input of one notification from its stored lines: the config in force is the latest of each
-    /// process (`configs`, oldest first) at its first event; `lastSeen` is its device's latest upload.
+    /// process at or before its first event (`configs` fetches those, and only those: a device may have recorded
+    /// any number); `lastSeen` is its device's latest upload.
     package static func input(
         appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil,
-        configs: (_ deviceID: String, _ process: ProcessKind) throws -> [StoredConfig],
+        configs: (_ deviceID: String, _ at: Int64) throws -> [ProcessKind: StoredConfig],
         lastSeen: (_ deviceID: String) throws -> Int64?
     ) throws -> DiagnosisInput {
         let entries = entries(lines, type: "event")
@@ -192,9 +197,10 @@ package enum DiagnosisAssembly {
         var config = ConfigInForce()
         var seen: Int64?
         if let deviceID, let first = entries.first?.ts {
-            config.app = try configs(deviceID, .app).last { $0.ts <= first }?.entry()
-            config.service = try configs(deviceID, .service).last { $0.ts <= first }?.entry()
-            config.content = try configs(deviceID, .content).last { $0.ts <= first }?.entry()
+            let inForce = try configs(deviceID, first)
+            config.app = try inForce[.app]?.entry()
+            config.service = try inForce[.service]?.entry()
+            config.content = try inForce[.content]?.entry()
             seen = try lastSeen(deviceID)
         }
         return DiagnosisInput(

@@ -139,4 +139,24 @@ struct IngestSessionInterfaceTests {
         _ = try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-2"))
         #expect(try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2").timelineCut == nil)
     }
+
+    @Test(
+        "the config in force is the latest of each process at or before the notification's first record, however many the device recorded",
+        arguments: TestEngine.all)
+    func configInForce(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        func config(at ts: Int64, category: String) -> String {
+            #"{"type":"config","ts":\#(ts),"process":"app","app_group":"group.x","categories":[{"id":"\#(category)","actions":["A"]}]}"#
+        }
+        // Many config records before the one in force, and one after it.
+        var device = [Lines.manifest()]
+        device += (0..<200).map { config(at: Lines.t0 - 100_000 + Int64($0), category: "OTHER") }
+        device += [config(at: Lines.t0 - 5_000, category: "DAILY_PICK"), config(at: Lines.t0 + 600_000, category: "OTHER")]
+        device += Lines.serviceSteps("n-1") + Lines.serviceSteps("n-2", at: Lines.t0 + 700_000)
+        _ = try temporary.ingest(device)
+        let inForce = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        #expect(!inForce.diagnosis.findings.contains { $0.code == .categoryUnregistered }, "\(inForce.diagnosis.findings)")
+        let later = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2")
+        #expect(later.diagnosis.findings.contains { $0.code == .categoryUnregistered }, "\(later.diagnosis.findings)")
+    }
 }
