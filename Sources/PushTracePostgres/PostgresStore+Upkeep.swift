@@ -32,18 +32,16 @@ extension PostgresStore {
         var report = RetentionReport()
         while true {
             let deleted = try writing { session -> Bool in
-                var bundles: [Int64] = [], lines = 0
-                for row in try session.query(
+                let candidates = try session.query(
                     """
-                    SELECT id, accepted FROM bundle WHERE received_at < \(cutoff) AND pruned_at IS NULL
+                    SELECT id, accepted, (SELECT coalesce(sum(raw_bytes), 0) FROM record_block r WHERE r.bundle_ref = bundle.id)::bigint
+                    FROM bundle WHERE received_at < \(cutoff) AND pruned_at IS NULL
                     ORDER BY received_at LIMIT \(Int64(max(1, batchSize / 10))) FOR UPDATE SKIP LOCKED
-                    """)
-                {
-                    let (id, accepted) = try row.decode((Int64, Int64).self)
-                    guard lines < batchSize || bundles.isEmpty else { break }
-                    bundles.append(id)
-                    lines += Int(accepted)
-                }
+                    """
+                ).map { try $0.decode((Int64, Int64, Int64).self) }
+                let bundles = RetentionBatch.take(
+                    candidates, lineLimit: batchSize, lines: { Int($0.1) }, bytes: { Int($0.2) }
+                ).map(\.0)
                 guard !bundles.isEmpty else { return false }
                 // A block goes with its bundle, and so do the index entries of the notifications its lines mention.
                 let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }

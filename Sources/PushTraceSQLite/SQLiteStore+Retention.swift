@@ -23,16 +23,14 @@ extension SQLiteStore {
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT id, first_block, last_block, accepted FROM bundle INDEXED BY bundle_by_received
+                        SELECT id, first_block, last_block, accepted,
+                            (SELECT coalesce(sum(raw_bytes), 0) FROM record_block WHERE id BETWEEN first_block AND last_block)
+                        FROM bundle INDEXED BY bundle_by_received
                         WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
                         """, arguments: [cutoff, max(1, batchSize / 10)])
             }
             guard !bundles.isEmpty else { break }
-            var taken: [Row] = [], rows = 0
-            for bundle in bundles where rows < batchSize || taken.isEmpty {
-                taken.append(bundle)
-                rows += bundle[3] as Int
-            }
+            let taken = RetentionBatch.take(bundles, lineLimit: batchSize, lines: { $0[3] }, bytes: { $0[4] })
             try pool.write { db in
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 let reader = BlockReader(db: db, dictionaries: dictionaries)

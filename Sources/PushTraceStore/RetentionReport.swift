@@ -18,3 +18,27 @@ public struct RetentionReport: Sendable, Equatable, CustomStringConvertible {
             + "summaries, \(configs) superseded config records, \(minuteRows) minute-rollup rows"
     }
 }
+
+/// The bundles one retention transaction deletes the records of: bounded in lines and in bytes, since every line
+/// is read back (to find the index entries its notification left) while the transaction holds the writer.
+package enum RetentionBatch {
+    /// The most bytes of stored lines (decompressed) one transaction reads.
+    package static let byteLimit = 32 << 20
+
+    /// The candidates, in the order given, until their lines reach `lineLimit` or their bytes ``byteLimit``;
+    /// at least one, so that a single bundle over either limit still goes.
+    package static func take<Bundle>(
+        _ candidates: [Bundle], lineLimit: Int, byteLimit: Int = byteLimit,
+        lines: (Bundle) -> Int, bytes: (Bundle) -> Int
+    ) -> [Bundle] {
+        var taken: [Bundle] = []
+        var (lineCount, byteCount) = (0, 0)
+        for bundle in candidates {
+            guard taken.isEmpty || (lineCount < lineLimit && byteCount + bytes(bundle) <= byteLimit) else { break }
+            taken.append(bundle)
+            lineCount += lines(bundle)
+            byteCount += bytes(bundle)
+        }
+        return taken
+    }
+}
