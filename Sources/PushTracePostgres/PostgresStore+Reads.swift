@@ -177,6 +177,8 @@ struct PostgresDiagnosisReader {
     let session: PostgresSession
     let store: PostgresStore
     private let reader: StoredLineReader
+    /// The config in force per device and process, with its span: a device's notifications share it.
+    private let spans = ConfigSpans()
 
     init(_ session: PostgresSession, store: PostgresStore) {
         self.session = session
@@ -285,13 +287,23 @@ struct PostgresDiagnosisReader {
         }
     }
 
-    /// The config record of each process in force at `at`: the latest at or before it, one indexed step each.
+    /// The config record of each process in force at `at`: the latest at or before it, with the time of the next
+    /// one (``ConfigSpans``: a device's notifications settled together share them), in one statement.
     private func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
+        let processes = DiagnosisAssembly.configuredProcesses
         var found: [ProcessKind: StoredConfig] = [:]
+        let known = processes.compactMap { spans.span(appID: appID, deviceID: deviceID, process: $0, at: at) }
+        guard known.count < processes.count else {
+            for (process, span) in zip(processes, known) { found[process] = span.config }
+            return found
+        }
         for row in try session.query(ConfigInForceStatement(appID: appID, deviceID: deviceID, at: at)) {
-            let (process, ts, deviceTs, body) = try row.decode((String, Int64, Int64?, ByteBuffer).self)
+            let (process, ts, deviceTs, body, next) = try row.decode((String, Int64?, Int64?, ByteBuffer?, Int64?).self)
             guard let kind = ProcessKind(rawValue: process) else { continue }
-            found[kind] = config(ts: ts, deviceTs: deviceTs, deviceID: deviceID, body: body)
+            var config: StoredConfig?
+            if let ts, let body { config = self.config(ts: ts, deviceTs: deviceTs, deviceID: deviceID, body: body) }
+            spans.remember(ConfigSpan(config: config, next: next), appID: appID, deviceID: deviceID, process: kind)
+            found[kind] = config
         }
         return found
     }
@@ -337,20 +349,24 @@ private struct DiagnosisStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
-/// The config record of each process in force for a device at a time: the latest at or before it, found by one
-/// descent of the primary key per process, so that a device with any number of config records costs the same.
+/// The config record of each process in force for a device at a time (the latest at or before it) and the time of
+/// the next one, found by descents of the primary key, so that a device with any number of config records costs the
+/// same. One row per process, with NULLs where there is none.
 private struct ConfigInForceStatement: PostgresPreparedStatement {
     typealias Row = PostgresRow
     static let name = "pushtrace_config_in_force"
     static let sql = """
-        SELECT p.process, c.ts, c.device_ts, cb.body
+        SELECT p.process, c.ts, c.device_ts, cb.body,
+            (SELECT n.ts FROM config n
+             WHERE n.app_id = $1::text AND n.device_id = $2::text AND n.process = p.process AND n.ts > $3::bigint
+             ORDER BY n.ts LIMIT 1) AS next
         FROM unnest($4::text[]) AS p(process)
-        CROSS JOIN LATERAL (
+        LEFT JOIN LATERAL (
             SELECT ts, device_ts, body_ref FROM config
             WHERE app_id = $1::text AND device_id = $2::text AND process = p.process AND ts <= $3::bigint
             ORDER BY ts DESC LIMIT 1
-        ) c
-        JOIN config_body cb ON cb.id = c.body_ref
+        ) c ON true
+        LEFT JOIN config_body cb ON cb.id = c.body_ref
         """
     let appID: String
     let deviceID: String

@@ -9,6 +9,8 @@ import PushTraceStore
 struct DiagnosisReader {
     let db: Database
     private let blocks: BlockReader
+    /// The config in force per device and process, with its span: a device's notifications share it.
+    private let spans = ConfigSpans()
 
     init(_ db: Database, dictionaries: DictionaryCache) {
         self.db = db
@@ -32,22 +34,38 @@ struct DiagnosisReader {
         DiagnosisAssembly.entries(try blocks.lines(appID: appID, notificationID: notificationID), type: type)
     }
 
-    /// The config record of each process in force at `at`: the latest at or before it, one indexed step each.
+    /// The config record of each process in force at `at`: the latest at or before it, with the time of the next
+    /// one (``ConfigSpans``), one indexed step each.
     private func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
         let (db, dictionaries) = (db, blocks.dictionaries)
         let statement = try db.cachedStatement(
             sql: """
-                SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
-                WHERE c.app_id = ? AND c.device_id = ? AND c.process = ? AND c.ts <= ? ORDER BY c.ts DESC LIMIT 1
+                SELECT * FROM (
+                    SELECT c.ts, c.device_ts, c.device_id, b.body FROM config c JOIN config_body b ON b.id = c.body_ref
+                    WHERE c.app_id = ?1 AND c.device_id = ?2 AND c.process = ?3 AND c.ts <= ?4 ORDER BY c.ts DESC LIMIT 1)
+                UNION ALL
+                SELECT * FROM (
+                    SELECT ts, NULL, NULL, NULL FROM config
+                    WHERE app_id = ?1 AND device_id = ?2 AND process = ?3 AND ts > ?4 ORDER BY ts LIMIT 1)
                 """)
         var found: [ProcessKind: StoredConfig] = [:]
         for process in DiagnosisAssembly.configuredProcesses {
-            guard let row = try Row.fetchOne(statement, arguments: [appID, deviceID, process.rawValue, at]) else { continue }
-            let (ts, deviceTs, device, body): (Int64, Int64?, String?, DatabaseValue) = (row[0], row[1], row[2], row[3])
-            found[process] = StoredConfig(ts: ts) {
-                try DiagnosisAssembly.configEntry(
-                    ts: ts, deviceTs: deviceTs, deviceID: device,
-                    body: ConfigBody.text(body, dictionaries: dictionaries, db: db))
+            found[process] = try spans.config(appID: appID, deviceID: deviceID, process: process, at: at) {
+                var config: StoredConfig?
+                var next: Int64?
+                for row in try Row.fetchAll(statement, arguments: [appID, deviceID, process.rawValue, at]) {
+                    let (ts, deviceTs, device, body): (Int64, Int64?, String?, DatabaseValue) = (row[0], row[1], row[2], row[3])
+                    guard ts <= at else {
+                        next = ts
+                        continue
+                    }
+                    config = StoredConfig(ts: ts) {
+                        try DiagnosisAssembly.configEntry(
+                            ts: ts, deviceTs: deviceTs, deviceID: device,
+                            body: ConfigBody.text(body, dictionaries: dictionaries, db: db))
+                    }
+                }
+                return ConfigSpan(config: config, next: next)
             }
         }
         return found

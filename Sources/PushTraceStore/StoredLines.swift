@@ -168,6 +168,51 @@ package final class StoredConfig {
     }
 }
 
+/// The config in force of one device and process, with the span of times it is in force for: from its own time
+/// (or the beginning, when there is none) until the device's next config record of that process (or for ever).
+package struct ConfigSpan {
+    package var config: StoredConfig?
+    package var from: Int64
+    package var until: Int64
+
+    package init(config: StoredConfig?, next: Int64?) {
+        self.config = config
+        self.from = config?.ts ?? .min
+        self.until = next ?? .max
+    }
+}
+
+/// A reader's memo of the config in force per device and process: a device's notifications mostly fall in one span,
+/// so settling them asks the store once per span, and only for the record in force and the next one's time.
+/// One reader's, used by one thread at a time.
+package final class ConfigSpans {
+    private var spans: [[String]: ConfigSpan] = [:]
+
+    package init() {}
+
+    /// The config of `process` in force at `at`, from the memo or from `fetch` (the record at or before `at`, and the
+    /// time of the next one).
+    package func config(
+        appID: String, deviceID: String, process: ProcessKind, at: Int64, fetch: () throws -> ConfigSpan
+    ) throws -> StoredConfig? {
+        if let span = span(appID: appID, deviceID: deviceID, process: process, at: at) { return span.config }
+        let span = try fetch()
+        remember(span, appID: appID, deviceID: deviceID, process: process)
+        return span.config
+    }
+
+    /// The memo's span of `process` that holds `at`, if it has one.
+    package func span(appID: String, deviceID: String, process: ProcessKind, at: Int64) -> ConfigSpan? {
+        guard let span = spans[[appID, deviceID, process.rawValue]], span.from <= at, at < span.until else { return nil }
+        return span
+    }
+
+    package func remember(_ span: ConfigSpan, appID: String, deviceID: String, process: ProcessKind) {
+        if spans.count >= 10_000 { spans.removeAll(keepingCapacity: true) }
+        spans[[appID, deviceID, process.rawValue]] = span
+    }
+}
+
 /// Assembling what diagnosis needs from stored lines and config records, the same in every engine.
 package enum DiagnosisAssembly {
     /// The notification's records of one type (`event`, `log`), ordered as the store always has: by corrected time
