@@ -5,17 +5,35 @@ import PushTraceGzip
 import PushTraceStore
 
 /// The preset dictionaries record blocks are compressed against (`dictionary`), as the SQLite engine keeps them:
-/// one per app, trained from its first ``DictionaryTraining/trainingBytes`` of lines; a block names its own by its
-/// Adler-32, so a dictionary never changes once stored. Two servers may train an app's at once: both are kept (each
-/// names the blocks compressed against it), and new blocks take the newest.
+/// per app, trained from a sample of several devices' lines (``DictionaryTraining``) and again as the app's volume
+/// grows; a block names its own by its Adler-32, so a dictionary never changes once stored. New blocks take the
+/// app's newest: each group looks for dictionaries another server trained since. Two servers may train an app's at
+/// once: both are kept (each names the blocks compressed against it).
 final class PostgresDictionaries: @unchecked Sendable {
     private let lock = NSLock()
     /// Dictionaries read back, by Adler-32: they never change.
     private var byIdentifier: [UInt32: [UInt8]] = [:]
-    /// What each app's new blocks are compressed against: an app's own dictionary never changes once it has one.
+    /// What each app's new blocks are compressed against: its newest dictionary when this process last looked.
     private var ownByApp: [String: BlockDictionary] = [:]
-    /// Per app without a dictionary of its own: bytes of lines stored since its training was last looked at.
+    /// The newest dictionary id this process has seen: a newer one empties ``ownByApp``.
+    private var newestID: Int64 = -1
+    /// Per app: bytes of lines stored since its training was last looked at (nil: not yet by this process).
     private var sinceLastLook: [String: Int] = [:]
+    /// Per app with dictionaries of its own: how many.
+    private var generations: [String: Int] = [:]
+
+    /// Looks, once per group, for a dictionary another server trained since: new blocks take an app's newest.
+    func refresh(_ session: PostgresSession) throws {
+        let newest = try session.query("SELECT coalesce(max(id), 0) FROM dictionary").first(where: { _ in true })?
+            .decode(Int64.self) ?? 0
+        lock.withLock {
+            if newest != newestID {
+                ownByApp.removeAll()
+                generations.removeAll()
+                newestID = newest
+            }
+        }
+    }
 
     /// The dictionary a block's header names, read from the database the first time.
     func lookup(_ identifier: UInt32, _ session: PostgresSession) -> [UInt8]? {
@@ -45,43 +63,61 @@ final class PostgresDictionaries: @unchecked Sendable {
         return dictionary
     }
 
-    /// Trains `appID`'s dictionary, inside the caller's transaction, once the app has no dictionary of its own and
-    /// holds enough lines; call after a bundle that stored `added` bytes of lines. Training never fails a bundle.
+    /// Trains a dictionary for `appID`, inside the caller's transaction, when enough lines were stored since the
+    /// last one (its first, once a full sample can be drawn); call after a bundle that stored `added` bytes of
+    /// lines. Training never fails a bundle.
     func trainIfDue(appID: String, added: Int, _ session: PostgresSession) throws {
-        let due: Bool = lock.withLock {
-            guard ownByApp[appID] == nil else { return false }
-            guard let seen = sinceLastLook[appID] else { return true }
+        let hasOwn = try current(for: appID, session).appID == appID
+        let counted: Int? = lock.withLock {
+            guard let seen = sinceLastLook[appID] else {
+                // The first look of this process: an app with a dictionary starts counting (a restart trains nothing).
+                if hasOwn { sinceLastLook[appID] = added }
+                return hasOwn ? nil : 0
+            }
             sinceLastLook[appID] = seen + added
-            return seen + added >= DictionaryTraining.trainingBytes
+            return seen + added >= DictionaryTraining.trainingBytes ? seen + added : nil
         }
-        guard due, try current(for: appID, session).appID == nil else { return }
+        guard let counted else { return }
+        if hasOwn {
+            var generation = lock.withLock { generations[appID] } ?? -1
+            if generation < 0 {
+                let row = try session.query("SELECT count(*) FROM dictionary WHERE app_id = \(appID)").first(where: { _ in true })
+                generation = Int(try row?.decode(Int64.self) ?? 0)
+                lock.withLock { generations[appID] = generation }
+            }
+            guard counted >= DictionaryTraining.retrainingBytes(afterGeneration: generation) else { return }
+        }
         lock.withLock { sinceLastLook[appID] = 0 }
-        var lines: [String] = []
-        var stored = 0
+        var sample = DictionaryTraining.Sample()
         let reader = StoredLineReader { [self] in lookup($0, session) }
-        // The app's first blocks, whatever they were compressed against; a damaged block is left out of the sample.
+        // The first block of each of the app's newest bundles, whatever it was compressed against; a damaged block is
+        // left out of the sample.
         for row in try session.query(
             """
-            SELECT r.id, r.lines, r.raw_bytes, r.data FROM record_block r JOIN bundle b ON b.id = r.bundle_ref
-            WHERE b.app_id = \(appID) ORDER BY r.id LIMIT 1024
+            SELECT b.device_id, r.id, r.lines, r.raw_bytes, r.data FROM bundle b
+            JOIN LATERAL (
+                SELECT id, lines, raw_bytes, data FROM record_block WHERE bundle_ref = b.id ORDER BY id LIMIT 1
+            ) r ON true
+            WHERE b.app_id = \(appID) ORDER BY b.id DESC LIMIT \(Int64(DictionaryTraining.sampledBundles))
             """)
         {
-            guard stored < DictionaryTraining.trainingBytes else { break }
-            let (id, count, rawBytes, data) = try row.decode((Int64, Int64, Int64, ByteBuffer).self)
-            stored += Int(rawBytes)
-            lines +=
-                (try? reader.decode(
+            guard !sample.isFull else { break }
+            let (device, id, count, rawBytes, data) = try row.decode((String?, Int64, Int64, Int64, ByteBuffer).self)
+            guard
+                let lines = try? reader.decode(
                     StoredBlockRow(
                         id: id, lines: Int(count), rawBytes: Int(rawBytes),
-                        data: Array(data.readableBytesView), appID: appID, deviceID: nil,
-                        clockOffsetMs: 0))) ?? []
+                        data: Array(data.readableBytesView), appID: appID, deviceID: device,
+                        clockOffsetMs: 0))
+            else { continue }
+            sample.offer(lines, device: device)
         }
-        guard stored >= DictionaryTraining.trainingBytes else { return }
-        let bytes = DictionaryTraining.dictionary(from: lines)
+        guard sample.isFull else { return }
+        let bytes = DictionaryTraining.dictionary(from: sample.lines)
         guard !bytes.isEmpty else { return }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        // A clash of Adler-32s with another dictionary stores nothing: the app goes on without one.
+        // A clash of Adler-32s with another dictionary stores nothing: the app goes on with what it had.
         let inserted = try session.query(
             """
             INSERT INTO dictionary (app_id, adler32, trained_at, bytes) VALUES (\(appID), \(identifier), \(now), \(ByteBuffer(bytes: bytes)))
@@ -90,13 +126,22 @@ final class PostgresDictionaries: @unchecked Sendable {
         ).first(where: { _ in true })
         if let inserted {
             // Kept for this process once the transaction commits; a rollback is undone by `forget()`.
-            let dictionary = BlockDictionary(id: try inserted.decode(Int64.self), appID: appID, bytes: bytes)
-            lock.withLock { ownByApp[appID] = dictionary }
+            let id = try inserted.decode(Int64.self)
+            let dictionary = BlockDictionary(id: id, appID: appID, bytes: bytes)
+            lock.withLock {
+                ownByApp[appID] = dictionary
+                generations[appID] = nil
+                newestID = max(newestID, id)
+            }
         }
     }
 
     /// Forgets what a transaction that rolled back may have trained.
     func forget() {
-        lock.withLock { ownByApp.removeAll() }
+        lock.withLock {
+            ownByApp.removeAll()
+            generations.removeAll()
+            newestID = -1
+        }
     }
 }

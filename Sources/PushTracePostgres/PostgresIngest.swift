@@ -36,6 +36,7 @@ final class PostgresIngestSession: IngestSession {
         do {
             return try store.writing { session in
                 do {
+                    try store.dictionaries.refresh(session)
                     let group = PostgresGroup(session: session, store: store)
                     let result = try body(group)
                     try PostgresSummaryWriter.merge(group.summaries, devices: group.devices, session)

@@ -9,9 +9,9 @@ import PushTraceStore
 /// Each app gets its own: apps differ in categories, URLs, messages and config, and a dictionary trained on one
 /// app's lines helps another's little. An app's first blocks are deflated with the store's shared dictionary
 /// when it has one (stores written before dictionaries were per app) or on their own; once the app holds
-/// ``trainingBytes`` of lines, a dictionary is trained from them (typical lines of every record shape it has) and
-/// every later block of the app uses it. A dictionary is never changed or deleted once stored, since blocks name it
-/// (by its Adler-32, in their zlib header); a later version may train a newer one, and old blocks still read.
+/// ``trainingBytes`` of lines from several devices, a dictionary is trained from them (typical lines of every
+/// record shape it has, ``DictionaryTraining``), and again as its volume grows; new blocks take the newest. A
+/// dictionary is never changed once stored, since blocks name it (by its Adler-32, in their zlib header).
 enum RecordDictionaries {
     /// The dictionary new blocks are compressed against.
     typealias Current = BlockDictionary
@@ -34,39 +34,40 @@ enum RecordDictionaries {
 
     /// What training an app's dictionary did.
     enum Training {
-        /// The app has fewer than ``trainingBytes`` of lines.
+        /// The app's newest bundles do not yet hold a full sample (``DictionaryTraining/Sample``).
         case notYet
         case trained(Current)
         /// Another dictionary has the same Adler-32 (blocks name theirs by it): the app goes on with what it had.
         case clash
     }
 
-    /// Trains and stores `appID`'s dictionary from its stored lines once it has ``trainingBytes`` of them. Its
-    /// blocks are found through its bundles (in the order of their IDs, random ones: a sample across the app's
-    /// devices), whatever they were compressed against.
+    /// How many dictionaries `appID` has trained: the next one waits for more lines each time.
+    static func generation(_ db: Database, appID: String) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM dictionary WHERE app_id = ?"), arguments: [appID]) ?? 0
+    }
+
+    /// Trains and stores a dictionary for `appID` from a sample of its stored lines: the first block of each of
+    /// its newest bundles, whatever it was compressed against, a few devices' worth at least.
     static func train(_ db: Database, appID: String, dictionaries: DictionaryCache) throws -> Training {
-        var blocks: [(lines: Int, rawBytes: Int, data: [UInt8])] = []
-        var stored = 0
+        var sample = DictionaryTraining.Sample()
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
-                    SELECT r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id BETWEEN b.first_block AND b.last_block
-                    WHERE b.app_id = ?
-                    """), arguments: [appID])
-        while stored < trainingBytes, let row = try rows.next() {
-            blocks.append((row[0], row[1], [UInt8](row[2] as Data)))
-            stored += row[1] as Int
-        }
-        guard stored >= trainingBytes else { return .notYet }
-        var lines: [String] = []
-        for block in blocks {
+                    SELECT b.device_id, r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id = b.first_block
+                    WHERE b.app_id = ? ORDER BY b.id DESC LIMIT ?
+                    """), arguments: [appID, DictionaryTraining.sampledBundles])
+        while !sample.isFull, let row = try rows.next() {
             // A damaged block is left out of the sample: training never stops an ingest.
-            lines +=
-                (try? RecordBlock.decode(block.data, lines: block.lines, rawBytes: block.rawBytes) {
+            let data: Data = row[3]
+            guard
+                let lines = try? RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2], dictionaries: {
                     dictionaries.lookup($0, in: db)
-                }) ?? []
+                })
+            else { continue }
+            sample.offer(lines, device: row[0])
         }
-        let bytes = DictionaryTraining.dictionary(from: lines)
+        guard sample.isFull else { return .notYet }
+        let bytes = DictionaryTraining.dictionary(from: sample.lines)
         guard !bytes.isEmpty else { return .notYet }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
         try db.execute(
@@ -82,12 +83,13 @@ final class CurrentDictionaries: @unchecked Sendable {
     private let lock = NSLock()
     private var newestID: Int64 = -1
     private var byApp: [String: RecordDictionaries.Current] = [:]
-    /// Apps whose dictionary could not be stored (a shared Adler-32): not trained again by this process.
-    private var settled: Set<String> = []
-    /// Per app without its own dictionary: bytes of lines stored since its training was last found not due (nil:
-    /// not looked at yet by this process). Training is looked at again only once another ``RecordDictionaries/
-    /// trainingBytes`` were stored, so a stream of small or empty bundles costs no scan of the app's bundles each.
+    /// Per app: bytes of lines stored since its training was last looked at (nil: not yet by this process).
+    /// Training is looked at again only once enough more were stored (``DictionaryTraining/
+    /// retrainingBytes(afterGeneration:)``), so a stream of small or empty bundles costs no scan of the app's
+    /// bundles each.
     private var sinceLastLook: [String: Int] = [:]
+    /// Per app with dictionaries of its own: how many (``generation(_:read:)``).
+    private var generations: [String: Int] = [:]
 
     /// The transaction's view: checks once that no other process has added a dictionary since.
     func inTransaction(_ db: Database, dictionaries: DictionaryCache) throws -> AppDictionaries {
@@ -114,23 +116,45 @@ final class CurrentDictionaries: @unchecked Sendable {
     func forget() {
         lock.withLock {
             byApp.removeAll()
+            generations.removeAll()
             newestID = -1
         }
     }
 
-    /// Whether `appID`'s training is worth looking at, with `added` bytes of lines just stored.
-    fileprivate func isDue(_ appID: String, added: Int) -> Bool {
+    /// Whether `appID`'s training is worth looking at, with `added` bytes of lines just stored. An app without a
+    /// dictionary of its own is looked at the first time; one with a dictionary starts counting, so that a restart
+    /// trains nothing.
+    fileprivate func isDue(_ appID: String, added: Int, hasOwn: Bool) -> Bool {
         lock.withLock {
-            guard let seen = sinceLastLook[appID] else { return true }
+            guard let seen = sinceLastLook[appID] else {
+                if hasOwn { sinceLastLook[appID] = added }
+                return !hasOwn
+            }
             sinceLastLook[appID] = seen + added
+            // The generation is read only when a look may be due: the smallest threshold is the first.
             return seen + added >= RecordDictionaries.trainingBytes
         }
     }
 
+    /// Bytes counted toward `appID`'s next training.
+    fileprivate func counted(_ appID: String) -> Int { lock.withLock { sinceLastLook[appID] ?? 0 } }
+
+    /// How many dictionaries `appID` has, read once by `read` and remembered until it trains another.
+    fileprivate func generation(_ appID: String, read: () throws -> Int) rethrows -> Int {
+        if let known = lock.withLock({ generations[appID] }) { return known }
+        let generation = try read()
+        lock.withLock { generations[appID] = generation }
+        return generation
+    }
+
     fileprivate func looked(_ appID: String) { lock.withLock { sinceLastLook[appID] = 0 } }
 
-    fileprivate func isSettled(_ appID: String) -> Bool { lock.withLock { settled.contains(appID) } }
-    fileprivate func settle(_ appID: String) { _ = lock.withLock { settled.insert(appID) } }
+    fileprivate func trained(_ appID: String) {
+        lock.withLock {
+            sinceLastLook[appID] = 0
+            generations[appID] = nil
+        }
+    }
 }
 
 /// The dictionaries of one write transaction, per app (``CurrentDictionaries/inTransaction(_:dictionaries:)``).
@@ -147,14 +171,20 @@ struct AppDictionaries {
         return current
     }
 
-    /// Trains `appID`'s dictionary when it has none of its own and enough lines; call after a bundle that stored
-    /// `added` bytes of lines.
+    /// Trains a dictionary for `appID` when enough lines were stored since the last one (its first, once it has a
+    /// full sample); call after a bundle that stored `added` bytes of lines.
     func trainIfDue(appID: String, added: Int) throws {
-        guard try current(for: appID).appID != appID, !shared.isSettled(appID), shared.isDue(appID, added: added) else { return }
+        let hasOwn = try current(for: appID).appID == appID
+        guard shared.isDue(appID, added: added, hasOwn: hasOwn) else { return }
+        if hasOwn {
+            let generation = try shared.generation(appID) { try RecordDictionaries.generation(db, appID: appID) }
+            guard shared.counted(appID) >= DictionaryTraining.retrainingBytes(afterGeneration: generation) else { return }
+        }
         switch try RecordDictionaries.train(db, appID: appID, dictionaries: dictionaries) {
-        case .notYet: shared.looked(appID)
-        case .trained(let trained): shared.set(appID, trained, trained: true)
-        case .clash: shared.settle(appID)
+        case .notYet, .clash: shared.looked(appID)
+        case .trained(let trained):
+            shared.set(appID, trained, trained: true)
+            shared.trained(appID)
         }
     }
 }

@@ -1,12 +1,52 @@
 import PushTraceRecords
 
-/// How an app's preset dictionary is made from its lines, the same in every engine. A dictionary is never changed
-/// once stored (blocks name it by its Adler-32); the engine stores it and decides when to train.
+/// How an app's preset dictionaries are made from its lines, and when, the same in every engine. A dictionary is
+/// never changed once stored (blocks name it by its Adler-32): an app gets newer ones as its volume grows, and new
+/// blocks take the newest. The engine stores them.
+///
+/// Anyone holding an app's public ingest token can be its first uploader: a dictionary is trained from the lines of
+/// several devices (``Sample``), newest bundles first, and trained again as the app's volume grows
+/// (``retrainingBytes(afterGeneration:)``), so that no uploader fixes it for ever.
 package enum DictionaryTraining {
-    /// Lines of an app after which its dictionary is trained.
+    /// Lines of an app in a training sample, and the lines it must hold before its first dictionary.
     package static let trainingBytes = 64 * 1024
+    /// The most of a sample one device gives: a quarter, so that a sample holds the lines of at least four.
+    package static let perDeviceBytes = trainingBytes / 4
+    /// The newest bundles of an app a sample is drawn from (their first block each).
+    package static let sampledBundles = 256
     /// zlib's window: a longer dictionary's start could never be referred to.
     package static let dictionaryBytes = 32 * 1024
+
+    /// Bytes of lines an app stores, after its `generation`-th dictionary, before the next one is trained: sixteen
+    /// times more each time (1 MiB, 16 MiB, 256 MiB), then every 1 GiB.
+    package static func retrainingBytes(afterGeneration generation: Int) -> Int {
+        guard generation > 0 else { return trainingBytes }
+        return min(trainingBytes << (4 * min(generation, 4)), 1 << 30)
+    }
+
+    /// Lines for training, taken block by block from the newest bundles, at most ``perDeviceBytes`` of each device.
+    package struct Sample {
+        package private(set) var lines: [String] = []
+        package private(set) var bytes = 0
+        private var byDevice: [String: Int] = [:]
+
+        package init() {}
+
+        /// Whether it holds ``trainingBytes`` of lines (from four devices at least).
+        package var isFull: Bool { bytes >= trainingBytes }
+
+        /// Takes what the bounds allow of one block's lines, uploaded by `device` (nil: the backend).
+        package mutating func offer(_ blockLines: [String], device: String?) {
+            let key = device ?? ""
+            for line in blockLines {
+                let size = line.utf8.count + 1
+                guard !isFull, byDevice[key, default: 0] + size <= perDeviceBytes else { return }
+                byDevice[key, default: 0] += size
+                lines.append(line)
+                bytes += size
+            }
+        }
+    }
 
     /// A dictionary of typical lines: the latest few of each record shape (type, process, event), the most common
     /// shapes last, where deflate refers back to them most cheaply; more of each shape while there is room.
