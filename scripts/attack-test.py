@@ -18,6 +18,7 @@ for name in ("log", "db", "bin", "ingest-a", "ingest-b", "read-a", "admin", "met
 p.add_argument("--others", nargs="+", required=True)
 p.add_argument("--engine", choices=("sqlite", "postgres"), default="sqlite",
                help="the server's store: every attack runs on SQLite; on PostgreSQL, those on the store's own bounds")
+p.add_argument("--only", default="", help="run only the attacks whose name holds this text (ATTACKS= of attack-test.sh)")
 args = p.parse_args()
 HOSTILE, HONEST = "net.example.hostile", "net.example.honest"
 
@@ -138,7 +139,7 @@ attacks = []
 def attack(name, engines=("sqlite",)):
     """Registers an attack; `engines` names the stores it runs against (the store's own bounds run on both)."""
     def register(function):
-        if args.engine in engines:
+        if args.engine in engines and args.only in name:
             attacks.append((name, function))
         return function
     return register
@@ -226,6 +227,50 @@ def _():
         expect(cut is not None and cut["blocks_read"] < 8_000, f"why did not say the timeline was cut: {data[:300]}")
     print(f"     8,000 blocks: why read {cut['blocks_read']}; server RSS {peak:.0f} MiB")
     expect(peak < 300, f"server RSS {peak:.0f} MiB")
+
+
+@attack("a first uploader of a new app cannot fix its dictionary for ever: one device trains none, made-up devices "
+        "one, and honest devices' volume a newer one that new blocks take", BOTH)
+def _():
+    app = "net.example.dictionary"
+    contains = ("instr(bytes, CAST('EVILMARK' AS BLOB)) > 0" if args.engine == "sqlite"
+                else "position('EVILMARK'::bytea in bytes) > 0")
+    counter = [0]
+
+    def scalar(sql):
+        result = cli("sql", "--db", args.db, "--format", "json", sql)
+        expect(result.returncode == 0, f"sql: {result.stderr[:300]}")
+        return list(json.loads(result.stdout)[0].values())[0]
+
+    def send(device, lines, marker):
+        records = []
+        for _ in range(lines):
+            counter[0] += 1
+            records.append({"type": "log", "ts": NOW_MS, "process": "service", "level": "info",
+                            "message": f"{marker} {counter[0]} " + "x" * 120, "notification_id": f"d-{counter[0]}"})
+        status, _, data = upload(args.admin, ndjson([manifest(app, device=device)] + records), "gzip")
+        expect(status == 200, f"upload: {status} {data[:200]}")
+
+    count = f"SELECT count(*) FROM dictionary WHERE app_id = '{app}'"
+    newest_evil = f"SELECT count(*) FROM dictionary WHERE id = (SELECT max(id) FROM dictionary WHERE app_id = '{app}') AND {contains}"
+    for _ in range(10):
+        send("evil-1", 100, "EVILMARK")
+    expect(scalar(count) == 0, "one device's lines trained a dictionary")
+    for _ in range(2):
+        for device in range(2, 6):
+            send(f"evil-{device}", 120, "EVILMARK")
+    expect(scalar(count) == 1 and scalar(newest_evil) == 1, "made-up devices did not train the first dictionary")
+    for round in range(12):
+        for device in range(1, 9):
+            send(f"honest-{device}", 90, f"honest{round}")
+    dictionaries, evil = scalar(count), scalar(newest_evil)
+    print(f"     {dictionaries} dictionaries; the newest trained from the made-up devices: {bool(evil)}")
+    expect(dictionaries == 2 and evil == 0, "no newer dictionary from the honest devices")
+    send("honest-1", 10, "later")
+    newest_block = scalar(f"SELECT r.dictionary FROM record_block r JOIN bundle b ON b.id = r.bundle_ref "
+                          f"WHERE b.app_id = '{app}' ORDER BY r.id DESC LIMIT 1")
+    expect(newest_block == scalar(f"SELECT max(id) FROM dictionary WHERE app_id = '{app}'"),
+           "the newest block is not compressed against the newest dictionary")
 
 
 @attack("10,000 requests with made-up tokens: each distinct token ID costs at most one store read", BOTH)

@@ -7,7 +7,7 @@
 #   scripts/with-postgres.sh scripts/attack-test.sh postgres
 #                                     the attacks on the store's own bounds, on the throwaway PostgreSQL
 #
-# Run from the repository root after `make release`.
+# ATTACKS=TEXT runs only the attacks whose name holds TEXT. Run from the repository root after `make release`.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 engine=${1:-sqlite}
@@ -39,6 +39,6 @@ server=$!
 pids+=($server)
 wait_healthy "http://127.0.0.1:$port" || { cat "$work/server.log" >&2; exit 1; }
 
-python3 scripts/attack-test.py --engine "$engine" --port "$port" --pid "$server" --log "$work/server.log" --db "$db" \
+python3 scripts/attack-test.py --engine "$engine" --only "${ATTACKS:-}" --port "$port" --pid "$server" --log "$work/server.log" --db "$db" \
   --bin "$bin" --budget-mib "$budget_mib" --ingest-a "$ingest_a" --ingest-b "$ingest_b" --read-a "$read_a" \
   --admin "$admin" --metrics "$metrics" --others "${others[@]}"

@@ -24,7 +24,8 @@ final class PostgresDictionaries: @unchecked Sendable {
 
     /// Looks, once per group, for a dictionary another server trained since: new blocks take an app's newest.
     func refresh(_ session: PostgresSession) throws {
-        let newest = try session.query("SELECT coalesce(max(id), 0) FROM dictionary").first(where: { _ in true })?
+        let newest =
+            try session.query("SELECT coalesce(max(id), 0) FROM dictionary").first(where: { _ in true })?
             .decode(Int64.self) ?? 0
         lock.withLock {
             if newest != newestID {

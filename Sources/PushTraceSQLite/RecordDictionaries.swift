@@ -60,9 +60,11 @@ enum RecordDictionaries {
             // A damaged block is left out of the sample: training never stops an ingest.
             let data: Data = row[3]
             guard
-                let lines = try? RecordBlock.decode([UInt8](data), lines: row[1], rawBytes: row[2], dictionaries: {
-                    dictionaries.lookup($0, in: db)
-                })
+                let lines = try? RecordBlock.decode(
+                    [UInt8](data), lines: row[1], rawBytes: row[2],
+                    dictionaries: {
+                        dictionaries.lookup($0, in: db)
+                    })
             else { continue }
             sample.offer(lines, device: row[0])
         }

@@ -1,13 +1,10 @@
-/// The digest a released migration's SQL is held to (64-bit FNV-1a, in hex): enough to see that a migration changed,
-/// with nothing to depend on.
+import PushTraceStore
+
+/// The digest a released migration's SQL is held to: 64-bit FNV-1a (the store's own line digest), in hex, enough to
+/// see that a migration changed.
 public enum MigrationDigest {
     public static func of(_ sql: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
+        let hex = String(UInt64(bitPattern: ConfigBodyDigest.of(sql)), radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
