@@ -105,6 +105,7 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM minutely WHERE minute < ?", arguments: [cutoff / 60_000])
             report.minuteRows = db.changesCount
         }
+        report.dictionaries = try retireDictionaries(now: Int64(Date().timeIntervalSince1970 * 1000))
         _ = progress?(report)
         return report
     }
@@ -171,5 +172,35 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM config_body WHERE id NOT IN (SELECT body_ref FROM config)")
         }
         return true
+    }
+
+    /// Drops each dictionary ``DictionaryRetirement`` finds superseded at `now` once no block names it, its config
+    /// bodies compressed again on their own first, one dictionary to a transaction; returns how many it dropped.
+    package func retireDictionaries(now: Int64) throws -> Int {
+        let candidates = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at FROM dictionary").map {
+                DictionaryRetirement.Candidate(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3])
+            }
+        }
+        var dropped = 0
+        for dictionary in DictionaryRetirement.superseded(candidates, now: now) {
+            try pool.write { db in
+                let used = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM record_block WHERE dictionary = ?)", arguments: [dictionary.id])
+                guard used == false else { return }
+                let prefix = Data(DictionaryRetirement.headerPrefix(adler32: dictionary.adler32))
+                let update = try db.cachedStatement(sql: "UPDATE config_body SET body = ? WHERE id = ?")
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT id, body FROM config_body WHERE substr(body, 3, 4) = ?", arguments: [prefix])
+                {
+                    let (id, body): (Int64, Data) = (row[0], row[1])
+                    let alone = try ConfigBody.recompressedAlone([UInt8](body)) { dictionaries.lookup($0, in: db) }
+                    try update.execute(arguments: [Data(alone), id])
+                }
+                try db.execute(sql: "DELETE FROM dictionary WHERE id = ?", arguments: [dictionary.id])
+                dropped += 1
+            }
+        }
+        return dropped
     }
 }

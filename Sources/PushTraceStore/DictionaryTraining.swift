@@ -81,3 +81,52 @@ package enum DictionaryTraining {
         return Array(assemble(perShape).suffix(dictionaryBytes))
     }
 }
+
+/// Which dictionaries retention drops: an app's dictionary that a newer one of the app superseded at least
+/// ``grace`` ago, once no record block names it any more. Its config bodies are compressed again on their own
+/// (``ConfigBody/recompressedAlone(_:dictionaries:)``) before it goes, so that the lines it was trained from go with
+/// the blocks that held them. The newest of each app, and the shared one of older stores, stay.
+package enum DictionaryRetirement {
+    /// How long a superseded dictionary stays whatever its use: every writer (another server's among them) has
+    /// taken the newer one for new blocks by then.
+    package static let grace: Int64 = 3_600_000
+
+    /// A stored dictionary, as retention weighs it.
+    package struct Candidate: Sendable, Hashable {
+        package var id: Int64
+        package var appID: String?
+        package var adler32: Int64
+        package var trainedAt: Int64
+
+        package init(id: Int64, appID: String?, adler32: Int64, trainedAt: Int64) {
+            self.id = id
+            self.appID = appID
+            self.adler32 = adler32
+            self.trainedAt = trainedAt
+        }
+    }
+
+    /// The dictionaries a newer one of the same app superseded at least ``grace`` before `now`: those retention
+    /// may drop once no block names them.
+    package static func superseded(_ dictionaries: [Candidate], now: Int64) -> [Candidate] {
+        var byApp: [String: [Candidate]] = [:]
+        for dictionary in dictionaries { if let app = dictionary.appID { byApp[app, default: []].append(dictionary) } }
+        return byApp.values.flatMap { own -> [Candidate] in
+            let ordered = own.sorted { $0.id < $1.id }
+            return zip(ordered, ordered.dropFirst()).compactMap { old, newer in newer.trainedAt <= now - grace ? old : nil }
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// The first bytes of a config body compressed against `adler32`: zlib's header names its dictionary there.
+    package static func headerPrefix(adler32: Int64) -> [UInt8] {
+        let id = UInt32(truncatingIfNeeded: adler32)
+        return [UInt8(id >> 24), UInt8(id >> 16 & 0xff), UInt8(id >> 8 & 0xff), UInt8(id & 0xff)]
+    }
+}
+
+extension ConfigBody {
+    /// A compressed body's line compressed again against no dictionary, so that the one it named can go.
+    package static func recompressedAlone(_ bytes: [UInt8], dictionaries: (UInt32) -> [UInt8]?) throws -> [UInt8] {
+        compressed(try text(compressed: bytes, dictionaries: dictionaries), dictionary: .none)
+    }
+}

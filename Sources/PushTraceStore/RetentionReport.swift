@@ -10,12 +10,15 @@ public struct RetentionReport: Sendable, Equatable, CustomStringConvertible {
     public var configs = 0
     /// Rows of the minute rollup (the alerts' window); the hourly and daily rollups the reports read are kept.
     public var minuteRows = 0
+    /// Dictionaries no block named any more, a newer one of their app having replaced them (``DictionaryRetirement``).
+    public var dictionaries = 0
 
     public init() {}
 
     public var description: String {
         "\(records) records of \(bundles) bundles, \(rejectedLines) rejected lines, \(notifications) notification "
-            + "summaries, \(configs) superseded config records, \(minuteRows) minute-rollup rows"
+            + "summaries, \(configs) superseded config records, \(minuteRows) minute-rollup rows, \(dictionaries) "
+            + "superseded dictionaries"
     }
 }
 

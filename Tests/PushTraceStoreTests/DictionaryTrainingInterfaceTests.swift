@@ -1,4 +1,6 @@
 import Foundation
+import PushTracePostgres
+import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
@@ -58,5 +60,47 @@ struct DictionaryTrainingInterfaceTests {
         #expect(
             try Self.scalar(store, "SELECT dictionary FROM record_block ORDER BY id DESC LIMIT 1")
                 == Self.scalar(store, "SELECT max(id) FROM dictionary"))
+    }
+
+    @Test(
+        "retention drops a superseded dictionary once no block names it, its config bodies compressed again and still read",
+        arguments: TestEngine.all)
+    func supersededDictionaryGoes(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let store = temporary.store
+        let old = Lines.t0 + 4_000, new = old + 10 * 86_400_000
+        var n = 0
+        func upload(_ device: String, lines: Int, marker: String, at received: Int64 = old) throws {
+            _ = try temporary.ingest(Self.bundle(device: device, count: lines, marker: marker, from: n), receivedAt: received)
+            n += lines
+        }
+        for _ in 0..<2 {
+            for device in 1...5 { try upload("d-\(device)", lines: 120, marker: "first") }
+        }
+        #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 1)
+        let first = try Self.scalar(store, "SELECT adler32 FROM dictionary")
+        // A config record stored now is compressed against the first dictionary; it stays in force.
+        let config =
+            #"{"type":"config","ts":\#(Lines.t0),"process":"app","app_group":"group.x","categories":[{"id":"DAILY_PICK","actions":["A"]}]}"#
+        _ = try temporary.ingest([Lines.manifest(app: Self.app, device: "d-1"), config], receivedAt: old)
+        for round in 0..<12 {
+            for device in 1...8 { try upload("d-\(device)", lines: 90, marker: "more\(round)") }
+        }
+        #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 2)
+        try upload("d-1", lines: 10, marker: "later", at: new)
+        let retention = try store.deleteExpired(before: old + 86_400_000)
+        // Superseded a moment ago: kept for the grace, whatever its use.
+        #expect(retention.dictionaries == 0)
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 2 * DictionaryRetirement.grace
+        let dropped =
+            try (store as? SQLiteStore)?.retireDictionaries(now: later)
+            ?? (store as? PostgresStore)?.retireDictionaries(now: later)
+        #expect(dropped == 1)
+        #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 1)
+        let prefix = DictionaryRetirement.headerPrefix(adler32: first).map { String(format: "%02x", $0) }.joined()
+        let literal = engine == .sqlite ? "x'\(prefix)'" : "'\\x\(prefix)'::bytea"
+        let substring = engine == .sqlite ? "substr(body, 3, 4)" : "substring(body from 3 for 4)"
+        #expect(try Self.scalar(store, "SELECT count(*) FROM config_body WHERE \(substring) = \(literal)") == 0)
+        #expect(try store.latestConfiguration(appID: Self.app)?.registeredCategories == ["DAILY_PICK"])
     }
 }
