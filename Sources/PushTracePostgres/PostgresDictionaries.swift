@@ -21,6 +21,8 @@ final class PostgresDictionaries: @unchecked Sendable {
     private var sinceLastLook: [String: Int] = [:]
     /// Per app with dictionaries of its own: how many.
     private var generations: [String: Int] = [:]
+    /// Per app: looks in a row that found no full sample (``DictionaryTraining/lookBytes(generation:misses:)``).
+    private var misses: [String: Int] = [:]
 
     /// Looks, once per group, for a dictionary another server trained since: new blocks take an app's newest.
     func refresh(_ session: PostgresSession) throws {
@@ -79,6 +81,10 @@ final class PostgresDictionaries: @unchecked Sendable {
             return seen + added >= DictionaryTraining.trainingBytes ? seen + added : nil
         }
         guard let counted else { return }
+        let missed = lock.withLock { misses[appID] ?? 0 }
+        if !hasOwn, missed > 0 {
+            guard counted >= DictionaryTraining.lookBytes(generation: 0, misses: missed) else { return }
+        }
         if hasOwn {
             var generation = lock.withLock { generations[appID] } ?? -1
             if generation < 0 {
@@ -86,16 +92,19 @@ final class PostgresDictionaries: @unchecked Sendable {
                 generation = Int(try row?.decode(Int64.self) ?? 0)
                 lock.withLock { generations[appID] = generation }
             }
-            guard counted >= DictionaryTraining.retrainingBytes(afterGeneration: generation) else { return }
+            guard counted >= DictionaryTraining.lookBytes(generation: generation, misses: missed) else { return }
         }
-        lock.withLock { sinceLastLook[appID] = 0 }
+        lock.withLock {
+            sinceLastLook[appID] = 0
+            misses[appID, default: 0] += 1
+        }
         var sample = DictionaryTraining.Sample()
         let reader = StoredLineReader { [self] in lookup($0, session) }
         // The first block of each of the app's newest bundles, whatever it was compressed against; a damaged block is
         // left out of the sample.
         for row in try session.query(
             """
-            SELECT b.device_id, r.id, r.lines, r.raw_bytes, r.data FROM bundle b
+            SELECT b.device_id, b.id, r.id, r.lines, r.raw_bytes, r.data FROM bundle b
             JOIN LATERAL (
                 SELECT id, lines, raw_bytes, data FROM record_block WHERE bundle_ref = b.id ORDER BY id LIMIT 1
             ) r ON true
@@ -103,7 +112,10 @@ final class PostgresDictionaries: @unchecked Sendable {
             """)
         {
             guard !sample.isFull else { break }
-            let (device, id, count, rawBytes, data) = try row.decode((String?, Int64, Int64, Int64, ByteBuffer).self)
+            let (device, bundle, id, count, rawBytes, data) = try row.decode(
+                (String?, Int64, Int64, Int64, Int64, ByteBuffer).self)
+            let source = DictionaryTraining.source(deviceID: device, bundle: bundle)
+            guard sample.wants(source) else { continue }
             guard
                 let lines = try? reader.decode(
                     StoredBlockRow(
@@ -111,7 +123,7 @@ final class PostgresDictionaries: @unchecked Sendable {
                         data: Array(data.readableBytesView), appID: appID, deviceID: device,
                         clockOffsetMs: 0))
             else { continue }
-            sample.offer(lines, device: device)
+            sample.offer(lines, source: source)
         }
         guard sample.isFull else { return }
         let bytes = DictionaryTraining.dictionary(from: sample.lines)
@@ -132,6 +144,7 @@ final class PostgresDictionaries: @unchecked Sendable {
             lock.withLock {
                 ownByApp[appID] = dictionary
                 generations[appID] = nil
+                misses[appID] = nil
                 newestID = max(newestID, id)
             }
         }
@@ -142,6 +155,7 @@ final class PostgresDictionaries: @unchecked Sendable {
         lock.withLock {
             ownByApp.removeAll()
             generations.removeAll()
+            misses.removeAll()
             newestID = -1
         }
     }

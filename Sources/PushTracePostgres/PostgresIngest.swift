@@ -142,19 +142,16 @@ final class PostgresGroup: IngestGroup {
 /// Stores one bundle's items inside its group's transaction: the bundle row, its accepted lines in compressed blocks
 /// with the index of the notifications in each, rejected lines with their reasons, config records, the device, and
 /// the bundle's facts per notification for the group to merge.
-struct PostgresBundleWriter {
+struct PostgresBundleWriter: BundleItemWriter {
     private let group: PostgresGroup
     private let source: String?
     private let receivedAt: Int64
     private var session: PostgresSession { group.session }
-    /// What the bundle's items add up to, from its manifest on.
-    private var tally: BundleTally?
+    /// What the bundle's items add up to, and its rejected lines.
+    var progress = BundleProgress()
     private var bundleRef: Int64 = 0
-    private var duplicateOf: IngestResult?
     private var blocks = BlockBuilder(dictionary: .none)
     private var dictionary = BlockDictionary.none
-    /// The bundle's rejected lines, written in one statement when it ends.
-    private var rejectedLines = RejectedLineBatch()
     /// The device this bundle heard from, whose waiting pushes are to be settled again.
     private(set) var awaitingDevice: AwaitingDevice?
 
@@ -166,23 +163,12 @@ struct PostgresBundleWriter {
 
     var storedBytes: Int { blocks.storedBytes }
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
-    var facts: [String: NotificationFacts] { tally?.facts ?? [:] }
+    var facts: [String: NotificationFacts] { progress.facts }
 
-    mutating func add(_ item: BundleItem) throws {
-        guard duplicateOf == nil else { return }
-        switch item {
-        case .manifest(let manifest): try begin(manifest)
-        case .record(let decoded): try store(decoded)
-        case .rejected(let line):
-            tally?.reject(line)
-            rejectedLines.add(line)
-        }
-    }
-
-    private mutating func begin(_ manifest: Manifest) throws {
+    mutating func begin(_ manifest: Manifest) throws {
         let appID = manifest.appID!, bundleID = manifest.bundleID!
         let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
-        self.tally = tally
+        progress.tally = tally
         // The same bundle sent to two servers at once: the second insert waits for the first transaction and, once
         // it commits, inserts nothing; that bundle is then a duplicate here.
         if let row = try session.query(
@@ -202,7 +188,7 @@ struct PostgresBundleWriter {
                 """
             ).first(where: { _ in true })!
             let (accepted, rejected, offset) = try row.decode((Int64, Int64, Int64).self)
-            duplicateOf = IngestResult(
+            progress.duplicateOf = IngestResult(
                 appID: appID, bundleID: bundleID, accepted: Int(accepted), rejected: Int(rejected),
                 duplicate: true, rejections: [], clockOffsetMs: offset)
             return
@@ -212,13 +198,13 @@ struct PostgresBundleWriter {
         blocks.bundleRef = bundleRef
     }
 
-    private mutating func store(_ decoded: DecodedRecord) throws {
+    mutating func store(_ decoded: DecodedRecord) throws {
         // Changed in place: a copy would copy the facts of every notification so far, for each line.
-        guard tally != nil else { return }
-        let appID = tally!.manifest.appID!
+        guard progress.tally != nil else { return }
+        let appID = progress.tally!.manifest.appID!
         let record = decoded.record
-        let (ts, deviceTs) = tally!.accept(decoded)
-        let tally = self.tally!
+        let (ts, deviceTs) = progress.tally!.accept(decoded)
+        let tally = progress.tally!
         let session = self.session
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: appID) { try Self.insert($0, session) }
         if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
@@ -252,8 +238,8 @@ struct PostgresBundleWriter {
 
     /// Writes the device and the bundle's counts; the group merges ``facts`` into the summaries.
     mutating func finish() throws -> IngestResult {
-        guard let tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
-        if let duplicateOf { return duplicateOf }
+        guard let tally = progress.tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        if let duplicateOf = progress.duplicateOf { return duplicateOf }
         let manifest = tally.manifest
         let appID = manifest.appID!
         if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
@@ -274,8 +260,8 @@ struct PostgresBundleWriter {
         }
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }
-        if !rejectedLines.lines.isEmpty {
-            let (lines, reasons, raws) = rejectedLines.columns
+        if !progress.rejectedLines.lines.isEmpty {
+            let (lines, reasons, raws) = progress.rejectedLines.columns
             try session.query(
                 """
                 INSERT INTO rejected_line (bundle_ref, line, reason, raw)

@@ -7,9 +7,7 @@ import PushTraceStore
 enum PostgresSchema {
     /// Every migration this build knows, in the order they run.
     static let migrations: [(name: String, sql: String)] = [
-        ("v1-blocks-summaries-rollups-tokens", v1),
-        // Retention drops a superseded dictionary once no block names it (`DictionaryRetirement`): found by index.
-        ("v2-dictionary-use", "CREATE INDEX record_block_by_dictionary ON record_block (dictionary)"),
+        ("v1-blocks-summaries-rollups-tokens", v1)
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the

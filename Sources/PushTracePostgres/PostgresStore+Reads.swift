@@ -32,9 +32,10 @@ extension PostgresStore {
         }
     }
 
-    /// A why is read with one statement (``PostgresDiagnosisReader/input(appID:notificationID:)``): one snapshot,
-    /// and one round trip rather than a transaction's worth. A notification whose device none of its bundles names
-    /// (a `push.sent` alone) is read again in one read-only transaction, statement by statement.
+    /// A why is read with two statements (``PostgresDiagnosisReader/input(appID:notificationID:)``): the blocks and
+    /// last-seen times, then the config in force, which the first event's time picks; a config record committed in
+    /// between may be taken, as it would by a why a moment later. A notification whose device none of its bundles
+    /// names (a `push.sent` alone) is read again in one read-only transaction, statement by statement.
     public func why(appID: String, notificationID: String) throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
         // On the same connection either way: a session whose work threw is closed, and a new connection costs more
@@ -256,15 +257,20 @@ struct PostgresDiagnosisReader {
         }
     }
 
-    /// The lines of many notifications of their blocks, read with one query: what settling a batch needs.
+    /// The lines of many notifications of their blocks, read with one query: what settling a batch needs, each
+    /// notification's blocks up to the reader's limit (``StoredLineReader/blockLimit``).
     func lines(of keys: [(appID: String, notificationID: String)]) throws -> [[StoredLine]] {
         let hashes = Array(Set(keys.map { NotificationBlockKey.of(appID: $0.appID, notificationID: $0.notificationID) }))
         var blocksByKey: [Int64: [StoredBlockRow]] = [:]
         for row in try session.query(
             """
-            SELECT n.key, \(unescaped: PostgresStore.blockColumns) FROM notification_block n
+            SELECT k.key, \(unescaped: PostgresStore.blockColumns) FROM unnest(\(hashes)::bigint[]) AS k(key)
+            CROSS JOIN LATERAL (
+                SELECT n.block FROM notification_block n WHERE n.key = k.key
+                ORDER BY n.block LIMIT \(Int64(StoredLineReader.blockLimit + 1))
+            ) n
             JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
-            WHERE n.key = ANY(\(hashes)::bigint[]) ORDER BY b.id
+            ORDER BY b.id
             """)
         {
             let c = row.makeRandomAccess()

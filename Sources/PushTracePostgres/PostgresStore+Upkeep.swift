@@ -124,44 +124,8 @@ extension PostgresStore {
                 """)
             report.minuteRows = try session.execute("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
         }
-        report.dictionaries = try retireDictionaries(now: Int64(Date().timeIntervalSince1970 * 1000))
         _ = progress?(report)
         return report
-    }
-
-    /// Drops each dictionary ``DictionaryRetirement`` finds superseded at `now` once no block names it, its config
-    /// bodies compressed again on their own first, one dictionary to a transaction; returns how many it dropped.
-    /// Retention runs it under its lock, one server at a time.
-    package func retireDictionaries(now: Int64) throws -> Int {
-        let candidates = try inTransaction { session in
-            try session.query("SELECT id, app_id, adler32, trained_at FROM dictionary").map { row in
-                let (id, app, adler32, trainedAt) = try row.decode((Int64, String?, Int64, Int64).self)
-                return DictionaryRetirement.Candidate(id: id, appID: app, adler32: adler32, trainedAt: trainedAt)
-            }
-        }
-        var dropped = 0
-        for dictionary in DictionaryRetirement.superseded(candidates, now: now) {
-            let done = try inTransaction { session -> Bool in
-                let used = try session.query(
-                    "SELECT EXISTS (SELECT 1 FROM record_block WHERE dictionary = \(dictionary.id))"
-                ).first(where: { _ in true })?.decode(Bool.self)
-                guard used == false else { return false }
-                let prefix = ByteBuffer(bytes: DictionaryRetirement.headerPrefix(adler32: dictionary.adler32))
-                for row in try session.query(
-                    "SELECT id, body FROM config_body WHERE substring(body from 3 for 4) = \(prefix) FOR NO KEY UPDATE")
-                {
-                    let (id, body) = try row.decode((Int64, ByteBuffer).self)
-                    let alone = try ConfigBody.recompressedAlone(Array(body.readableBytesView)) { [dictionaries] in
-                        dictionaries.lookup($0, session)
-                    }
-                    try session.query("UPDATE config_body SET body = \(ByteBuffer(bytes: alone)) WHERE id = \(id)")
-                }
-                try session.query("DELETE FROM dictionary WHERE id = \(dictionary.id)")
-                return true
-            }
-            if done { dropped += 1 }
-        }
-        return dropped
     }
 
     /// PostgreSQL gives deleted rows' room back in place: `VACUUM` makes it reusable and truncates empty pages at

@@ -7,27 +7,24 @@ import PushTraceStore
 /// Stores one bundle's items inside the caller's transaction: the bundle row, its accepted lines in compressed
 /// blocks with the index of the notifications in each, rejected lines with their reasons, config snapshots, the
 /// device, and the per-notification summaries.
-struct BundleWriter {
+struct BundleWriter: BundleItemWriter {
     private let db: Database
     private let source: String?
     private let receivedAt: Int64
     /// False when the bundle's facts go to a ``SummaryBacklog`` instead of `notification` before this commit.
     private let summarized: Bool
     private let settings: DiagnosisSettings
-    /// What the bundle's items add up to, from its manifest on.
-    private var tally: BundleTally?
+    /// What the bundle's items add up to, and its rejected lines.
+    var progress = BundleProgress()
     /// The stored bundle's row id (0 until its manifest is stored).
     private(set) var bundleRef: Int64 = 0
-    private var duplicateOf: IngestResult?
     /// The bundle's accepted lines, into blocks.
     private var blocks = BlockBuilder(dictionary: .none)
     /// What blocks and config bodies are compressed against: the app's, once the manifest names it.
     private let dictionaries: AppDictionaries
     private var dictionary = RecordDictionaries.Current.none
     /// The bundle's facts per notification ID, for the group to merge once the bundle is stored.
-    var facts: [String: NotificationFacts] { tally?.facts ?? [:] }
-    /// The bundle's rejected lines, written together when it ends.
-    private var rejectedLines = RejectedLineBatch()
+    var facts: [String: NotificationFacts] { progress.facts }
     private let configBodies: ConfigBodies
     private let clients: Clients
 
@@ -48,31 +45,17 @@ struct BundleWriter {
     /// Bytes of accepted lines stored in blocks so far.
     var storedBytes: Int { blocks.storedBytes }
 
-    /// Whether the bundle was stored before (then the rest of its items are ignored).
-    var isDuplicate: Bool { duplicateOf != nil }
-
-    mutating func add(_ item: BundleItem) throws {
-        guard duplicateOf == nil else { return }
-        switch item {
-        case .manifest(let manifest): try begin(manifest)
-        case .record(let decoded): try store(decoded)
-        case .rejected(let line):
-            tally?.reject(line)
-            rejectedLines.add(line)
-        }
-    }
-
-    private mutating func begin(_ manifest: Manifest) throws {
+    mutating func begin(_ manifest: Manifest) throws {
         let appID = manifest.appID!, bundleID = manifest.bundleID!
         let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
-        self.tally = tally
+        progress.tally = tally
         if let row = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
                     SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = ? AND bundle_id = ?
                     """), arguments: [appID, bundleID])
         {
-            duplicateOf = IngestResult(
+            progress.duplicateOf = IngestResult(
                 appID: appID, bundleID: bundleID, accepted: row[0], rejected: row[1],
                 duplicate: true, rejections: [], clockOffsetMs: row[2])
             return
@@ -98,13 +81,13 @@ struct BundleWriter {
         blocks.bundleRef = bundleRef
     }
 
-    private mutating func store(_ decoded: DecodedRecord) throws {
+    mutating func store(_ decoded: DecodedRecord) throws {
         // Changed in place: a copy would copy the facts of every notification so far, for each line.
-        guard tally != nil else { return }
-        let manifest = tally!.manifest
+        guard progress.tally != nil else { return }
+        let manifest = progress.tally!.manifest
         let record = decoded.record
-        let (ts, deviceTs) = tally!.accept(decoded)
-        let tally = self.tally!
+        let (ts, deviceTs) = progress.tally!.accept(decoded)
+        let tally = progress.tally!
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: manifest.appID!, db: db)
         if record.recordType == .config, let deviceID = tally.deviceID, let ts, let process = record.process {
             let body = try configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, db: db)
@@ -118,8 +101,8 @@ struct BundleWriter {
 
     /// Writes the device and the bundle's counts; the caller merges ``facts`` into the summaries and commits.
     mutating func finish() throws -> IngestResult {
-        guard let tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
-        if let duplicateOf { return duplicateOf }
+        guard let tally = progress.tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        if let duplicateOf = progress.duplicateOf { return duplicateOf }
         let manifest = tally.manifest
         let appID = manifest.appID!
         if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
@@ -159,10 +142,10 @@ struct BundleWriter {
             }
         }
         try blocks.flush(db)
-        if !rejectedLines.lines.isEmpty {
+        if !progress.rejectedLines.lines.isEmpty {
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
-            for line in rejectedLines.lines {
+            for line in progress.rejectedLines.lines {
                 try insert.execute(arguments: [bundleRef, line.line, line.reason, Data(line.raw)])
             }
         }

@@ -53,20 +53,22 @@ enum RecordDictionaries {
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
-                    SELECT b.device_id, r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id = b.first_block
+                    SELECT b.device_id, b.id, r.lines, r.raw_bytes, r.data FROM bundle b JOIN record_block r ON r.id = b.first_block
                     WHERE b.app_id = ? ORDER BY b.id DESC LIMIT ?
                     """), arguments: [appID, DictionaryTraining.sampledBundles])
         while !sample.isFull, let row = try rows.next() {
+            let source = DictionaryTraining.source(deviceID: row[0], bundle: row[1])
+            guard sample.wants(source) else { continue }
             // A damaged block is left out of the sample: training never stops an ingest.
-            let data: Data = row[3]
+            let data: Data = row[4]
             guard
                 let lines = try? RecordBlock.decode(
-                    [UInt8](data), lines: row[1], rawBytes: row[2],
+                    [UInt8](data), lines: row[2], rawBytes: row[3],
                     dictionaries: {
                         dictionaries.lookup($0, in: db)
                     })
             else { continue }
-            sample.offer(lines, device: row[0])
+            sample.offer(lines, source: source)
         }
         guard sample.isFull else { return .notYet }
         let bytes = DictionaryTraining.dictionary(from: sample.lines)
@@ -92,6 +94,8 @@ final class CurrentDictionaries: @unchecked Sendable {
     private var sinceLastLook: [String: Int] = [:]
     /// Per app with dictionaries of its own: how many (``generation(_:read:)``).
     private var generations: [String: Int] = [:]
+    /// Per app: looks in a row that found no full sample (``DictionaryTraining/lookBytes(generation:misses:)``).
+    private var misses: [String: Int] = [:]
 
     /// The transaction's view: checks once that no other process has added a dictionary since.
     func inTransaction(_ db: Database, dictionaries: DictionaryCache) throws -> AppDictionaries {
@@ -119,6 +123,7 @@ final class CurrentDictionaries: @unchecked Sendable {
         lock.withLock {
             byApp.removeAll()
             generations.removeAll()
+            misses.removeAll()
             newestID = -1
         }
     }
@@ -138,8 +143,10 @@ final class CurrentDictionaries: @unchecked Sendable {
         }
     }
 
-    /// Bytes counted toward `appID`'s next training.
-    fileprivate func counted(_ appID: String) -> Int { lock.withLock { sinceLastLook[appID] ?? 0 } }
+    /// Bytes counted toward `appID`'s next training, and the looks in a row that found no full sample.
+    fileprivate func counted(_ appID: String) -> (bytes: Int, misses: Int) {
+        lock.withLock { (sinceLastLook[appID] ?? 0, misses[appID] ?? 0) }
+    }
 
     /// How many dictionaries `appID` has, read once by `read` and remembered until it trains another.
     fileprivate func generation(_ appID: String, read: () throws -> Int) rethrows -> Int {
@@ -149,11 +156,17 @@ final class CurrentDictionaries: @unchecked Sendable {
         return generation
     }
 
-    fileprivate func looked(_ appID: String) { lock.withLock { sinceLastLook[appID] = 0 } }
+    fileprivate func missed(_ appID: String) {
+        lock.withLock {
+            sinceLastLook[appID] = 0
+            misses[appID, default: 0] += 1
+        }
+    }
 
     fileprivate func trained(_ appID: String) {
         lock.withLock {
             sinceLastLook[appID] = 0
+            misses[appID] = nil
             generations[appID] = nil
         }
     }
@@ -178,12 +191,13 @@ struct AppDictionaries {
     func trainIfDue(appID: String, added: Int) throws {
         let hasOwn = try current(for: appID).appID == appID
         guard shared.isDue(appID, added: added, hasOwn: hasOwn) else { return }
-        if hasOwn {
-            let generation = try shared.generation(appID) { try RecordDictionaries.generation(db, appID: appID) }
-            guard shared.counted(appID) >= DictionaryTraining.retrainingBytes(afterGeneration: generation) else { return }
+        let counted = shared.counted(appID)
+        if hasOwn || counted.misses > 0 {
+            let generation = hasOwn ? try shared.generation(appID) { try RecordDictionaries.generation(db, appID: appID) } : 0
+            guard counted.bytes >= DictionaryTraining.lookBytes(generation: generation, misses: counted.misses) else { return }
         }
         switch try RecordDictionaries.train(db, appID: appID, dictionaries: dictionaries) {
-        case .notYet, .clash: shared.looked(appID)
+        case .notYet, .clash: shared.missed(appID)
         case .trained(let trained):
             shared.set(appID, trained, trained: true)
             shared.trained(appID)

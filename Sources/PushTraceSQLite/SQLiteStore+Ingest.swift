@@ -77,7 +77,7 @@ public struct GroupCommit: IngestGroup {
                 facts = writer.facts
                 bundleRef = writer.bundleRef
                 storedBytes = writer.storedBytes
-                return writer.isDuplicate ? .rollback : .commit
+                return writer.progress.isDuplicate ? .rollback : .commit
             }
         } catch {
             // The bundle's rows are gone with its savepoint: so are the bodies and clients it stored, which the

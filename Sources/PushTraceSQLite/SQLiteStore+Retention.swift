@@ -174,33 +174,41 @@ extension SQLiteStore {
         return true
     }
 
-    /// Drops each dictionary ``DictionaryRetirement`` finds superseded at `now` once no block names it, its config
-    /// bodies compressed again on their own first, one dictionary to a transaction; returns how many it dropped.
+    /// Empties each dictionary ``DictionaryRetirement`` finds superseded at `now` once no block names it, its config
+    /// bodies compressed again on their own first, one dictionary to a transaction; returns how many it emptied. The
+    /// config bodies naming it are found by a reader (a scan of the table), then checked again in the writer.
     package func retireDictionaries(now: Int64) throws -> Int {
-        let candidates = try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at FROM dictionary").map {
-                DictionaryRetirement.Candidate(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3])
-            }
+        let rows = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, length(bytes) > 0 FROM dictionary")
         }
-        var dropped = 0
-        for dictionary in DictionaryRetirement.superseded(candidates, now: now) {
+        let whole = Set(rows.filter { $0[4] as Bool }.map { $0[0] as Int64 })
+        let candidates = rows.map {
+            DictionaryRetirement.Candidate(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3])
+        }
+        var emptied = 0
+        for dictionary in DictionaryRetirement.superseded(candidates, now: now) where whole.contains(dictionary.id) {
+            let used = "SELECT EXISTS (SELECT 1 FROM record_block WHERE dictionary = ?)"
+            let prefix = Data(DictionaryRetirement.headerPrefix(adler32: dictionary.adler32))
+            let naming = "SELECT id FROM config_body WHERE substr(body, 3, 4) = ?"
+            let bodies = try pool.read { db -> [Int64]? in
+                guard try Bool.fetchOne(db, sql: used, arguments: [dictionary.id]) == false else { return nil }
+                return try Int64.fetchAll(db, sql: naming, arguments: [prefix])
+            }
+            guard let bodies else { continue }
             try pool.write { db in
-                let used = try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM record_block WHERE dictionary = ?)", arguments: [dictionary.id])
-                guard used == false else { return }
-                let prefix = Data(DictionaryRetirement.headerPrefix(adler32: dictionary.adler32))
+                guard try Bool.fetchOne(db, sql: used, arguments: [dictionary.id]) == false else { return }
+                let read = try db.cachedStatement(sql: "SELECT body FROM config_body WHERE id = ? AND substr(body, 3, 4) = ?")
                 let update = try db.cachedStatement(sql: "UPDATE config_body SET body = ? WHERE id = ?")
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT id, body FROM config_body WHERE substr(body, 3, 4) = ?", arguments: [prefix])
-                {
-                    let (id, body): (Int64, Data) = (row[0], row[1])
+                // One writer: a body that names the dictionary now was found by the reader above.
+                for id in bodies {
+                    guard let body = try Data.fetchOne(read, arguments: [id, prefix]) else { continue }
                     let alone = try ConfigBody.recompressedAlone([UInt8](body)) { dictionaries.lookup($0, in: db) }
                     try update.execute(arguments: [Data(alone), id])
                 }
-                try db.execute(sql: "DELETE FROM dictionary WHERE id = ?", arguments: [dictionary.id])
-                dropped += 1
+                try db.execute(sql: "UPDATE dictionary SET bytes = x'' WHERE id = ?", arguments: [dictionary.id])
+                emptied += 1
             }
         }
-        return dropped
+        return emptied
     }
 }

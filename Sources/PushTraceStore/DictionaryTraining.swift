@@ -24,24 +24,40 @@ package enum DictionaryTraining {
         return min(trainingBytes << (4 * min(generation, 4)), 1 << 30)
     }
 
-    /// Lines for training, taken block by block from the newest bundles, at most ``perDeviceBytes`` of each device.
+    /// Bytes of lines after which an app's training is looked at again: ``retrainingBytes(afterGeneration:)``,
+    /// doubled for each look in a row that found no full sample (an app whose newest bundles come from too few
+    /// sources), so that looking costs little however long that lasts.
+    package static func lookBytes(generation: Int, misses: Int) -> Int {
+        retrainingBytes(afterGeneration: generation) << min(misses, 8)
+    }
+
+    /// The source a block of a sample counts against: its device, or for the backend's bundles (no device) the
+    /// bundle itself.
+    package static func source(deviceID: String?, bundle: Int64) -> String {
+        deviceID.map { "device:" + $0 } ?? "bundle:\(bundle)"
+    }
+
+    /// Lines for training, taken block by block from the newest bundles, at most ``perDeviceBytes`` of each source
+    /// (``source(deviceID:bundle:)``).
     package struct Sample {
         package private(set) var lines: [String] = []
         package private(set) var bytes = 0
-        private var byDevice: [String: Int] = [:]
+        private var bySource: [String: Int] = [:]
 
         package init() {}
 
-        /// Whether it holds ``trainingBytes`` of lines (from four devices at least).
+        /// Whether it holds ``trainingBytes`` of lines (from four sources at least).
         package var isFull: Bool { bytes >= trainingBytes }
 
-        /// Takes what the bounds allow of one block's lines, uploaded by `device` (nil: the backend).
-        package mutating func offer(_ blockLines: [String], device: String?) {
-            let key = device ?? ""
+        /// Whether a block of `source` could add anything: checked before the block is decompressed.
+        package func wants(_ source: String) -> Bool { !isFull && bySource[source, default: 0] < perDeviceBytes }
+
+        /// Takes what the bounds allow of one block's lines, from `source`.
+        package mutating func offer(_ blockLines: [String], source: String) {
             for line in blockLines {
                 let size = line.utf8.count + 1
-                guard !isFull, byDevice[key, default: 0] + size <= perDeviceBytes else { return }
-                byDevice[key, default: 0] += size
+                guard !isFull, bySource[source, default: 0] + size <= perDeviceBytes else { return }
+                bySource[source, default: 0] += size
                 lines.append(line)
                 bytes += size
             }
@@ -82,13 +98,16 @@ package enum DictionaryTraining {
     }
 }
 
-/// Which dictionaries retention drops: an app's dictionary that a newer one of the app superseded at least
+/// Which dictionaries retention empties: an app's dictionary that a newer one of the app superseded at least
 /// ``grace`` ago, once no record block names it any more. Its config bodies are compressed again on their own
-/// (``ConfigBody/recompressedAlone(_:dictionaries:)``) before it goes, so that the lines it was trained from go with
-/// the blocks that held them. The newest of each app, and the shared one of older stores, stay.
+/// (``ConfigBody/recompressedAlone(_:dictionaries:)``) first, then its bytes are emptied, so that the lines it was
+/// trained from go with the blocks that held them; its row stays (its app's count of dictionaries, which spaces
+/// the next training, never goes down). The newest of each app, and the shared one of older stores, stay whole.
+/// The SQLite engine does it (one writer: no block can be written against it while it goes); on PostgreSQL, where
+/// another server may still be writing against a superseded dictionary, dictionaries are kept.
 package enum DictionaryRetirement {
-    /// How long a superseded dictionary stays whatever its use: every writer (another server's among them) has
-    /// taken the newer one for new blocks by then.
+    /// How long a superseded dictionary stays whole whatever its use: every writer has taken the newer one for new
+    /// blocks by then.
     package static let grace: Int64 = 3_600_000
 
     /// A stored dictionary, as retention weighs it.

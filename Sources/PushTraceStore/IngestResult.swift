@@ -6,7 +6,8 @@ public struct IngestResult: Sendable, Hashable, Codable {
     public var rejected: Int
     /// The bundle had been stored before: nothing was stored again.
     public var duplicate: Bool
-    /// The first rejected lines with their reasons (all are stored; this is what is shown).
+    /// The first rejected lines with their reasons (the first 1,000 are stored, ``RejectedLineBatch``; this is what
+    /// is shown).
     public var rejections: [Rejection]
     /// The device clock offset applied to every `ts` of the bundle (docs/spec.md §5), in milliseconds.
     public var clockOffsetMs: Int64

@@ -19,7 +19,7 @@ public struct RejectedLineBatch: Sendable {
 
     /// Keeps `line` if the bounds allow; counts it otherwise.
     public mutating func add(_ line: RejectedLine) {
-        guard lines.count < Self.lineLimit, bytes + line.raw.count <= Self.byteLimit else {
+        guard line != .counted, lines.count < Self.lineLimit, bytes + line.raw.count <= Self.byteLimit else {
             dropped += 1
             return
         }

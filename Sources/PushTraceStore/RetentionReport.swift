@@ -10,7 +10,8 @@ public struct RetentionReport: Sendable, Equatable, CustomStringConvertible {
     public var configs = 0
     /// Rows of the minute rollup (the alerts' window); the hourly and daily rollups the reports read are kept.
     public var minuteRows = 0
-    /// Dictionaries no block named any more, a newer one of their app having replaced them (``DictionaryRetirement``).
+    /// Dictionaries emptied: no block named them any more, a newer one of their app having replaced them
+    /// (``DictionaryRetirement``; the SQLite engine).
     public var dictionaries = 0
 
     public init() {}
@@ -18,7 +19,7 @@ public struct RetentionReport: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "\(records) records of \(bundles) bundles, \(rejectedLines) rejected lines, \(notifications) notification "
             + "summaries, \(configs) superseded config records, \(minuteRows) minute-rollup rows, \(dictionaries) "
-            + "superseded dictionaries"
+            + "superseded dictionaries emptied"
     }
 }
 

@@ -72,7 +72,7 @@ public protocol TraceStore: AnyObject, Sendable {
 
     /// Deletes the lines and rejected lines of bundles received before `cutoff` (their rows stay, marked pruned, so a
     /// late re-upload is still a duplicate), summaries whose records all precede it, superseded config records and
-    /// the bodies none refers to, minute-rollup rows, and the dictionaries a newer one replaced that no block names; `batchSize` bundles to a transaction; `progress` is told after each and stops the work by returning
+    /// the bodies none refers to, minute-rollup rows, and (an engine that can) the dictionaries a newer one replaced that no block names; `batchSize` bundles to a transaction; `progress` is told after each and stops the work by returning
     /// false. Rollups keep their counts.
     func deleteExpired(before cutoff: Int64, batchSize: Int, progress: ((RetentionReport) -> Bool)?) throws -> RetentionReport
     /// Whether deleted data's room is given back in place (``releaseFreePages(pagesPerStep:progress:)``) rather

@@ -7,8 +7,8 @@ struct Vacuum: ParsableCommand {
         abstract: "Delete data past its retention, and give the space back to the file system.",
         discussion: """
             With --retention DAYS, first deletes what is older than that (the records of bundles received \
-            before the cut-off, notification summaries whose records all are, superseded config records, and the \
-            compression dictionaries a newer one replaced once no block names them), in \
+            before the cut-off, notification summaries whose records all are, superseded config records, and on \
+            SQLite the compression dictionaries a newer one replaced once no block names them), in \
             small transactions, showing progress; the rollups behind reports stay, so reports of any period do \
             not change.
 

@@ -1,4 +1,4 @@
-// The content extension's protocol (UNNotificationContentExtension reference, ../shared/seeds/001_…).
+// The content extension's protocol (Apple's UNNotificationContentExtension reference).
 @_exported import UIKit
 @_exported import UserNotifications
 

@@ -1,5 +1,4 @@
 import Foundation
-import PushTracePostgres
 import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
@@ -62,9 +61,10 @@ struct DictionaryTrainingInterfaceTests {
                 == Self.scalar(store, "SELECT max(id) FROM dictionary"))
     }
 
+    /// SQLite only: on PostgreSQL another server may still write against a superseded dictionary, and they are kept.
     @Test(
-        "retention drops a superseded dictionary once no block names it, its config bodies compressed again and still read",
-        arguments: TestEngine.all)
+        "retention empties a superseded dictionary once no block names it, its config bodies compressed again and still read",
+        arguments: [TestEngine.sqlite])
     func supersededDictionaryGoes(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         let store = temporary.store
@@ -92,15 +92,31 @@ struct DictionaryTrainingInterfaceTests {
         // Superseded a moment ago: kept for the grace, whatever its use.
         #expect(retention.dictionaries == 0)
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 2 * DictionaryRetirement.grace
-        let dropped =
-            try (store as? SQLiteStore)?.retireDictionaries(now: later)
-            ?? (store as? PostgresStore)?.retireDictionaries(now: later)
-        #expect(dropped == 1)
-        #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 1)
+        #expect(try (store as? SQLiteStore)?.retireDictionaries(now: later) == 1)
+        // Its row stays, emptied: the app's count of dictionaries, which spaces its training, does not go down.
+        #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 2)
+        #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary WHERE length(bytes) = 0") == 1)
+        #expect(try (store as? SQLiteStore)?.retireDictionaries(now: later) == 0)
         let prefix = DictionaryRetirement.headerPrefix(adler32: first).map { String(format: "%02x", $0) }.joined()
         let literal = engine == .sqlite ? "x'\(prefix)'" : "'\\x\(prefix)'::bytea"
         let substring = engine == .sqlite ? "substr(body, 3, 4)" : "substring(body from 3 for 4)"
         #expect(try Self.scalar(store, "SELECT count(*) FROM config_body WHERE \(substring) = \(literal)") == 0)
         #expect(try store.latestConfiguration(appID: Self.app)?.registeredCategories == ["DAILY_PICK"])
+    }
+
+    @Test(
+        "an app whose lines all come from its backend still gets a dictionary: each backend bundle is a source", arguments: TestEngine.all)
+    func backendOnlyApp(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        var n = 0
+        for _ in 0..<8 {
+            var lines = [Lines.manifest(app: Self.app, device: nil)]
+            for _ in 0..<100 {
+                lines += Lines.sent("b-\(n)", at: Lines.t0 + Int64(n))
+                n += 1
+            }
+            _ = try temporary.ingest(lines)
+        }
+        #expect(try Self.scalar(temporary.store, "SELECT count(*) FROM dictionary WHERE app_id = '\(Self.app)'") == 1)
     }
 }

