@@ -261,7 +261,7 @@ def _():
             send(f"evil-{device}", 120, "EVILMARK")
     expect(scalar(count) == 1 and scalar(newest_evil) == 1, "made-up devices did not train the first dictionary")
     for round in range(12):
-        for device in range(1, 9):
+        for device in range(1, 11):
             send(f"honest-{device}", 90, f"honest{round}")
     dictionaries, evil = scalar(count), scalar(newest_evil)
     print(f"     {dictionaries} dictionaries; the newest trained from the made-up devices: {bool(evil)}")

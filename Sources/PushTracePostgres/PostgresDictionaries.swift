@@ -125,7 +125,7 @@ final class PostgresDictionaries: @unchecked Sendable {
             else { continue }
             sample.offer(lines, source: source)
         }
-        guard sample.isFull else { return }
+        guard sample.isEnough else { return }
         let bytes = DictionaryTraining.dictionary(from: sample.lines)
         guard !bytes.isEmpty else { return }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))

@@ -70,7 +70,7 @@ enum RecordDictionaries {
             else { continue }
             sample.offer(lines, source: source)
         }
-        guard sample.isFull else { return .notYet }
+        guard sample.isEnough else { return .notYet }
         let bytes = DictionaryTraining.dictionary(from: sample.lines)
         guard !bytes.isEmpty else { return .notYet }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))

@@ -176,7 +176,9 @@ extension SQLiteStore {
 
     /// Empties each dictionary ``DictionaryRetirement`` finds superseded at `now` once no block names it, its config
     /// bodies compressed again on their own first, one dictionary to a transaction; returns how many it emptied. The
-    /// config bodies naming it are found by a reader (a scan of the table), then checked again in the writer.
+    /// config bodies naming it are found by a reader (a scan of the table), then checked again in the writer. A
+    /// bundle's blocks all take the dictionary its `BlockBuilder` was made with: a dictionary is in use while the
+    /// first block of a bundle of its app names it, which the app's bundles show without an index on every block.
     package func retireDictionaries(now: Int64) throws -> Int {
         let rows = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, length(bytes) > 0 FROM dictionary")
@@ -187,16 +189,19 @@ extension SQLiteStore {
         }
         var emptied = 0
         for dictionary in DictionaryRetirement.superseded(candidates, now: now) where whole.contains(dictionary.id) {
-            let used = "SELECT EXISTS (SELECT 1 FROM record_block WHERE dictionary = ?)"
+            let used = """
+                SELECT EXISTS (
+                    SELECT 1 FROM bundle b JOIN record_block r ON r.id = b.first_block WHERE b.app_id = ? AND r.dictionary = ?)
+                """
             let prefix = Data(DictionaryRetirement.headerPrefix(adler32: dictionary.adler32))
             let naming = "SELECT id FROM config_body WHERE substr(body, 3, 4) = ?"
             let bodies = try pool.read { db -> [Int64]? in
-                guard try Bool.fetchOne(db, sql: used, arguments: [dictionary.id]) == false else { return nil }
+                guard try Bool.fetchOne(db, sql: used, arguments: [dictionary.appID, dictionary.id]) == false else { return nil }
                 return try Int64.fetchAll(db, sql: naming, arguments: [prefix])
             }
             guard let bodies else { continue }
             try pool.write { db in
-                guard try Bool.fetchOne(db, sql: used, arguments: [dictionary.id]) == false else { return }
+                guard try Bool.fetchOne(db, sql: used, arguments: [dictionary.appID, dictionary.id]) == false else { return }
                 let read = try db.cachedStatement(sql: "SELECT body FROM config_body WHERE id = ? AND substr(body, 3, 4) = ?")
                 let update = try db.cachedStatement(sql: "UPDATE config_body SET body = ? WHERE id = ?")
                 // One writer: a body that names the dictionary now was found by the reader above.

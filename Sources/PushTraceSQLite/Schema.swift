@@ -331,10 +331,6 @@ enum Schema {
                     ALTER TABLE bundle ADD COLUMN config_ts_to INTEGER;
                     """)
         }
-        migrator.registerMigration("v15-dictionary-use") { db in
-            // Retention drops a superseded dictionary once no block names it (`DictionaryRetirement`): found by index.
-            try db.execute(sql: "CREATE INDEX record_block_by_dictionary ON record_block(dictionary)")
-        }
         return migrator
     }
 }

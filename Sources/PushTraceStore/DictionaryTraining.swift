@@ -10,8 +10,6 @@ import PushTraceRecords
 package enum DictionaryTraining {
     /// Lines of an app in a training sample, and the lines it must hold before its first dictionary.
     package static let trainingBytes = 64 * 1024
-    /// The most of a sample one device gives: a quarter, so that a sample holds the lines of at least four.
-    package static let perDeviceBytes = trainingBytes / 4
     /// The newest bundles of an app a sample is drawn from (their first block each).
     package static let sampledBundles = 256
     /// zlib's window: a longer dictionary's start could never be referred to.
@@ -31,14 +29,18 @@ package enum DictionaryTraining {
         retrainingBytes(afterGeneration: generation) << min(misses, 8)
     }
 
-    /// The source a block of a sample counts against: its device, or for the backend's bundles (no device) the
-    /// bundle itself.
+    /// The source a block of a sample counts against: its device, or the backend (bundles without a device).
     package static func source(deviceID: String?, bundle: Int64) -> String {
-        deviceID.map { "device:" + $0 } ?? "bundle:\(bundle)"
+        deviceID.map { "device:" + $0 } ?? "backend"
     }
 
-    /// Lines for training, taken block by block from the newest bundles, at most ``perDeviceBytes`` of each source
-    /// (``source(deviceID:bundle:)``).
+    /// The most of a sample the backend's bundles give together: its lines are the most alike.
+    package static let backendBytes = trainingBytes / 4
+    /// The most of a sample one device gives.
+    package static let deviceBytes = trainingBytes / 8
+
+    /// Lines for training, taken block by block from the newest bundles, at most ``deviceBytes`` of each device and
+    /// ``backendBytes`` of the backend (``source(deviceID:bundle:)``).
     package struct Sample {
         package private(set) var lines: [String] = []
         package private(set) var bytes = 0
@@ -46,17 +48,23 @@ package enum DictionaryTraining {
 
         package init() {}
 
-        /// Whether it holds ``trainingBytes`` of lines (from four sources at least).
+        /// Whether it holds ``trainingBytes`` of lines (from seven sources at least).
         package var isFull: Bool { bytes >= trainingBytes }
 
+        /// Whether a dictionary may be trained from it once the newest bundles were all offered: full, or three
+        /// sixteenths full (an app with few devices, or only its backend: never a single device).
+        package var isEnough: Bool { bytes >= trainingBytes * 3 / 16 }
+
+        private static func limit(_ source: String) -> Int { source == "backend" ? backendBytes : deviceBytes }
+
         /// Whether a block of `source` could add anything: checked before the block is decompressed.
-        package func wants(_ source: String) -> Bool { !isFull && bySource[source, default: 0] < perDeviceBytes }
+        package func wants(_ source: String) -> Bool { !isFull && bySource[source, default: 0] < Self.limit(source) }
 
         /// Takes what the bounds allow of one block's lines, from `source`.
         package mutating func offer(_ blockLines: [String], source: String) {
             for line in blockLines {
                 let size = line.utf8.count + 1
-                guard !isFull, bySource[source, default: 0] + size <= perDeviceBytes else { return }
+                guard !isFull, bySource[source, default: 0] + size <= Self.limit(source) else { return }
                 bySource[source, default: 0] += size
                 lines.append(line)
                 bytes += size

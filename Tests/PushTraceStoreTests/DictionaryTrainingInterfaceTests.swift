@@ -51,7 +51,7 @@ struct DictionaryTrainingInterfaceTests {
         #expect(try Self.scalar(store, newestIsEvil) == 1)
         // ...but not for ever: as honest devices send more, a newer one is trained from theirs.
         for round in 0..<12 {
-            for device in 1...8 { try upload("honest-\(device)", lines: 90, marker: "honest\(round)") }
+            for device in 1...10 { try upload("honest-\(device)", lines: 90, marker: "honest\(round)") }
         }
         #expect(try Self.scalar(store, dictionaries) == 2)
         #expect(try Self.scalar(store, newestIsEvil) == 0)
@@ -84,7 +84,7 @@ struct DictionaryTrainingInterfaceTests {
             #"{"type":"config","ts":\#(Lines.t0),"process":"app","app_group":"group.x","categories":[{"id":"DAILY_PICK","actions":["A"]}]}"#
         _ = try temporary.ingest([Lines.manifest(app: Self.app, device: "d-1"), config], receivedAt: old)
         for round in 0..<12 {
-            for device in 1...8 { try upload("d-\(device)", lines: 90, marker: "more\(round)") }
+            for device in 1...10 { try upload("d-\(device)", lines: 90, marker: "more\(round)") }
         }
         #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 2)
         try upload("d-1", lines: 10, marker: "later", at: new)
@@ -105,7 +105,7 @@ struct DictionaryTrainingInterfaceTests {
     }
 
     @Test(
-        "an app whose lines all come from its backend still gets a dictionary: each backend bundle is a source", arguments: TestEngine.all)
+        "an app whose lines all come from its backend still gets a dictionary", arguments: TestEngine.all)
     func backendOnlyApp(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         var n = 0
