@@ -6,14 +6,12 @@ import PushTraceStore
 /// effect within that), absent ones for longer and with a bound of their own.
 ///
 /// An ingest token ships inside every copy of an app, so anyone can send made-up tokens. With this cache each
-/// distinct ID costs at most one store read however often it is sent, a wrong secret for a known ID costs none,
-/// and concurrent requests naming one ID share a single read. Absent IDs live in a bounded first-in, first-out
-/// table of their own, so a flood of made-up IDs cannot push live tokens out.
+/// distinct ID sent again and again costs one store read, and a wrong secret for a known ID costs none. Absent IDs
+/// live in a bounded first-in, first-out table of their own, so a flood of made-up IDs cannot push live tokens out.
 final class TokenCache: Sendable {
     private enum Entry {
         case found(StoredToken, until: Date)
         case absent(until: Date)
-        case pending(Task<StoredToken?, any Error>)
     }
 
     private struct State {
@@ -40,47 +38,29 @@ final class TokenCache: Sendable {
         self.absentLimit = absentLimit
     }
 
-    /// The stored token with `id`, from the cache or by `read` (at most one at a time per ID).
-    func token(id: String, read: @escaping @Sendable () async throws -> StoredToken?) async throws -> StoredToken? {
+    /// The stored token with `id`, from the cache or by `read` (in the caller's own task: an extra task to share
+    /// one read would be one more hop to schedule on a busy server). Concurrent first requests for one ID may each
+    /// read; every later one is answered from the cache.
+    func token(id: String, read: @Sendable () async throws -> StoredToken?) async throws -> StoredToken? {
         let now = Date()
-        enum Next {
-            case answer(StoredToken?)
-            case wait(Task<StoredToken?, any Error>)
-        }
-        let next: Next = state.withLockedValue { state in
+        let cached: StoredToken?? = state.withLockedValue { state in
             switch state.entries[id] {
-            case .found(let token, let until) where until > now: return .answer(token)
-            case .absent(let until) where until > now: return .answer(nil)
-            case .pending(let task): return .wait(task)
-            case .found: state.foundCount -= 1
-            case .absent, nil: break
-            }
-            let task = Task { try await read() }
-            state.entries[id] = .pending(task)
-            return .wait(task)
-        }
-        switch next {
-        case .answer(let token):
-            return token
-        case .wait(let task):
-            do {
-                let token = try await task.value
-                remember(id: id, token: token, from: task)
-                return token
-            } catch {
-                state.withLockedValue { state in
-                    if case .pending(let pending) = state.entries[id], pending == task { state.entries[id] = nil }
-                }
-                throw error
+            case .found(let token, let until) where until > now: return .some(token)
+            case .absent(let until) where until > now: return .some(nil)
+            default: return nil
             }
         }
+        if let cached { return cached }
+        let token = try await read()
+        remember(id: id, token: token)
+        return token
     }
 
-    /// Replaces the pending read `task` of `id` with its answer (the first waiter to get there does it).
-    private func remember(id: String, token: StoredToken?, from task: Task<StoredToken?, any Error>) {
+    /// Caches what the store answered for `id`.
+    private func remember(id: String, token: StoredToken?) {
         let now = Date()
         state.withLockedValue { state in
-            guard case .pending(let pending) = state.entries[id], pending == task else { return }
+            if case .found = state.entries[id] { state.foundCount -= 1 }
             guard let token else {
                 guard absentSeconds > 0 else {
                     state.entries[id] = nil
