@@ -29,7 +29,6 @@ public struct TokenInfo: Sendable, Hashable, Codable {
         case id, appID = "app_id", scope, label, createdAt = "created_at", revokedAt = "revoked_at"
     }
 
-    /// Whether this token may act on `appID` at all (an admin token may act on any app).
     package init(id: String, appID: String?, scope: TokenScope, label: String?, createdAt: Int64, revokedAt: Int64?) {
         self.id = id
         self.appID = appID
@@ -39,6 +38,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
         self.revokedAt = revokedAt
     }
 
+    /// Whether this token may act on `appID` at all (an admin token may act on any app).
     public func covers(appID: String) -> Bool {
         scope == .admin || self.appID == appID
     }
