@@ -194,7 +194,7 @@ struct PostgresSession {
     }
 
     /// The rows changed (or returned) by the statement.
-    func execute(_ query: PostgresQuery) throws -> Int {
+    func changes(_ query: PostgresQuery) throws -> Int {
         try self.query(query).metadata.rows ?? 0
     }
 

@@ -243,31 +243,14 @@ struct PostgresBundleWriter: BundleItemWriter {
         let manifest = tally.manifest
         let appID = manifest.appID!
         if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
-            try session.query(
-                """
-                INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
-                VALUES (\(appID), \(deviceID), \(first), \(last), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel))
-                ON CONFLICT (app_id, device_id) DO UPDATE SET
-                    first_seen = least(device.first_seen, excluded.first_seen),
-                    last_seen = greatest(device.last_seen, excluded.last_seen),
-                    app_version = coalesce(excluded.app_version, device.app_version),
-                    os = coalesce(excluded.os, device.os),
-                    device_model = coalesce(excluded.device_model, device.device_model)
-                """)
+            try session.deviceSeen(appID: appID, deviceID: deviceID, firstSeen: first, lastSeen: last, manifest: manifest)
             // Silence from this device now means something for the pushes it has not mentioned: they are settled
             // again (with the group's summaries, under their row locks).
             awaitingDevice = AwaitingDevice(appID: appID, deviceID: deviceID, sentBy: last - group.store.settings.notDeliveredAfterMs)
         }
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }
-        if !progress.rejectedLines.lines.isEmpty {
-            let (lines, reasons, raws) = progress.rejectedLines.columns
-            try session.query(
-                """
-                INSERT INTO rejected_line (bundle_ref, line, reason, raw)
-                SELECT \(bundleRef), * FROM unnest(\(lines)::bigint[], \(reasons)::text[], \(raws.map { ByteBuffer(bytes: $0) })::bytea[])
-                """)
-        }
+        try session.storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
         let spans = tally.spans
         try session.query(
             """

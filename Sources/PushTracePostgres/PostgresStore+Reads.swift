@@ -62,68 +62,11 @@ extension PostgresStore {
     }
 
     public func search(_ query: SearchQuery) throws -> [NotificationSummary] {
-        var conditions: [String] = []
-        var binds = PostgresBindings()
-        func condition(_ sql: String) { conditions.append(sql.replacingOccurrences(of: "?", with: "$\(binds.count)")) }
-        if let app = query.appID {
-            binds.append(app)
-            condition("app_id = ?")
-        }
-        if let cause = query.cause {
-            binds.append(cause.rawValue)
-            condition("cause = ?")
-        }
-        if let category = query.category {
-            binds.append(category)
-            condition("category = ?")
-        }
-        if let device = query.deviceID {
-            binds.append(device)
-            condition("device_id = ?")
-        }
-        if let since = query.since {
-            binds.append(since)
-            condition("first_ts >= ?")
-        }
-        if let until = query.until {
-            binds.append(until)
-            condition("first_ts < ?")
-        }
-        binds.append(Int64(query.limit))
-        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        // Ordered as SQLite orders: a summary without a first time after every timed one.
-        let sql = """
-            SELECT app_id, notification_id, device_id, category, app_version, os, first_ts, last_ts, sent_ts, apns_status,
-                service_ms, actions, records, cause
-            FROM notification \(whereClause) ORDER BY first_ts DESC NULLS LAST, notification_id COLLATE "C" LIMIT $\(binds.count)
-            """
-        return try reading { session in
-            try session.query(PostgresQuery(unsafeSQL: sql, binds: binds)).map { row in
-                let c = row.makeRandomAccess()
-                return NotificationSummary(
-                    appID: try c[0].decode(String.self), notificationID: try c[1].decode(String.self),
-                    deviceID: try c[2].decode(String?.self), category: try c[3].decode(String?.self),
-                    appVersion: try c[4].decode(String?.self), os: try c[5].decode(String?.self),
-                    firstTs: try c[6].decode(Int64?.self), lastTs: try c[7].decode(Int64?.self),
-                    sentTs: try c[8].decode(Int64?.self), apnsStatus: try c[9].decode(Int64?.self),
-                    serviceMs: try c[10].decode(Int64?.self), actions: Int(try c[11].decode(Int64.self)),
-                    records: Int(try c[12].decode(Int64.self)), cause: try c[13].decode(String?.self))
-            }
-        }
+        try reading { try $0.search(query) }
     }
 
     public func causeCounts(since: Int64) throws -> [CauseCount] {
-        try reading { session in
-            try session.query(
-                """
-                SELECT app_id, category, cause, sum(notifications)::bigint FROM hourly WHERE hour >= \(since / 3_600_000)
-                GROUP BY app_id, category, cause HAVING sum(notifications) > 0
-                """
-            ).map { row in
-                let (app, category, cause, count) = try row.decode((String, String, String, Int64).self)
-                return CauseCount(appID: app, category: category.isEmpty ? nil : category, cause: cause, count: Int(count))
-            }
-        }
+        try reading { try $0.causeCounts(since: since) }
     }
 
     public func latestConfiguration(appID: String) throws -> AppConfiguration? {

@@ -108,15 +108,12 @@ extension PostgresStore {
                 minutely: { try sums("minutely", "minute", $0) },
                 settled: { start, end in
                     // By app, so `notification_by_time` (app, time) is searched once per app rather than read whole.
-                    try session.query(
+                    try session.sqlRows(
                         """
-                        SELECT app_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+                        SELECT app_id, \(unescaped: NotificationFacts.storedColumnList) FROM notification
                         WHERE app_id = ANY(\(apps)::text[]) AND first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
                         """
-                    ).map { row in
-                        let c = row.makeRandomAccess()
-                        return (try c[0].decode(String.self), try NotificationFacts(stored: c, at: 1))
-                    }
+                    ).map { row in (try row.decode("app_id"), try NotificationFacts(stored: row)) }
                 })
         }
     }
@@ -130,17 +127,15 @@ extension PostgresStore {
             try session.transaction {
                 try session.query("LOCK TABLE daily, hourly, minutely, daily_duration, daily_action IN EXCLUSIVE MODE")
                 let deltas = RollupDeltas()
-                for row in try session.query(
+                for row in try session.sqlRows(
                     """
-                    SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+                    SELECT app_id, notification_id, cause, \(unescaped: NotificationFacts.storedColumnList) FROM notification
                     WHERE cause IS NOT NULL ORDER BY app_id, device_id NULLS FIRST, notification_id
                     """)
                 {
-                    let c = row.makeRandomAccess()
-                    let facts = try NotificationFacts(stored: c, at: 2)
                     deltas.add(
-                        appID: try c[0].decode(String.self), notificationID: try c[1].decode(String.self), facts: facts,
-                        cause: try c[26].decode(String.self), sign: 1)
+                        appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"),
+                        facts: try NotificationFacts(stored: row), cause: try row.decode("cause"), sign: 1)
                 }
                 for rollup in Rollup.all { try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(rollup.table)")) }
                 try PostgresSummaryWriter.write(deltas, session)

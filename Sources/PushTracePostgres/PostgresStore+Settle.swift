@@ -47,15 +47,14 @@ extension PostgresStore {
     /// each rollup row's example), diagnoses them and writes their causes and rollup counts.
     private func settleBatch(size: Int, diagnoser: Diagnoser, _ session: PostgresSession) throws -> Int {
         var claimed: [(appID: String, notificationID: String, facts: NotificationFacts)] = []
-        for row in try session.query(
+        for row in try session.sqlRows(
             """
-            SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+            SELECT app_id, notification_id, \(unescaped: NotificationFacts.storedColumnList) FROM notification
             WHERE cause IS NULL ORDER BY app_id, device_id NULLS FIRST, notification_id LIMIT \(Int64(size))
             FOR UPDATE SKIP LOCKED
             """)
         {
-            let c = row.makeRandomAccess()
-            claimed.append((try c[0].decode(String.self), try c[1].decode(String.self), try NotificationFacts(stored: c, at: 2)))
+            claimed.append((try row.decode("app_id"), try row.decode("notification_id"), try NotificationFacts(stored: row)))
         }
         guard !claimed.isEmpty else { return 0 }
         let reader = PostgresDiagnosisReader(session, store: self)

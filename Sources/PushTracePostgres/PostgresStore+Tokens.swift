@@ -31,7 +31,7 @@ extension PostgresStore {
 
     public func revokeToken(id: String, now: Int64) throws -> Bool {
         try withSession { session in
-            try session.execute("UPDATE token SET revoked_at = coalesce(revoked_at, \(now)) WHERE id = \(id)") > 0
+            try session.changes("UPDATE token SET revoked_at = coalesce(revoked_at, \(now)) WHERE id = \(id)") > 0
         }
     }
 

@@ -76,7 +76,7 @@ extension PostgresStore {
                     DELETE FROM notification_block WHERE (key, block) IN (SELECT * FROM unnest(\(keys)::bigint[], \(blocks)::bigint[]))
                     """)
                 try session.query("DELETE FROM record_block WHERE bundle_ref = ANY(\(bundles)::bigint[])")
-                report.rejectedLines += try session.execute("DELETE FROM rejected_line WHERE bundle_ref = ANY(\(bundles)::bigint[])")
+                report.rejectedLines += try session.changes("DELETE FROM rejected_line WHERE bundle_ref = ANY(\(bundles)::bigint[])")
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 try session.query("UPDATE bundle SET pruned_at = \(now) WHERE id = ANY(\(bundles)::bigint[])")
                 report.bundles += bundles.count
@@ -87,7 +87,7 @@ extension PostgresStore {
         }
         while true {
             let count = try inTransaction { session in
-                try session.execute(
+                try session.changes(
                     """
                     DELETE FROM notification WHERE ctid IN (
                         SELECT ctid FROM notification WHERE first_ts < \(cutoff) AND last_ts < \(cutoff) AND cause IS NOT NULL
@@ -101,7 +101,7 @@ extension PostgresStore {
         while true {
             // A config record is superseded by a later one of the same app, device and process; the latest stays.
             let count = try inTransaction { session in
-                try session.execute(
+                try session.changes(
                     """
                     DELETE FROM config WHERE ctid IN (
                         SELECT c.ctid FROM config c WHERE c.ts < \(cutoff) AND EXISTS (
@@ -122,7 +122,7 @@ extension PostgresStore {
                     SELECT b.id FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)
                     FOR UPDATE SKIP LOCKED)
                 """)
-            report.minuteRows = try session.execute("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
+            report.minuteRows = try session.changes("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
         }
         _ = progress?(report)
         return report

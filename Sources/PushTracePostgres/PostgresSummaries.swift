@@ -3,94 +3,6 @@ import NIOCore
 import PostgresNIO
 import PushTraceStore
 
-/// A summary as the `notification` table keeps it (the same columns as the SQLite engine's): read, merged in Swift,
-/// and written back whole.
-extension NotificationFacts {
-    /// The columns, in ``init(stored:at:)`` order: `cause` at offset 24, then the actions' JSON list.
-    static let postgresColumns = [
-        "device_id", "category", "app_version", "os", "first_ts", "last_ts", "sent_ts", "apns_status", "has_alert",
-        "mutable_content", "service_received", "service_delivered", "service_expired", "service_ms", "service_crashed",
-        "content_received", "content_crashed", "actions", "app_responses", "records", "device_reached", "downloads",
-        "download_bytes", "attachment_failure", "cause", "action_list",
-    ]
-    static let postgresColumnList = postgresColumns.joined(separator: ", ")
-
-    /// A stored summary and its cause, read from ``postgresColumns`` starting at `offset`.
-    init(stored row: PostgresRandomAccessRow, at offset: Int = 0) throws {
-        self.init()
-        func text(_ at: Int) throws -> String? { try row[offset + at].decode(String?.self) }
-        func int(_ at: Int) throws -> Int64? { try row[offset + at].decode(Int64?.self) }
-        func flag(_ at: Int) throws -> Bool { try int(at) ?? 0 != 0 }
-        deviceID = try text(0)
-        category = try text(1)
-        appVersion = try text(2)
-        os = try text(3)
-        firstTs = try int(4)
-        lastTs = try int(5)
-        sentTs = try int(6)
-        apnsStatus = try int(7)
-        hasAlert = try int(8).map { $0 != 0 }
-        mutableContent = try int(9).map { $0 != 0 }
-        serviceReceived = try flag(10)
-        serviceDelivered = try flag(11)
-        serviceExpired = try flag(12)
-        serviceMs = try int(13)
-        serviceCrashed = try flag(14)
-        contentReceived = try flag(15)
-        contentCrashed = try flag(16)
-        actions = Int(try int(17) ?? 0)
-        appResponses = Int(try int(18) ?? 0)
-        records = Int(try int(19) ?? 0)
-        deviceIDFromDevice = try flag(20)
-        downloads = Int(try int(21) ?? 0)
-        downloadBytes = try int(22)
-        attachmentFailure = try text(23)
-        actionRows = Self.storedActionRows(try text(25))
-    }
-
-    /// The actions' JSON list as `notification.action_list` keeps it: `[[action, response], …]`, nil when none.
-    static func storedActionList(_ rows: [(action: String?, response: String?)]) -> String? {
-        guard !rows.isEmpty else { return nil }
-        return (try? JSONEncoder().encode(rows.map { [$0.action, $0.response] })).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    static func storedActionRows(_ list: String?) -> [(action: String?, response: String?)] {
-        guard let list, let pairs = try? JSONDecoder().decode([[String?]].self, from: Data(list.utf8)) else { return [] }
-        return pairs.map { ($0.first ?? nil, $0.count > 1 ? $0[1] : nil) }
-    }
-
-    /// Binds every column of ``postgresColumns`` (with `cause`), in order.
-    func bind(_ binds: inout PostgresBindings, cause: String?) {
-        func flag(_ value: Bool) -> Int64 { value ? 1 : 0 }
-        binds.append(deviceID)
-        binds.append(category)
-        binds.append(appVersion)
-        binds.append(os)
-        binds.append(firstTs)
-        binds.append(lastTs)
-        binds.append(sentTs)
-        binds.append(apnsStatus)
-        binds.append(hasAlert.map(flag))
-        binds.append(mutableContent.map(flag))
-        binds.append(flag(serviceReceived))
-        binds.append(flag(serviceDelivered))
-        binds.append(flag(serviceExpired))
-        binds.append(serviceMs)
-        binds.append(flag(serviceCrashed))
-        binds.append(flag(contentReceived))
-        binds.append(flag(contentCrashed))
-        binds.append(Int64(actions))
-        binds.append(Int64(appResponses))
-        binds.append(Int64(records))
-        binds.append(flag(deviceIDFromDevice))
-        binds.append(Int64(downloads))
-        binds.append(downloadBytes)
-        binds.append(attachmentFailure)
-        binds.append(cause)
-        binds.append(Self.storedActionList(actionRows))
-    }
-}
-
 /// A notification's key in the order PostgreSQL's `COLLATE "C"` sorts it (byte by byte), the order rows are locked in.
 struct NotificationRowKey: Hashable {
     var appID: String
@@ -201,17 +113,16 @@ enum PostgresSummaryWriter {
         throws -> [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)]
     {
         var stored: [NotificationRowKey: (NotificationFacts, String?, String?, Int64?)] = [:]
-        for row in try session.query(
+        for row in try session.sqlRows(
             """
-            SELECT app_id, notification_id, \(unescaped: NotificationFacts.postgresColumnList) FROM notification
+            SELECT app_id, notification_id, cause, \(unescaped: NotificationFacts.storedColumnList) FROM notification
             WHERE (app_id, notification_id) IN (SELECT * FROM unnest(\(keys.map(\.appID))::text[], \(keys.map(\.notificationID))::text[]))
             ORDER BY app_id, notification_id FOR UPDATE
             """)
         {
-            let columns = row.makeRandomAccess()
-            let key = NotificationRowKey(appID: try columns[0].decode(String.self), notificationID: try columns[1].decode(String.self))
-            let facts = try NotificationFacts(stored: columns, at: 2)
-            stored[key] = (facts, try columns[26].decode(String?.self), facts.deviceID, facts.sentTs)
+            let key = NotificationRowKey(appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"))
+            let facts = try NotificationFacts(stored: row)
+            stored[key] = (facts, try row.decode("cause"), facts.deviceID, facts.sentTs)
         }
         return stored
     }
@@ -221,17 +132,7 @@ enum PostgresSummaryWriter {
         _ facts: NotificationFacts, appID: String, notificationID: String, cause: String?,
         _ session: PostgresSession
     ) throws {
-        var binds = PostgresBindings()
-        facts.bind(&binds, cause: cause)
-        binds.append(appID)
-        binds.append(notificationID)
-        let columns = NotificationFacts.postgresColumns
-        try session.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    UPDATE notification SET \(columns.enumerated().map { "\($0.element) = $\($0.offset + 1)" }.joined(separator: ", "))
-                    WHERE app_id = $\(columns.count + 1) AND notification_id = $\(columns.count + 2)
-                    """, binds: binds))
+        try session.execute(facts.update(appID: appID, notificationID: notificationID, cause: cause))
     }
 
     /// Adds every row's delta by upserts, in key order, and forgets them. An upsert adds under the row's lock: two

@@ -106,49 +106,33 @@ struct BundleWriter: BundleItemWriter {
         let manifest = tally.manifest
         let appID = manifest.appID!
         if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app_id, device_id) DO UPDATE SET
-                        first_seen = min(device.first_seen, excluded.first_seen),
-                        last_seen = max(device.last_seen, excluded.last_seen),
-                        app_version = coalesce(excluded.app_version, device.app_version),
-                        os = coalesce(excluded.os, device.os),
-                        device_model = coalesce(excluded.device_model, device.device_model)
-                    """
-            ).execute(arguments: [appID, deviceID, first, last, manifest.appVersion, manifest.os, manifest.deviceModel])
+            let session = SQLiteSession(db: db)
+            try session.deviceSeen(
+                appID: appID, deviceID: deviceID, firstSeen: first, lastSeen: last, manifest: manifest)
             // Silence from this device now means something for the pushes it has not mentioned: settle them again,
             // their counts taken out of the rollups until then.
-            let awaiting = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT notification_id, \(NotificationFacts.columns) FROM notification INDEXED BY notification_awaiting
-                        WHERE app_id = ? AND device_id = ? AND cause = 'awaiting_device_logs' AND sent_ts <= ?
-                        """), arguments: [appID, deviceID, last - settings.notDeliveredAfterMs])
+            let awaiting = try session.rows(
+                """
+                SELECT notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
+                INDEXED BY notification_awaiting
+                WHERE app_id = \(appID) AND device_id = \(deviceID) AND cause = 'awaiting_device_logs'
+                    AND sent_ts <= \(last - settings.notDeliveredAfterMs)
+                """)
             if !awaiting.isEmpty {
                 let rollups = RollupDeltas()
-                let unsettle = try db.cachedStatement(
-                    sql: "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = ? AND notification_id = ?")
                 for row in awaiting {
-                    let id: String = row[0]
-                    let facts = NotificationFacts(stored: row, at: 1)
+                    let id: String = try row.decode("notification_id")
                     rollups.add(
-                        appID: appID, notificationID: id, facts: facts, cause: row[25],
-                        sign: -1)
-                    try unsettle.execute(arguments: [appID, id])
+                        appID: appID, notificationID: id, facts: try NotificationFacts(stored: row),
+                        cause: try row.decode("cause"), sign: -1)
+                    try session.execute(
+                        "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = \(appID) AND notification_id = \(id)")
                 }
                 try rollups.write(db)
             }
         }
         try blocks.flush(db)
-        if !progress.rejectedLines.lines.isEmpty {
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES (?, ?, ?, ?)")
-            for line in progress.rejectedLines.lines {
-                try insert.execute(arguments: [bundleRef, line.line, line.reason, Data(line.raw)])
-            }
-        }
+        try SQLiteSession(db: db).storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
         let spans = tally.spans
         try db.cachedStatement(
             sql: """

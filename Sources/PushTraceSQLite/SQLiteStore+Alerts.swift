@@ -32,13 +32,13 @@ extension SQLiteStore {
                 settled: { start, end in
                     var settled: [(appID: String, facts: NotificationFacts)] = []
                     for app in apps {
-                        let rows = try Row.fetchCursor(
-                            db,
-                            sql: """
-                                SELECT \(NotificationFacts.columns) FROM notification INDEXED BY notification_by_time
-                                WHERE app_id = ? AND first_ts >= ? AND first_ts < ? AND cause IS NOT NULL
-                                """, arguments: [app, start, end])
-                        while let row = try rows.next() { settled.append((app, NotificationFacts(stored: row))) }
+                        try SQLiteSession(db: db).each(
+                            """
+                            SELECT \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
+                            INDEXED BY notification_by_time
+                            WHERE app_id = \(app) AND first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
+                            """
+                        ) { settled.append((app, try NotificationFacts(stored: $0))) }
                     }
                     return settled
                 })

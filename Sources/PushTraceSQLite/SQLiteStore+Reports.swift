@@ -52,17 +52,15 @@ extension SQLiteStore {
     public func rebuildRollups() throws {
         try pool.write { db in
             let deltas = RollupDeltas()
-            let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT app_id, notification_id, \(NotificationFacts.columns) FROM notification WHERE cause IS NOT NULL
-                    """)
-            while let row = try rows.next() {
-                let app: String = row[0], id: String = row[1]
-                let facts = NotificationFacts(stored: row, at: 2)
+            try SQLiteSession(db: db).each(
+                """
+                SELECT app_id, notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
+                WHERE cause IS NOT NULL
+                """
+            ) { row in
                 deltas.add(
-                    appID: app, notificationID: id, facts: facts, cause: row[26],
-                    sign: 1)
+                    appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"),
+                    facts: try NotificationFacts(stored: row), cause: try row.decode("cause"), sign: 1)
             }
             for rollup in Rollup.all { try db.execute(sql: "DELETE FROM \(rollup.table)") }
             try deltas.write(db)

@@ -39,7 +39,7 @@ public struct NotificationSummary: Codable, Sendable, Hashable {
         self.cause = cause
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case appID = "app_id", notificationID = "notification_id", deviceID = "device_id", category
         case appVersion = "app_version", os, firstTs = "first_ts", lastTs = "last_ts", sentTs = "sent_ts"
         case apnsStatus = "apns_status", serviceMs = "service_ms", actions, records, cause

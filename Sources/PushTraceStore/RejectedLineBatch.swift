@@ -27,10 +27,6 @@ public struct RejectedLineBatch: Sendable {
         lines.append(line)
     }
 
-    /// The three columns of the lines to store, for an engine that writes them as arrays.
-    public var columns: (line: [Int64], reason: [String], raw: [[UInt8]]) {
-        (lines.map { Int64($0.line) }, lines.map(\.reason), lines.map(\.raw))
-    }
 }
 
 extension RejectedLine {

@@ -1,0 +1,68 @@
+import NIOCore
+import PostgresNIO
+import PushTraceStore
+
+/// PostgreSQL's words for what differs between the engines.
+struct PostgresDialect: SQLDialect {
+    func placeholder(_ index: Int) -> String { "$\(index)" }
+    var byteOrder: String { #"COLLATE "C""# }
+    var descendingNullsLast: String { "DESC NULLS LAST" }
+    var least: String { "least" }
+    var greatest: String { "greatest" }
+}
+
+extension PostgresSession: SQLSession {
+    var dialect: PostgresDialect { PostgresDialect() }
+
+    func rows(_ statement: SQLStatement) throws -> [SQLRow] {
+        try sqlRows(Self.query(statement, dialect))
+    }
+
+    /// Every row of a statement written for PostgreSQL alone (one that binds arrays), read by column name.
+    func sqlRows(_ query: PostgresQuery) throws -> [SQLRow] {
+        var columns: SQLColumns?
+        return try self.query(query).map { row in
+            let names = columns ?? SQLColumns(row.map(\.columnName))
+            columns = names
+            return SQLRow(columns: names, values: try row.map(SQLValue.init))
+        }
+    }
+
+    @discardableResult
+    func execute(_ statement: SQLStatement) throws -> Int {
+        try changes(Self.query(statement, dialect))
+    }
+
+    /// The statement as postgres-nio sends it: its text, and each value bound with its own type.
+    static func query(_ statement: SQLStatement, _ dialect: PostgresDialect) -> PostgresQuery {
+        let (sql, values) = statement.rendered(for: dialect)
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .null: binds.appendNull()
+            case .integer(let number): binds.append(number)
+            case .real(let number): binds.append(number)
+            case .text(let text): binds.append(text)
+            case .bytes(let bytes): binds.append(ByteBuffer(bytes: bytes))
+            }
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+}
+
+extension SQLValue {
+    /// A cell as the store reads it: the integer types as one integer, `bool` as 0 or 1, the text types as text.
+    init(_ cell: PostgresCell) throws {
+        guard cell.bytes != nil else {
+            self = .null
+            return
+        }
+        switch cell.dataType {
+        case .int2, .int4, .int8: self = .integer(try cell.decode(Int64.self))
+        case .bool: self = .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .float4, .float8: self = .real(try cell.decode(Double.self))
+        case .bytea: self = .bytes(Array(buffer: try cell.decode(ByteBuffer.self)))
+        default: self = .text(try cell.decode(String.self))
+        }
+    }
+}

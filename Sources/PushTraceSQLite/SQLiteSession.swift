@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import PushTraceStore
+
+/// SQLite's words for what differs between the engines.
+struct SQLiteDialect: SQLDialect {
+    func placeholder(_ index: Int) -> String { "?" }
+    var byteOrder: String { "" }
+    var descendingNullsLast: String { "DESC" }
+    var least: String { "min" }
+    var greatest: String { "max" }
+}
+
+/// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached
+/// by their text, as GRDB's `cachedStatement` keeps them for the connection.
+struct SQLiteSession: SQLSession {
+    let db: Database
+
+    var dialect: SQLiteDialect { SQLiteDialect() }
+
+    func rows(_ statement: SQLStatement) throws -> [SQLRow] {
+        var rows: [SQLRow] = []
+        try each(statement) { rows.append($0) }
+        return rows
+    }
+
+    /// Each row of the answer handed to `body` as it is read, without keeping them all.
+    func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws {
+        let prepared = try prepare(statement)
+        let columns = SQLColumns(prepared.columnNames)
+        let cursor = try Row.fetchCursor(prepared)
+        while let row = try cursor.next() { try body(SQLRow(row, columns: columns)) }
+    }
+
+    @discardableResult
+    func execute(_ statement: SQLStatement) throws -> Int {
+        try prepare(statement).execute()
+        return db.changesCount
+    }
+
+    private func prepare(_ statement: SQLStatement) throws -> Statement {
+        let (sql, binds) = statement.rendered(for: dialect)
+        let prepared = try db.cachedStatement(sql: sql)
+        prepared.setUncheckedArguments(StatementArguments(binds.map(\.databaseValue)))
+        return prepared
+    }
+}
+
+extension SQLRow {
+    /// A GRDB row, its values read as they are stored.
+    init(_ row: Row, columns: SQLColumns) {
+        self.init(columns: columns, values: row.databaseValues.map(SQLValue.init))
+    }
+}
+
+extension SQLValue {
+    init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let number): self = .integer(number)
+        case .double(let number): self = .real(number)
+        case .string(let text): self = .text(text)
+        case .blob(let data): self = .bytes([UInt8](data))
+        }
+    }
+
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .null: return .null
+        case .integer(let number): return number.databaseValue
+        case .real(let number): return number.databaseValue
+        case .text(let text): return text.databaseValue
+        case .bytes(let bytes): return Data(bytes).databaseValue
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// What differs between the engines' SQL, and nothing else: statements written once in this module ask it for
+/// these few words (vapor/sql-kit's `SQLDialect` draws the same line).
+public protocol SQLDialect: Sendable {
+    /// The placeholder of the `index`th bound value, counted from 1: `?` for SQLite, `$1` for PostgreSQL.
+    func placeholder(_ index: Int) -> String
+    /// Appended to a text column to order it byte by byte, the order keys are compared in everywhere: nothing for
+    /// SQLite (its default collation is binary), `COLLATE "C"` for PostgreSQL.
+    var byteOrder: String { get }
+    /// An `ORDER BY` direction, descending with NULL last: SQLite sorts NULL first, so `DESC` puts it last;
+    /// PostgreSQL must be told.
+    var descendingNullsLast: String { get }
+    /// The smaller and the larger of two values: `min`/`max` in SQLite, `least`/`greatest` in PostgreSQL (whose
+    /// `min`/`max` are aggregates only).
+    var least: String { get }
+    var greatest: String { get }
+}

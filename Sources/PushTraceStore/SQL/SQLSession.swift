@@ -1,0 +1,15 @@
+/// The few operations the engine-neutral logic of the store needs of a database connection: statements run inside
+/// whatever transaction the engine opened for the work, answers read by column name.
+///
+/// Each engine conforms its own connection type, and keeps for itself only what is truly its own (connections,
+/// transactions, migrations, locks). Logic written against this protocol is written once for both engines.
+public protocol SQLSession {
+    associatedtype Dialect: SQLDialect
+    /// The engine's dialect, which statements are rendered for.
+    var dialect: Dialect { get }
+    /// Every row of the statement's answer.
+    func rows(_ statement: SQLStatement) throws -> [SQLRow]
+    /// Runs a statement that answers no rows; returns how many rows it changed.
+    @discardableResult
+    func execute(_ statement: SQLStatement) throws -> Int
+}
