@@ -237,16 +237,15 @@ struct PostgresBundleWriter: BundleItemWriter {
     }
 
     /// Writes the device and the bundle's counts; the group merges ``facts`` into the summaries.
-    mutating func finish() throws -> IngestResult {
-        guard let tally = progress.tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
-        if let duplicateOf = progress.duplicateOf { return duplicateOf }
-        let manifest = tally.manifest
-        let appID = manifest.appID!
-        if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
-            try session.deviceSeen(appID: appID, deviceID: deviceID, firstSeen: first, lastSeen: last, manifest: manifest)
+    mutating func end(_ tally: BundleTally, device: DeviceSeen?) throws {
+        if let device {
+            try session.deviceSeen(
+                appID: device.appID, deviceID: device.deviceID, firstSeen: device.first, lastSeen: device.last,
+                manifest: tally.manifest)
             // Silence from this device now means something for the pushes it has not mentioned: they are settled
             // again (with the group's summaries, under their row locks).
-            awaitingDevice = AwaitingDevice(appID: appID, deviceID: deviceID, sentBy: last - group.store.settings.notDeliveredAfterMs)
+            awaitingDevice = AwaitingDevice(
+                appID: device.appID, deviceID: device.deviceID, sentBy: device.last - group.store.settings.notDeliveredAfterMs)
         }
         let session = self.session
         try blocks.flush { try Self.insert($0, session) }
@@ -259,6 +258,5 @@ struct PostgresBundleWriter: BundleItemWriter {
                 config_ts_to = \(spans.configTo)
             WHERE id = \(bundleRef)
             """)
-        return tally.result
     }
 }

@@ -165,38 +165,14 @@ final class PostgresCopyTarget: StoreCopyTarget {
     }
 
     func write(_ part: CopiedPart) throws {
-        try store.writing { session in
-            switch part {
-            case .bundleCount, .counts: break
-            case .dictionaries(let dictionaries):
-                try insert(
-                    session, "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"],
-                    dictionaries.map {
-                        [
-                            .integer($0.id), $0.appID.map(QueryValue.text) ?? .null, .integer($0.adler32), .integer($0.trainedAt),
-                            .blob($0.bytes),
-                        ]
-                    })
-            case .configBodies(let bodies):
-                try insert(
-                    session, "config_body", ["id", "digest", "app_group", "body"],
-                    bodies.map {
-                        [.integer($0.id), .integer($0.digest), $0.appGroup.map(QueryValue.text) ?? .null, .blob($0.body)]
-                    })
-            case .bundles(let bundles):
-                try insert(bundles, session)
-            case .rows(let table, let rows):
-                try insert(session, table.name, table.columns, rows)
-            }
-        }
+        try store.writing { session in try session.writeCopied(part) { try insert($0, session) } }
     }
 
     private func insert(_ bundles: [CopiedBundle], _ session: PostgresSession) throws {
         let bundleIDs = try Self.reserve(bundles.count, "bundle", session)
-        var bundleRows: [[QueryValue]] = [], blockRows: [[QueryValue]] = [], entries: [[QueryValue]] = []
-        var rejectedRows: [[QueryValue]] = []
-        func value(_ text: String?) -> QueryValue { text.map(QueryValue.text) ?? .null }
-        func value(_ integer: Int64?) -> QueryValue { integer.map(QueryValue.integer) ?? .null }
+        var bundleRows: [[SQLValue]] = [], blockRows: [[SQLValue]] = [], entries: [[SQLValue]] = []
+        var rejectedRows: [[SQLValue]] = []
+        func value(_ value: some SQLValueConvertible) -> SQLValue { value.sqlValue }
         for (bundle, id) in zip(bundles, bundleIDs) {
             bundleRows.append([
                 .integer(id), .text(bundle.appID), .text(bundle.bundleID), value(bundle.deviceID), value(bundle.appVersion),
@@ -210,22 +186,23 @@ final class PostgresCopyTarget: StoreCopyTarget {
                 let blockID = block.id
                 blockRows.append([
                     .integer(blockID), .integer(id), .integer(block.lines), .integer(block.rawBytes),
-                    .integer(block.dictionary), .blob(block.data),
+                    .integer(block.dictionary), .bytes(block.data),
                 ])
                 entries += block.keys.map { [.integer($0), .integer(blockID)] }
             }
-            rejectedRows += bundle.rejectedLines.map { [.integer(id), .integer($0.line), .text($0.reason), .blob($0.raw)] }
+            rejectedRows += bundle.rejectedLines.map { [.integer(id), .integer($0.line), .text($0.reason), .bytes($0.raw)] }
         }
-        try insert(
-            session, "bundle",
-            [
+        try session.insertRows(
+            into: "bundle",
+            columns: [
                 "id", "app_id", "bundle_id", "device_id", "app_version", "build", "os", "device_model",
                 "sdk", "uploaded_at", "received_at", "clock_offset_ms", "source", "accepted", "rejected",
                 "pruned_at", "ts_from", "ts_to", "config_ts_from", "config_ts_to",
             ], bundleRows)
-        try insert(session, "record_block", ["id", "bundle_ref", "lines", "raw_bytes", "dictionary", "data"], blockRows)
-        try insert(session, "notification_block", ["key", "block"], entries, suffix: "ON CONFLICT DO NOTHING")
-        try insert(session, "rejected_line", ["bundle_ref", "line", "reason", "raw"], rejectedRows)
+        try session.insertRows(
+            into: "record_block", columns: ["id", "bundle_ref", "lines", "raw_bytes", "dictionary", "data"], blockRows)
+        try session.insertRows(into: "notification_block", columns: ["key", "block"], entries, ignoringConflicts: true)
+        try session.insertRows(into: "rejected_line", columns: ["bundle_ref", "line", "reason", "raw"], rejectedRows)
     }
 
     /// Moves the sequences of the tables whose ids were copied past them, and counts what was stored.
@@ -253,47 +230,4 @@ final class PostgresCopyTarget: StoreCopyTarget {
                     """)
         ).map { try $0.decode(Int64.self) }
     }
-
-    /// `rows` inserted into `table`, as many to a statement as its parameters allow and at most
-    /// ``bytesPerStatement`` of values.
-    private func insert(
-        _ session: PostgresSession, _ table: String, _ columns: [String], _ rows: [[QueryValue]],
-        suffix: String = ""
-    ) throws {
-        let perStatement = max(1, 30_000 / columns.count)
-        var start = 0
-        while start < rows.count {
-            var binds = PostgresBindings(capacity: min(perStatement, rows.count - start) * columns.count)
-            var tuples: [String] = []
-            var bytes = 0
-            while start < rows.count, tuples.count < perStatement, tuples.isEmpty || bytes < Self.bytesPerStatement {
-                var placeholders: [String] = []
-                for value in rows[start] {
-                    bytes += 8
-                    switch value {
-                    case .null: binds.appendNull()
-                    case .integer(let integer): binds.append(integer)
-                    case .real(let real): binds.append(real)
-                    case .text(let text):
-                        binds.append(text)
-                        bytes += text.utf8.count
-                    case .blob(let blob):
-                        binds.append(ByteBuffer(bytes: blob))
-                        bytes += blob.count
-                    }
-                    placeholders.append("$\(binds.count)")
-                }
-                tuples.append("(" + placeholders.joined(separator: ", ") + ")")
-                start += 1
-            }
-            try session.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(suffix)
-                        """, binds: binds))
-        }
-    }
-
-    /// The most bytes of values one statement carries (a block is at most a few hundred kilobytes).
-    private static let bytesPerStatement = 16 << 20
 }

@@ -21,17 +21,14 @@ extension PostgresStore {
             let locked = try lockHolder.query("SELECT pg_try_advisory_lock(\(Self.retentionLock))").first(where: { _ in true })!
                 .decode(Bool.self)
             guard locked else { return RetentionReport() }
-            return try deleteExpiredHoldingLock(before: cutoff, batchSize: max(1, batchSize), progress: progress)
+            var pass = RetentionPass(progress: progress)
+            return try deleteExpiredHoldingLock(before: cutoff, batchSize: max(1, batchSize), &pass)
         }
     }
 
-    private func deleteExpiredHoldingLock(
-        before cutoff: Int64, batchSize: Int,
-        progress: ((RetentionReport) -> Bool)?
-    ) throws -> RetentionReport {
-        var report = RetentionReport()
-        while true {
-            let deleted = try writing { session -> Bool in
+    private func deleteExpiredHoldingLock(before cutoff: Int64, batchSize: Int, _ pass: inout RetentionPass) throws -> RetentionReport {
+        let bundlesDone = try pass.untilDone { report in
+            try writing { session -> Bool in
                 let candidates = try session.query(
                     """
                     SELECT id, accepted, (SELECT coalesce(sum(raw_bytes), 0) FROM record_block r WHERE r.bundle_ref = bundle.id)::bigint
@@ -82,10 +79,9 @@ extension PostgresStore {
                 report.bundles += bundles.count
                 return true
             }
-            guard deleted else { break }
-            if progress?(report) == false { return report }
         }
-        while true {
+        guard bundlesDone else { return pass.report }
+        let summariesDone = try pass.untilDone { report in
             let count = try inTransaction { session in
                 try session.changes(
                     """
@@ -94,11 +90,11 @@ extension PostgresStore {
                         LIMIT \(Int64(batchSize)) FOR UPDATE SKIP LOCKED)
                     """)
             }
-            guard count > 0 else { break }
             report.notifications += count
-            if progress?(report) == false { return report }
+            return count > 0
         }
-        while true {
+        guard summariesDone else { return pass.report }
+        let configsDone = try pass.untilDone { report in
             // A config record is superseded by a later one of the same app, device and process; the latest stays.
             let count = try inTransaction { session in
                 try session.changes(
@@ -110,22 +106,22 @@ extension PostgresStore {
                         LIMIT \(Int64(batchSize)))
                     """)
             }
-            guard count > 0 else { break }
             report.configs += count
-            if progress?(report) == false { return report }
+            return count > 0
         }
-        try inTransaction { session in
-            // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
-            try session.query(
-                """
-                DELETE FROM config_body WHERE id IN (
-                    SELECT b.id FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)
-                    FOR UPDATE SKIP LOCKED)
-                """)
-            report.minuteRows = try session.changes("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
+        guard configsDone else { return pass.report }
+        return try pass.finish { report in
+            try inTransaction { session in
+                // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
+                try session.query(
+                    """
+                    DELETE FROM config_body WHERE id IN (
+                        SELECT b.id FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)
+                        FOR UPDATE SKIP LOCKED)
+                    """)
+                report.minuteRows = try session.changes("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
+            }
         }
-        _ = progress?(report)
-        return report
     }
 
     /// PostgreSQL gives deleted rows' room back in place: `VACUUM` makes it reusable and truncates empty pages at

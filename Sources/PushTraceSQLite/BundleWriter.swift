@@ -100,15 +100,12 @@ struct BundleWriter: BundleItemWriter {
     }
 
     /// Writes the device and the bundle's counts; the caller merges ``facts`` into the summaries and commits.
-    mutating func finish() throws -> IngestResult {
-        guard let tally = progress.tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
-        if let duplicateOf = progress.duplicateOf { return duplicateOf }
-        let manifest = tally.manifest
-        let appID = manifest.appID!
-        if let deviceID = tally.deviceID, let last = tally.deviceLastSeen, let first = tally.deviceFirstSeen {
-            let session = SQLiteSession(db: db)
+    mutating func end(_ tally: BundleTally, device: DeviceSeen?) throws {
+        let session = SQLiteSession(db: db)
+        if let device {
+            let (appID, deviceID, last) = (device.appID, device.deviceID, device.last)
             try session.deviceSeen(
-                appID: appID, deviceID: deviceID, firstSeen: first, lastSeen: last, manifest: manifest)
+                appID: appID, deviceID: deviceID, firstSeen: device.first, lastSeen: last, manifest: tally.manifest)
             // Silence from this device now means something for the pushes it has not mentioned: settle them again,
             // their counts taken out of the rollups until then.
             let awaiting = try session.rows(
@@ -132,7 +129,7 @@ struct BundleWriter: BundleItemWriter {
             }
         }
         try blocks.flush(db)
-        try SQLiteSession(db: db).storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
+        try session.storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
         let spans = tally.spans
         try db.cachedStatement(
             sql: """
@@ -144,6 +141,5 @@ struct BundleWriter: BundleItemWriter {
             tally.accepted, tally.rejected, blocks.first, blocks.last, spans.lines?.from, spans.lines?.to,
             spans.configFrom, spans.configTo, bundleRef,
         ])
-        return tally.result
     }
 }

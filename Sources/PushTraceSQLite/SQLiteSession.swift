@@ -12,7 +12,8 @@ struct SQLiteDialect: SQLDialect {
 }
 
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached
-/// by their text, as GRDB's `cachedStatement` keeps them for the connection.
+/// by their text, as GRDB's `cachedStatement` keeps them for the connection; a long one (a multi-row insert, whose
+/// text changes with its row count) is prepared each time rather than kept.
 struct SQLiteSession: SQLSession {
     let db: Database
 
@@ -40,7 +41,7 @@ struct SQLiteSession: SQLSession {
 
     private func prepare(_ statement: SQLStatement) throws -> Statement {
         let (sql, binds) = statement.rendered(for: dialect)
-        let prepared = try db.cachedStatement(sql: sql)
+        let prepared = sql.utf8.count > 4_096 ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
         prepared.setUncheckedArguments(StatementArguments(binds.map(\.databaseValue)))
         return prepared
     }

@@ -156,28 +156,8 @@ final class SQLiteCopyTarget: StoreCopyTarget {
 
     func write(_ part: CopiedPart) throws {
         try pool.write { db in
-            switch part {
-            case .bundleCount, .counts: break
-            case .dictionaries(let dictionaries):
-                for d in dictionaries {
-                    try db.execute(
-                        sql: "INSERT INTO dictionary (id, app_id, adler32, trained_at, bytes) VALUES (?, ?, ?, ?, ?)",
-                        arguments: [d.id, d.appID, d.adler32, d.trainedAt, Data(d.bytes)])
-                }
-            case .configBodies(let bodies):
-                let insert = try db.cachedStatement(sql: "INSERT INTO config_body (id, digest, app_group, body) VALUES (?, ?, ?, ?)")
-                for b in bodies { try insert.execute(arguments: [b.id, b.digest, b.appGroup, Data(b.body)]) }
-            case .bundles(let bundles):
+            try SQLiteSession(db: db).writeCopied(part) { bundles in
                 for bundle in bundles { try insert(bundle, db) }
-            case .rows(let table, let rows):
-                let insert = try db.cachedStatement(
-                    sql: """
-                        INSERT INTO \(table.name) (\(table.columns.joined(separator: ", ")))
-                        VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))
-                        """)
-                for row in rows {
-                    try insert.execute(arguments: StatementArguments(row.map(\.databaseValue)))
-                }
             }
         }
     }

@@ -16,9 +16,9 @@ extension SQLiteStore {
         before cutoff: Int64, batchSize: Int,
         progress: ((RetentionReport) -> Bool)?
     ) throws -> RetentionReport {
-        var report = RetentionReport()
+        var pass = RetentionPass(progress: progress)
         // Records, by bundle: each bundle's records are one id range.
-        while true {
+        let bundlesDone = try pass.untilDone { report in
             let bundles = try pool.read { db in
                 try Row.fetchAll(
                     db,
@@ -29,7 +29,7 @@ extension SQLiteStore {
                         WHERE received_at < ? AND pruned_at IS NULL ORDER BY received_at LIMIT ?
                         """, arguments: [cutoff, max(1, batchSize / 10)])
             }
-            guard !bundles.isEmpty else { break }
+            guard !bundles.isEmpty else { return false }
             let taken = RetentionBatch.take(bundles, lineLimit: batchSize, lines: { $0[3] }, bytes: { $0[4] })
             try pool.write { db in
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -74,11 +74,12 @@ extension SQLiteStore {
                     report.bundles += 1
                 }
             }
-            if progress?(report) == false { return report }
+            return true
         }
+        guard bundlesDone else { return pass.report }
         // Summaries, per app along the time index (their actions are a column of theirs).
         for app in try pool.read({ try appIDs($0) }) {
-            while true {
+            let appDone = try pass.untilDone { report in
                 let summaries = try pool.read { db in
                     try Row.fetchAll(
                         db,
@@ -87,7 +88,7 @@ extension SQLiteStore {
                             WHERE app_id = ? AND first_ts < ? AND last_ts < ? AND cause IS NOT NULL LIMIT ?
                             """, arguments: [app, cutoff, cutoff, batchSize])
                 }
-                guard !summaries.isEmpty else { break }
+                guard !summaries.isEmpty else { return false }
                 try pool.write { db in
                     for summary in summaries {
                         let id: String = summary[0]
@@ -95,19 +96,18 @@ extension SQLiteStore {
                         report.notifications += db.changesCount
                     }
                 }
-                if progress?(report) == false { return report }
+                return true
             }
+            guard appDone else { return pass.report }
         }
-        if try deleteSupersededConfigs(before: cutoff, batchSize: batchSize, report: &report, progress: progress) == false {
-            return report
+        guard try deleteSupersededConfigs(before: cutoff, batchSize: batchSize, pass: &pass) else { return pass.report }
+        return try pass.finish { report in
+            try pool.write { db in
+                try db.execute(sql: "DELETE FROM minutely WHERE minute < ?", arguments: [cutoff / 60_000])
+                report.minuteRows = db.changesCount
+            }
+            report.dictionaries = try retireDictionaries(now: Int64(Date().timeIntervalSince1970 * 1000))
         }
-        try pool.write { db in
-            try db.execute(sql: "DELETE FROM minutely WHERE minute < ?", arguments: [cutoff / 60_000])
-            report.minuteRows = db.changesCount
-        }
-        report.dictionaries = try retireDictionaries(now: Int64(Date().timeIntervalSince1970 * 1000))
-        _ = progress?(report)
-        return report
     }
 
     /// Deletes config records older than `cutoff` that a later record of the same app, device and process
@@ -115,14 +115,11 @@ extension SQLiteStore {
     /// a time (a row is superseded
     /// when the next row has its key), and the writer deletes what each page found: no transaction holds the
     /// writer for more than one page's deletes, however large the table. Returns false when `progress` said stop.
-    private func deleteSupersededConfigs(
-        before cutoff: Int64, batchSize: Int, report: inout RetentionReport,
-        progress: ((RetentionReport) -> Bool)?
-    ) throws -> Bool {
+    private func deleteSupersededConfigs(before cutoff: Int64, batchSize: Int, pass: inout RetentionPass) throws -> Bool {
         typealias Key = (app: String, device: String, process: String, ts: Int64)
         var last: Key?
         let pageSize = max(1, batchSize) * 10
-        while true {
+        let done = try pass.untilDone { report in
             let page = try pool.read { db in
                 let rows =
                     if let key = last {
@@ -163,10 +160,10 @@ extension SQLiteStore {
                         report.configs += db.changesCount
                     }
                 }
-                if progress?(report) == false { return false }
             }
-            if page.count < pageSize { break }
+            return page.count == pageSize
         }
+        guard done else { return false }
         // A body is kept while any config refers to it: one pass, after the rows are gone.
         try pool.write { db in
             try db.execute(sql: "DELETE FROM config_body WHERE id NOT IN (SELECT body_ref FROM config)")

@@ -30,6 +30,17 @@ package protocol BundleItemWriter {
     mutating func begin(_ manifest: Manifest) throws
     /// Stores an accepted line.
     mutating func store(_ decoded: DecodedRecord) throws
+    /// Writes what ends a bundle stored now (not a duplicate): its last block, its rejected lines and counts, and
+    /// `device`, the device it came from, with whatever hearing from that device unsettles.
+    mutating func end(_ tally: BundleTally, device: DeviceSeen?) throws
+}
+
+/// A device heard from in a bundle: the corrected times of its first and last lines.
+package struct DeviceSeen: Sendable, Hashable {
+    package var appID: String
+    package var deviceID: String
+    package var first: Int64
+    package var last: Int64
 }
 
 extension BundleItemWriter {
@@ -41,5 +52,17 @@ extension BundleItemWriter {
         case .record(let decoded): try store(decoded)
         case .rejected(let line): progress.reject(line)
         }
+    }
+
+    /// Ends the bundle (``end(_:device:)``) and answers it; a duplicate answers as it was stored before.
+    package mutating func finish() throws -> IngestResult {
+        guard let tally = progress.tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        if let duplicateOf = progress.duplicateOf { return duplicateOf }
+        var device: DeviceSeen?
+        if let deviceID = tally.deviceID, let first = tally.deviceFirstSeen, let last = tally.deviceLastSeen {
+            device = DeviceSeen(appID: tally.manifest.appID!, deviceID: deviceID, first: first, last: last)
+        }
+        try end(tally, device: device)
+        return tally.result
     }
 }

@@ -1,0 +1,76 @@
+extension QueryValue: SQLValueConvertible {
+    public var sqlValue: SQLValue {
+        switch self {
+        case .null: .null
+        case .integer(let integer): .integer(integer)
+        case .real(let real): .real(real)
+        case .text(let text): .text(text)
+        case .blob(let bytes): .bytes(bytes)
+        }
+    }
+
+    public init?(sqlValue: SQLValue) {
+        switch sqlValue {
+        case .null: self = .null
+        case .integer(let integer): self = .integer(integer)
+        case .real(let real): self = .real(real)
+        case .text(let text): self = .text(text)
+        case .bytes(let bytes): self = .blob(bytes)
+        }
+    }
+}
+
+extension SQLSession {
+    /// Inserts `rows` into `table`, many to a statement: as many as stay under either engine's limit on bound values,
+    /// and at most ``copyBytesPerStatement`` of values (one row always goes, whatever its size).
+    package func insertRows(
+        into table: String, columns: [String], _ rows: [[SQLValue]], ignoringConflicts: Bool = false
+    ) throws {
+        let perStatement = max(1, 30_000 / columns.count)
+        var start = 0
+        while start < rows.count {
+            var tuples: [SQLStatement] = []
+            var bytes = 0
+            while start < rows.count, tuples.count < perStatement, tuples.isEmpty || bytes < copyBytesPerStatement {
+                for value in rows[start] {
+                    switch value {
+                    case .text(let text): bytes += 8 + text.utf8.count
+                    case .bytes(let blob): bytes += 8 + blob.count
+                    default: bytes += 8
+                    }
+                }
+                let values = SQLStatement.joined(rows[start].map { "\($0)" }, separator: ", ")
+                tuples.append("(\(values))")
+                start += 1
+            }
+            try execute(
+                """
+                INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: columns.joined(separator: ", ")))
+                VALUES \(SQLStatement.joined(tuples, separator: ", "))\(unsafeRaw: ignoringConflicts ? " ON CONFLICT DO NOTHING" : "")
+                """)
+        }
+    }
+
+    /// The most bytes of values one multi-row insert carries (a block is at most a few hundred kilobytes).
+    package var copyBytesPerStatement: Int { 16 << 20 }
+
+    /// Writes a part of a copy the same way in every engine; its bundles, whose rows each engine lays out its own
+    /// way, go to `bundles`.
+    package func writeCopied(_ part: CopiedPart, bundles: ([CopiedBundle]) throws -> Void) throws {
+        switch part {
+        case .bundleCount, .counts: break
+        case .dictionaries(let dictionaries):
+            try insertRows(
+                into: "dictionary", columns: ["id", "app_id", "adler32", "trained_at", "bytes"],
+                dictionaries.map { [.integer($0.id), $0.appID.sqlValue, .integer($0.adler32), .integer($0.trainedAt), .bytes($0.bytes)] })
+        case .configBodies(let bodies):
+            try insertRows(
+                into: "config_body", columns: ["id", "digest", "app_group", "body"],
+                bodies.map { [.integer($0.id), .integer($0.digest), $0.appGroup.sqlValue, .bytes($0.body)] })
+        case .bundles(let copied):
+            try bundles(copied)
+        case .rows(let table, let rows):
+            try insertRows(into: table.name, columns: table.columns, rows.map { $0.map(\.sqlValue) })
+        }
+    }
+}
