@@ -165,7 +165,7 @@ let package = Package(
             name: "PushTraceStoreTests",
             dependencies: [
                 "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
-                "PushTraceGzip", "PushTracePostgres",
+                "PushTraceGzip", "PushTracePostgres", "PushTraceSQLite",
             ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources
         // What only the SQLite engine has: its schema and migrations, blocks, conversion, checkpoints, the backlog.
         .testTarget(

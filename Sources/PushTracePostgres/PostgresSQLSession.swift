@@ -3,12 +3,13 @@ import PostgresNIO
 import PushTraceStore
 
 /// PostgreSQL's words for what differs between the engines.
-struct PostgresDialect: SQLDialect {
-    func placeholder(_ index: Int) -> String { "$\(index)" }
-    var byteOrder: String { #"COLLATE "C""# }
-    var descendingNullsLast: String { "DESC NULLS LAST" }
-    var least: String { "least" }
-    var greatest: String { "greatest" }
+package struct PostgresDialect: SQLDialect {
+    package init() {}
+    package func placeholder(_ index: Int) -> String { "$\(index)" }
+    package var byteOrder: String { #"COLLATE "C""# }
+    package var descendingNullsLast: String { "DESC NULLS LAST" }
+    package var least: String { "least" }
+    package var greatest: String { "greatest" }
 }
 
 extension PostgresSession: SQLSession {

@@ -3,12 +3,13 @@ import GRDB
 import PushTraceStore
 
 /// SQLite's words for what differs between the engines.
-struct SQLiteDialect: SQLDialect {
-    func placeholder(_ index: Int) -> String { "?" }
-    var byteOrder: String { "" }
-    var descendingNullsLast: String { "DESC" }
-    var least: String { "min" }
-    var greatest: String { "max" }
+package struct SQLiteDialect: SQLDialect {
+    package init() {}
+    package func placeholder(_ index: Int) -> String { "?" }
+    package var byteOrder: String { "" }
+    package var descendingNullsLast: String { "DESC" }
+    package var least: String { "min" }
+    package var greatest: String { "max" }
 }
 
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached

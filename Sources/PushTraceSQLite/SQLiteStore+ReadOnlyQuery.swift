@@ -26,13 +26,8 @@ extension SQLiteStore {
 }
 
 extension QueryValue {
+    /// A stored value as `pushtrace sql` prints it: as the store reads it (``SQLValue``), which every value is.
     init(_ value: DatabaseValue) {
-        switch value.storage {
-        case .null: self = .null
-        case .int64(let i): self = .integer(i)
-        case .double(let d): self = .real(d)
-        case .string(let s): self = .text(s)
-        case .blob(let data): self = .blob(Array(data))
-        }
+        self = QueryValue(sqlValue: SQLValue(value))!
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import PushTracePostgres
+import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
@@ -77,40 +79,24 @@ struct SummaryColumnsTests {
 
 @Suite("Statements written once, rendered per dialect")
 struct SQLStatementTests {
-    struct Numbered: SQLDialect {
-        func placeholder(_ index: Int) -> String { "$\(index)" }
-        var byteOrder: String { #"COLLATE "C""# }
-        var descendingNullsLast: String { "DESC NULLS LAST" }
-        var least: String { "least" }
-        var greatest: String { "greatest" }
-    }
-
-    struct Questions: SQLDialect {
-        func placeholder(_ index: Int) -> String { "?" }
-        var byteOrder: String { "" }
-        var descendingNullsLast: String { "DESC" }
-        var least: String { "min" }
-        var greatest: String { "max" }
-    }
-
     @Test("values are bound, never spliced: a quote in a value stays a value")
     func bindsValues() {
         let hostile = "x' OR '1'='1"
         let statement: SQLStatement = "SELECT cause FROM notification WHERE app_id = \(hostile) AND records > \(3)"
-        let (sql, binds) = statement.rendered(for: Numbered())
+        let (sql, binds) = statement.rendered(for: PostgresDialect())
         #expect(sql == "SELECT cause FROM notification WHERE app_id = $1 AND records > $2")
         #expect(binds == [.text(hostile), .integer(3)])
-        #expect(statement.rendered(for: Questions()).sql == "SELECT cause FROM notification WHERE app_id = ? AND records > ?")
+        #expect(statement.rendered(for: SQLiteDialect()).sql == "SELECT cause FROM notification WHERE app_id = ? AND records > ?")
     }
 
     @Test("a search with every filter renders each dialect's words and binds in order")
     func search() {
         let query = SearchQuery(appID: "app", cause: .serviceTimeout, category: "C", deviceID: "d", since: 1, until: 2, limit: 5)
-        let (sql, binds) = query.statement(for: Numbered()).rendered(for: Numbered())
+        let (sql, binds) = query.statement(for: PostgresDialect()).rendered(for: PostgresDialect())
         #expect(sql.contains("WHERE app_id = $1 AND cause = $2 AND category = $3 AND device_id = $4 AND first_ts >= $5 AND first_ts < $6"))
         #expect(sql.contains(#"ORDER BY first_ts DESC NULLS LAST, notification_id COLLATE "C" LIMIT $7"#))
         #expect(binds == [.text("app"), .text("service_timeout"), .text("C"), .text("d"), .integer(1), .integer(2), .integer(5)])
-        let plain = SearchQuery(limit: 1).statement(for: Questions()).rendered(for: Questions()).sql
+        let plain = SearchQuery(limit: 1).statement(for: SQLiteDialect()).rendered(for: SQLiteDialect()).sql
         #expect(!plain.contains("WHERE") && plain.contains("ORDER BY first_ts DESC, notification_id  LIMIT ?"))
     }
 }
