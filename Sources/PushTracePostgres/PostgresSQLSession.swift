@@ -23,7 +23,7 @@ extension PostgresSession: SQLSession {
     func sqlRows(_ query: PostgresQuery) throws -> [SQLRow] {
         var columns: SQLColumns?
         return try self.query(query).map { row in
-            let names = columns ?? SQLColumns(row.map(\.columnName))
+            let names = columns ?? SQLColumns(row.map { $0.columnName })
             columns = names
             return SQLRow(columns: names, values: try row.map(SQLValue.init))
         }

@@ -11,7 +11,7 @@ extension NotificationFacts {
         let statement = try db.cachedStatement(sql: Self.writeSQL)
         statement.setUncheckedArguments(
             StatementArguments(
-                [appID.databaseValue, notificationID.databaseValue, cause.databaseValue] + storedValues.map(\.databaseValue)))
+                [appID.databaseValue, notificationID.databaseValue, cause.databaseValue] + storedValues.map { $0.databaseValue }))
         try statement.execute()
     }
 
@@ -26,18 +26,18 @@ extension NotificationFacts {
             """
     }()
 
-    /// The stored summary of a notification and its cause, or nil when there is none.
+    /// The stored summary of a notification and its cause, or nil when there is none. Read for every notification
+    /// of every bundle: its statement and its columns are made once.
     static func read(_ db: Database, appID: String, notificationID: String) throws -> (facts: NotificationFacts, cause: String?)? {
-        guard
-            let row = try SQLiteSession(db: db).rows(
-                """
-                SELECT \(unsafeRaw: storedColumnList), cause FROM notification
-                WHERE app_id = \(appID) AND notification_id = \(notificationID)
-                """
-            ).first
-        else { return nil }
-        return (try NotificationFacts(stored: row), try row.decode("cause"))
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: readSQL), arguments: [appID, notificationID]) else { return nil }
+        let stored = SQLRow(row, columns: readColumns)
+        return (try NotificationFacts(stored: stored), try stored.decode("cause"))
     }
+
+    private static let readColumns = SQLColumns(storedColumns.map(\.name) + ["cause"])
+    private static let readSQL = """
+        SELECT \(readColumns.names.joined(separator: ", ")) FROM notification WHERE app_id = ? AND notification_id = ?
+        """
 
     /// Merges these facts (a group's, for one notification) into the stored summary, which is then to be settled
     /// again: a summary that was settled takes its counts out of the rollups first.

@@ -29,9 +29,14 @@ struct SQLiteSession: SQLSession {
     /// Each row of the answer handed to `body` as it is read, without keeping them all.
     func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws {
         let prepared = try prepare(statement)
-        let columns = SQLColumns(prepared.columnNames)
+        // Named once, at the first row: most answers on the ingest path are empty.
+        var columns: SQLColumns?
         let cursor = try Row.fetchCursor(prepared)
-        while let row = try cursor.next() { try body(SQLRow(row, columns: columns)) }
+        while let row = try cursor.next() {
+            let named = columns ?? SQLColumns(prepared.columnNames)
+            columns = named
+            try body(SQLRow(row, columns: named))
+        }
     }
 
     @discardableResult
@@ -43,7 +48,7 @@ struct SQLiteSession: SQLSession {
     private func prepare(_ statement: SQLStatement) throws -> Statement {
         let (sql, binds) = statement.rendered(for: dialect)
         let prepared = sql.utf8.count > 4_096 ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
-        prepared.setUncheckedArguments(StatementArguments(binds.map(\.databaseValue)))
+        prepared.setUncheckedArguments(StatementArguments(binds.map { $0.databaseValue }))
         return prepared
     }
 }

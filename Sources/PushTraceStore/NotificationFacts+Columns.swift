@@ -1,28 +1,37 @@
 import Foundation
 
-/// One column of the `notification` table's summary: its name, and the ``NotificationFacts`` field it holds.
+/// One column of the `notification` table's summary: its name, and the ``NotificationFacts`` field it holds. The
+/// field is reached by closures rather than key paths: a summary is read and written for every notification stored.
 package struct SummaryColumn: Sendable {
     /// The column's name in both engines' tables.
     package let name: String
     /// The value written for `facts`.
     package let value: @Sendable (NotificationFacts) -> SQLValue
-    /// Sets the field from the row's column of that name.
-    package let read: @Sendable (inout NotificationFacts, SQLRow) throws -> Void
+    /// Sets the field from the row's value of this column.
+    package let read: @Sendable (inout NotificationFacts, StoredValue) throws -> Void
 
-    /// A column that holds the field at `field` as it is; a NULL reads as `null` where one is given (a count or a
-    /// flag of a row created empty).
-    static func field<T: SQLValueConvertible & Sendable>(
-        _ name: String, _ field: WritableKeyPath<NotificationFacts, T> & Sendable, null: T? = nil
-    ) -> SummaryColumn {
-        SummaryColumn(
-            name: name, value: { $0[keyPath: field].sqlValue },
-            read: { facts, row in
-                if let null, let position = row.columns.position(of: name), row.values[position] == .null {
-                    facts[keyPath: field] = null
-                } else {
-                    facts[keyPath: field] = try row.decode(name)
-                }
-            })
+    init(
+        _ name: String, _ value: @escaping @Sendable (NotificationFacts) -> SQLValue,
+        _ read: @escaping @Sendable (inout NotificationFacts, StoredValue) throws -> Void
+    ) {
+        self.name = name
+        self.value = value
+        self.read = read
+    }
+
+    /// One column's stored value, decoded as its field's type.
+    package struct StoredValue {
+        let column: String
+        let value: SQLValue
+
+        /// The value as `T`; a NULL reads as `null` where one is given (a count or a flag of a row created empty).
+        func decode<T: SQLValueConvertible>(null: T? = nil) throws -> T {
+            if let null, value == .null { return null }
+            guard let decoded = T(sqlValue: value) else {
+                throw SQLRowError.wrongType(column, expected: "\(T.self)", found: value)
+            }
+            return decoded
+        }
     }
 }
 
@@ -31,33 +40,31 @@ package struct SummaryColumn: Sendable {
 extension NotificationFacts {
     /// Every summary column but the key and `cause`.
     package static let storedColumns: [SummaryColumn] = [
-        .field("device_id", \.deviceID),
-        .field("category", \.category),
-        .field("app_version", \.appVersion),
-        .field("os", \.os),
-        .field("first_ts", \.firstTs),
-        .field("last_ts", \.lastTs),
-        .field("sent_ts", \.sentTs),
-        .field("apns_status", \.apnsStatus),
-        .field("has_alert", \.hasAlert),
-        .field("mutable_content", \.mutableContent),
-        .field("service_received", \.serviceReceived, null: false),
-        .field("service_delivered", \.serviceDelivered, null: false),
-        .field("service_expired", \.serviceExpired, null: false),
-        .field("service_ms", \.serviceMs),
-        .field("service_crashed", \.serviceCrashed, null: false),
-        .field("content_received", \.contentReceived, null: false),
-        .field("content_crashed", \.contentCrashed, null: false),
-        .field("actions", \.actions, null: 0),
-        .field("app_responses", \.appResponses, null: 0),
-        .field("records", \.records, null: 0),
-        .field("device_reached", \.deviceIDFromDevice, null: false),
-        .field("downloads", \.downloads, null: 0),
-        .field("download_bytes", \.downloadBytes),
-        .field("attachment_failure", \.attachmentFailure),
-        SummaryColumn(
-            name: "action_list", value: { actionList($0.actionRows).sqlValue },
-            read: { facts, row in facts.actionRows = actionRows(stored: try row.decode("action_list")) }),
+        SummaryColumn("device_id", { $0.deviceID.sqlValue }, { $0.deviceID = try $1.decode() }),
+        SummaryColumn("category", { $0.category.sqlValue }, { $0.category = try $1.decode() }),
+        SummaryColumn("app_version", { $0.appVersion.sqlValue }, { $0.appVersion = try $1.decode() }),
+        SummaryColumn("os", { $0.os.sqlValue }, { $0.os = try $1.decode() }),
+        SummaryColumn("first_ts", { $0.firstTs.sqlValue }, { $0.firstTs = try $1.decode() }),
+        SummaryColumn("last_ts", { $0.lastTs.sqlValue }, { $0.lastTs = try $1.decode() }),
+        SummaryColumn("sent_ts", { $0.sentTs.sqlValue }, { $0.sentTs = try $1.decode() }),
+        SummaryColumn("apns_status", { $0.apnsStatus.sqlValue }, { $0.apnsStatus = try $1.decode() }),
+        SummaryColumn("has_alert", { $0.hasAlert.sqlValue }, { $0.hasAlert = try $1.decode() }),
+        SummaryColumn("mutable_content", { $0.mutableContent.sqlValue }, { $0.mutableContent = try $1.decode() }),
+        SummaryColumn("service_received", { $0.serviceReceived.sqlValue }, { $0.serviceReceived = try $1.decode(null: false) }),
+        SummaryColumn("service_delivered", { $0.serviceDelivered.sqlValue }, { $0.serviceDelivered = try $1.decode(null: false) }),
+        SummaryColumn("service_expired", { $0.serviceExpired.sqlValue }, { $0.serviceExpired = try $1.decode(null: false) }),
+        SummaryColumn("service_ms", { $0.serviceMs.sqlValue }, { $0.serviceMs = try $1.decode() }),
+        SummaryColumn("service_crashed", { $0.serviceCrashed.sqlValue }, { $0.serviceCrashed = try $1.decode(null: false) }),
+        SummaryColumn("content_received", { $0.contentReceived.sqlValue }, { $0.contentReceived = try $1.decode(null: false) }),
+        SummaryColumn("content_crashed", { $0.contentCrashed.sqlValue }, { $0.contentCrashed = try $1.decode(null: false) }),
+        SummaryColumn("actions", { $0.actions.sqlValue }, { $0.actions = try $1.decode(null: 0) }),
+        SummaryColumn("app_responses", { $0.appResponses.sqlValue }, { $0.appResponses = try $1.decode(null: 0) }),
+        SummaryColumn("records", { $0.records.sqlValue }, { $0.records = try $1.decode(null: 0) }),
+        SummaryColumn("device_reached", { $0.deviceIDFromDevice.sqlValue }, { $0.deviceIDFromDevice = try $1.decode(null: false) }),
+        SummaryColumn("downloads", { $0.downloads.sqlValue }, { $0.downloads = try $1.decode(null: 0) }),
+        SummaryColumn("download_bytes", { $0.downloadBytes.sqlValue }, { $0.downloadBytes = try $1.decode() }),
+        SummaryColumn("attachment_failure", { $0.attachmentFailure.sqlValue }, { $0.attachmentFailure = try $1.decode() }),
+        SummaryColumn("action_list", { actionList($0.actionRows).sqlValue }, { $0.actionRows = actionRows(stored: try $1.decode()) }),
     ]
 
     /// ``storedColumns``' names, comma-separated, for a statement's column list.
@@ -66,7 +73,12 @@ extension NotificationFacts {
     /// The facts of a row that holds every one of ``storedColumns`` (and whatever else), by name.
     package init(stored row: SQLRow) throws {
         self.init()
-        for column in Self.storedColumns { try column.read(&self, row) }
+        for column in Self.storedColumns {
+            guard let position = row.columns.position(of: column.name) else {
+                throw SQLRowError.noColumn(column.name, row.columns.names)
+            }
+            try column.read(&self, SummaryColumn.StoredValue(column: column.name, value: row.values[position]))
+        }
     }
 
     /// The values of ``storedColumns``, in their order.
