@@ -93,7 +93,7 @@ struct Ingest: ParsableCommand {
             let diagnosing = Date()
             var shown = Date.distantPast
             totals.notificationsDiagnosed = try store.settleCauses { done, total in
-                // As for storing: that it began, then a line every 5 s (a batch takes a tenth of a second when cached).
+                // As for storing: that it began, then a line every 5 s, however short each batch.
                 guard total >= 20_000, done == 0 || Date().timeIntervalSince(shown) >= 5 else { return }
                 shown = Date()
                 printError(done == 0 ? "diagnosing \(total) notifications" : "diagnosed \(done) of \(total) notifications")
@@ -188,7 +188,7 @@ enum BundlePaths {
     }
 
     /// The bundle files under `folder`, recursively, sorted by their path below it. POSIX calls rather than
-    /// `FileManager`'s enumerator, which took half a second for 66,000 files before the first could be stored.
+    /// `FileManager`'s enumerator, which is slow enough on a large folder to delay the first bundle stored.
     private static func bundleFiles(under folder: String) throws -> [String] {
         var found: [String] = []
         var folders = [""]
