@@ -193,6 +193,29 @@ struct PostgresSession {
         return try Self.wait(promise.futureResult, connection: connection, deadline: deadline)
     }
 
+    /// The answer's column names, which PostgreSQL sends even when there is no row, and its rows. postgres-nio
+    /// names the columns only in `async` code, run on the connection's event loop as ``query(_:)-(Statement)`` is.
+    func namedRows(_ query: PostgresQuery) throws -> (columns: [String], rows: [PostgresRow]) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            let rows = Array(try self.query(query))
+            return (rows.first.map { $0.map(\.columnName) } ?? [], rows)
+        }
+        let (connection, logger) = (connection, logger)
+        let promise = connection.eventLoop.makePromise(of: ([String], [PostgresRow]).self)
+        Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
+            do {
+                let sequence = try await connection.query(query, logger: logger)
+                var rows: [PostgresRow] = []
+                for try await row in sequence { rows.append(row) }
+                promise.succeed((sequence.columns.map(\.name), rows))
+            } catch {
+                promise.fail(error)
+            }
+        }
+        let (columns, rows) = try Self.wait(promise.futureResult, connection: connection, deadline: deadline)
+        return (columns, rows)
+    }
+
     /// The rows changed (or returned) by the statement.
     func changes(_ query: PostgresQuery) throws -> Int {
         try self.query(query).metadata.rows ?? 0

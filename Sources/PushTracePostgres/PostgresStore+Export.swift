@@ -157,7 +157,8 @@ extension PostgresStore {
     }
 
     /// `pushtrace sql`: one statement in a read-only transaction with a statement timeout, so that nothing can be
-    /// written through it and a runaway query ends. Rows are collected by the connection, then handed on.
+    /// written through it and a runaway query ends. Rows are collected by the connection, then handed on; the column
+    /// names come first, an empty answer's too.
     public func readOnlyQuery(
         _ sql: String, columns: ([String]) throws -> Void,
         row: ([QueryValue]) throws -> Void
@@ -167,23 +168,18 @@ extension PostgresStore {
             session.deadline = .seconds(90)  // past the statement timeout below
             try session.transaction("READ ONLY") {
                 try session.query("SET LOCAL statement_timeout = '60s'")
-                let result: PostgresQueryResult
+                let answer: (columns: [String], rows: [PostgresRow])
                 do {
-                    result = try session.query(PostgresQuery(unsafeSQL: sql))
+                    answer = try session.namedRows(PostgresQuery(unsafeSQL: sql))
                 } catch let error as PSQLError where error.code == .server {
                     if error.serverInfo?[.sqlState] == "25006" { throw ReadOnlyQueryError.wouldWrite }
                     throw ReadOnlyQueryError.invalid(error.serverInfo?[.message] ?? "PostgreSQL refused the statement")
                 }
-                var named = false
-                for next in result {
+                try columns(answer.columns)
+                for next in answer.rows {
                     let values = next.makeRandomAccess()
-                    if !named {
-                        try columns((0..<values.count).map { values[$0].columnName })
-                        named = true
-                    }
                     try row((0..<values.count).map { QueryValue(values[$0]) })
                 }
-                if !named { try columns([]) }
             }
         }
     }

@@ -52,6 +52,12 @@ struct AccessInterfaceTests {
             columns: { columns = $0 }, row: { rows.append($0) })
         #expect(columns == ["notification_id", "records"])
         #expect(rows == [[.text("n-1"), .integer(3)]])
+        // An empty answer still names its columns, so that `pushtrace sql` prints its header on every engine.
+        var emptyColumns: [String] = []
+        try temporary.store.readOnlyQuery(
+            "SELECT notification_id, cause FROM notification WHERE records < 0",
+            columns: { emptyColumns = $0 }, row: { _ in Issue.record("no row was asked for") })
+        #expect(emptyColumns == ["notification_id", "cause"])
         #expect(throws: ReadOnlyQueryError.wouldWrite) {
             try temporary.store.readOnlyQuery("DELETE FROM notification", columns: { _ in }, row: { _ in })
         }
