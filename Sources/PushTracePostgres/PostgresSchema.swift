@@ -7,7 +7,8 @@ import PushTraceStore
 enum PostgresSchema {
     /// Every migration this build knows, in the order they run.
     static let migrations: [(name: String, sql: String)] = [
-        ("v1-blocks-summaries-rollups-tokens", v1)
+        ("v1-blocks-summaries-rollups-tokens", v1),
+        ("v2-cause-flags", v2),
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -63,6 +64,14 @@ enum PostgresSchema {
             }
         }
     }
+
+    /// What settling decides a notification's cause from besides its summary (`CauseFlags`), as SQLite's
+    /// `v15-cause-flags`. A summary stored before has 2048, the flag that sends it to its records; a row created
+    /// empty to merge facts into has NULL, no flags.
+    private static let v2 = """
+        ALTER TABLE notification ADD COLUMN cause_flags bigint DEFAULT 2048;
+        ALTER TABLE notification ALTER COLUMN cause_flags DROP DEFAULT
+        """
 
     /// The data model of SQLite's 14 migrations, in one: bundles, record blocks and their index, rejected lines,
     /// config records, devices, per-notification summaries, tokens and the rollups. Integers are `bigint` and flags

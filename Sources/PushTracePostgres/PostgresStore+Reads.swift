@@ -181,7 +181,7 @@ struct PostgresDiagnosisReader {
             lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
     }
 
-    private func lastSeen(appID: String, deviceID: String) throws -> Int64? {
+    func lastSeen(appID: String, deviceID: String) throws -> Int64? {
         try session.query("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")
             .first(where: { _ in true })?.decode(Int64.self)
     }
@@ -203,6 +203,7 @@ struct PostgresDiagnosisReader {
     /// The lines of many notifications of their blocks, read with one query: what settling a batch needs, each
     /// notification's blocks up to the reader's limit (``StoredLineReader/blockLimit``).
     func lines(of keys: [(appID: String, notificationID: String)]) throws -> [[StoredLine]] {
+        guard !keys.isEmpty else { return [] }
         let hashes = Array(Set(keys.map { NotificationBlockKey.of(appID: $0.appID, notificationID: $0.notificationID) }))
         var blocksByKey: [Int64: [StoredBlockRow]] = [:]
         for row in try session.query(
@@ -238,7 +239,7 @@ struct PostgresDiagnosisReader {
 
     /// The config record of each process in force at `at`: the latest at or before it, with the time of the next
     /// one (``ConfigSpans``: a device's notifications settled together share them), in one statement.
-    private func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
+    func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
         let processes = DiagnosisAssembly.configuredProcesses
         var found: [ProcessKind: StoredConfig] = [:]
         let known = processes.compactMap { spans.span(appID: appID, deviceID: deviceID, process: $0, at: at) }

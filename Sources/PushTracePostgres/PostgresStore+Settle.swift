@@ -44,7 +44,8 @@ extension PostgresStore {
     }
 
     /// Claims up to `size` unsettled notifications (in device order: the order causes are written in, which decides
-    /// each rollup row's example), diagnoses them and writes their causes and rollup counts.
+    /// each rollup row's example), diagnoses them and writes their causes and rollup counts. A cause is decided from
+    /// the summary where it can be; the records of the rest are read with one statement.
     private func settleBatch(size: Int, diagnoser: Diagnoser, _ session: PostgresSession) throws -> Int {
         var claimed: [(appID: String, notificationID: String, facts: NotificationFacts)] = []
         for row in try session.sqlRows(
@@ -58,12 +59,25 @@ extension PostgresStore {
         }
         guard !claimed.isEmpty else { return 0 }
         let reader = PostgresDiagnosisReader(session, store: self)
-        let lines = try reader.lines(of: claimed.map { ($0.appID, $0.notificationID) })
+        var decided = try claimed.map { key in
+            try diagnoser.cause(
+                of: key.facts.folded,
+                config: { try DiagnosisAssembly.configInForce(reader.configs(appID: key.appID, deviceID: $0, at: $1)) },
+                lastSeen: { try reader.lastSeen(appID: key.appID, deviceID: $0) })
+        }
+        let undecided = decided.indices.filter { decided[$0] == nil }
+        let lines = try reader.lines(of: undecided.map { (claimed[$0].appID, claimed[$0].notificationID) })
+        for (index, at) in undecided.enumerated() {
+            let key = claimed[at]
+            decided[at] =
+                diagnoser.diagnose(
+                    try reader.input(appID: key.appID, notificationID: key.notificationID, lines: lines[index])
+                ).cause
+        }
         let rollups = RollupDeltas()
         var apps: [String] = [], ids: [String] = [], causes: [String] = []
         for (index, key) in claimed.enumerated() {
-            let input = try reader.input(appID: key.appID, notificationID: key.notificationID, lines: lines[index])
-            let cause = diagnoser.diagnose(input).cause.rawValue
+            let cause = decided[index]!.rawValue
             rollups.add(appID: key.appID, notificationID: key.notificationID, facts: key.facts, cause: cause, sign: 1)
             apps.append(key.appID)
             ids.append(key.notificationID)

@@ -4,8 +4,8 @@ import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
 
-/// Reads what the diagnosis of one notification needs (``DiagnosisAssembly``): its events, the config in force,
-/// and its device's latest upload.
+/// Reads what the diagnosis of one notification needs (``DiagnosisAssembly``): its summary, or its events, the config
+/// in force, and its device's latest upload.
 struct DiagnosisReader {
     let db: Database
     private let blocks: BlockReader
@@ -22,11 +22,27 @@ struct DiagnosisReader {
         return try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines, cut: blocks.cut,
             configs: { try configs(appID: appID, deviceID: $0, at: $1) },
-            lastSeen: { deviceID in
-                try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
-                    arguments: [appID, deviceID])
-            })
+            lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
+    }
+
+    /// The cause to settle an unsettled notification on, and the summary it was decided from; nil when the
+    /// notification has no summary or is settled already. Its records are read only when the summary cannot tell
+    /// (``DiagnosisAssembly/cause(of:diagnoser:configs:lastSeen:input:)``).
+    func settle(appID: String, notificationID: String, diagnoser: Diagnoser) throws -> (cause: Cause, facts: NotificationFacts)? {
+        guard let stored = try NotificationFacts.read(db, appID: appID, notificationID: notificationID), stored.cause == nil
+        else { return nil }
+        let cause = try DiagnosisAssembly.cause(
+            of: stored.facts, diagnoser: diagnoser,
+            configs: { try configs(appID: appID, deviceID: $0, at: $1) },
+            lastSeen: { try lastSeen(appID: appID, deviceID: $0) },
+            input: { try input(appID: appID, notificationID: notificationID) })
+        return (cause, stored.facts)
+    }
+
+    private func lastSeen(appID: String, deviceID: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
+            arguments: [appID, deviceID])
     }
 
     /// The notification's records of one type (`event`, `log`), in time order.

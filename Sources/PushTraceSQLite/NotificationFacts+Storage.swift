@@ -9,9 +9,7 @@ extension NotificationFacts {
     /// as it is: what a summary holds is decided by ``add(_:ts:manifest:)`` and ``merge(_:)`` alone.
     func write(_ db: Database, appID: String, notificationID: String, cause: String?) throws {
         let statement = try db.cachedStatement(sql: Self.writeSQL)
-        statement.setUncheckedArguments(
-            StatementArguments(
-                [appID.databaseValue, notificationID.databaseValue, cause.databaseValue] + storedValues.map { $0.databaseValue }))
+        try statement.bind([appID.sqlValue, notificationID.sqlValue, cause.sqlValue] + storedValues)
         try statement.execute()
     }
 

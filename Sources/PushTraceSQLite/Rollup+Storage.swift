@@ -32,10 +32,15 @@ extension RollupValue: DatabaseValueConvertible {
 extension RollupDeltas {
     /// Writes every row's delta, inside the caller's transaction, and forgets them.
     func write(_ db: Database) throws {
+        // Each rollup's statement once per call: its text is made from the rollup's columns.
+        var statements: [String: Statement] = [:]
         for row in all {
             var arguments: [(any DatabaseValueConvertible)?] = row.key + row.measures
             if row.rollup.keepsExample { arguments.append(row.example) }
-            try db.cachedStatement(sql: row.rollup.upsertSQL).execute(arguments: StatementArguments(arguments))
+            let table = row.rollup.table
+            let statement = try statements[table] ?? db.cachedStatement(sql: row.rollup.upsertSQL)
+            statements[table] = statement
+            try statement.execute(arguments: StatementArguments(arguments))
         }
         removeAll()
     }

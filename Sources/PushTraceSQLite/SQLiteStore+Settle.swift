@@ -8,8 +8,9 @@ extension SQLiteStore {
     /// Diagnoses every notification whose summary changed since it was last diagnosed, and stores its primary
     /// cause in the summary (for `search` and reports). Returns how many were settled.
     ///
-    /// Diagnosis runs on every core through concurrent WAL readers; the causes are written by the one writer. A
-    /// notification that received new records meanwhile keeps its pending mark for the next call.
+    /// Diagnosis runs on every core through concurrent WAL readers: each reads the summary, and the records only when
+    /// the summary cannot tell (``DiagnosisReader/settle(appID:notificationID:diagnoser:)``). The causes are written
+    /// by the one writer. A notification that received new records meanwhile keeps its pending mark for the next call.
     ///
     /// - Parameters:
     ///   - limit: settle at most this many (the server settles in small steps between commits); nil for all.
@@ -24,11 +25,11 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT app_id, notification_id, records, first_ts FROM notification WHERE cause IS NULL
+                    SELECT app_id, notification_id, first_ts FROM notification WHERE cause IS NULL
                     ORDER BY app_id, device_id LIMIT ?
                     """, arguments: [limit ?? -1]
             ).map {
-                PendingKey(appID: $0[0], notificationID: $0[1], records: $0[2], firstTs: $0[3] ?? 0)
+                PendingKey(appID: $0[0], notificationID: $0[1], firstTs: $0[2] ?? 0)
             }
         }
         if !pending.isEmpty { progress?(0, pending.count) }
@@ -36,7 +37,7 @@ extension SQLiteStore {
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
         let batches = stride(from: 0, to: pending.count, by: batchSize).map { pending[$0..<min($0 + batchSize, pending.count)] }
         // Diagnosing a batch (reads) overlaps with writing the causes of the one before (the writer).
-        let diagnosed = BoundedQueue<Result<[(PendingKey, Cause)], any Error>>(capacity: 2)
+        let diagnosed = BoundedQueue<Result<[Settled], any Error>>(capacity: 2)
         // Signalled when the diagnosing thread is done with its readers: settling returns only then, so that
         // closing the store right after finds every connection free (and checkpoints and removes the log).
         let finished = DispatchSemaphore(value: 0)
@@ -48,7 +49,7 @@ extension SQLiteStore {
                 // block holds the `push.sent` lines of the notifications sent together, which are then read from
                 // one decoded block. The causes go back in the batch's order.
                 let byTime = keys.indices.sorted { (keys[$0].firstTs, $0) < (keys[$1].firstTs, $1) }
-                let results = ConcurrentResults<[(Int, Cause)]>(count: lanes)
+                let results = ConcurrentResults<[(Int, Settled)]>(count: lanes)
                 let lane = (byTime.count + lanes - 1) / lanes
                 DispatchQueue.concurrentPerform(iterations: lanes) { index in
                     let slice = byTime.dropFirst(index * lane).prefix(lane)
@@ -57,18 +58,20 @@ extension SQLiteStore {
                         Result {
                             try pool.read { db in
                                 let reader = DiagnosisReader(db, dictionaries: dictionaries)
-                                return try slice.map { at in
+                                return try slice.compactMap { at in
                                     let key = keys[at]
-                                    return (
-                                        at, diagnoser.diagnose(try reader.input(appID: key.appID, notificationID: key.notificationID)).cause
-                                    )
+                                    guard
+                                        let (cause, facts) = try reader.settle(
+                                            appID: key.appID, notificationID: key.notificationID, diagnoser: diagnoser)
+                                    else { return nil }
+                                    return (at, Settled(key: key, cause: cause, facts: facts))
                                 }
                             }
                         })
                 }
                 diagnosed.push(
                     Result {
-                        try results.all().flatMap { $0 }.sorted { $0.0 < $1.0 }.map { (keys[$0.0], $0.1) }
+                        try results.all().flatMap { $0 }.sorted { $0.0 < $1.0 }.map(\.1)
                     })
             }
         }
@@ -83,7 +86,12 @@ extension SQLiteStore {
         // rewrites the notification pages its batch touched (random keys: most of them), so fewer commits write far
         // fewer log frames. Readers see each group once it commits.
         try pool.writeWithoutTransaction { db in
-            let update = try db.cachedStatement(sql: "UPDATE OR FAIL notification SET cause = ? WHERE app_id = ? AND notification_id = ?")
+            // A row that changed under us (new records) stays pending, for the next pass: every merge adds records.
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE OR FAIL notification SET cause = ?
+                    WHERE app_id = ? AND notification_id = ? AND cause IS NULL AND records = ?
+                    """)
             let rollups = RollupDeltas()
             var groupStart: Date?
             do {
@@ -93,18 +101,13 @@ extension SQLiteStore {
                         try db.beginTransaction(.immediate)
                         groupStart = Date()
                     }
-                    for (key, cause) in causes {
-                        // A row that changed under us (new records) stays pending, for the next pass.
-                        guard let stored = try NotificationFacts.read(db, appID: key.appID, notificationID: key.notificationID),
-                            stored.facts.records == key.records
-                        else { continue }
-                        if let old = stored.cause {
-                            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: stored.facts, cause: old, sign: -1)
-                        }
-                        try update.execute(arguments: [cause.rawValue, key.appID, key.notificationID])
+                    for settled in causes {
+                        let key = settled.key
+                        try update.execute(arguments: [settled.cause.rawValue, key.appID, key.notificationID, settled.facts.records])
+                        guard db.changesCount == 1 else { continue }
                         rollups.add(
-                            appID: key.appID, notificationID: key.notificationID, facts: stored.facts,
-                            cause: cause.rawValue, sign: 1)
+                            appID: key.appID, notificationID: key.notificationID, facts: settled.facts,
+                            cause: settled.cause.rawValue, sign: 1)
                         done += 1
                     }
                     if let started = groupStart, Date().timeIntervalSince(started) >= 2 {
@@ -130,8 +133,14 @@ extension SQLiteStore {
 private struct PendingKey: Sendable {
     var appID: String
     var notificationID: String
-    var records: Int
     var firstTs: Int64
+}
+
+/// A cause diagnosed, with the summary it was diagnosed from: written only if the summary is still that one.
+private struct Settled: Sendable {
+    var key: PendingKey
+    var cause: Cause
+    var facts: NotificationFacts
 }
 
 /// Results of concurrent work, one slot per lane, filled from several threads.

@@ -331,6 +331,11 @@ enum Schema {
                     ALTER TABLE bundle ADD COLUMN config_ts_to INTEGER;
                     """)
         }
+        migrator.registerMigration("v15-cause-flags") { db in
+            // What settling decides a notification's cause from besides its summary (`CauseFlags`). A summary
+            // stored before has 2048, the flag that sends it to its records, as settling read them before.
+            try db.execute(sql: "ALTER TABLE notification ADD COLUMN cause_flags INTEGER DEFAULT 2048")
+        }
         return migrator
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PushTraceCore
 
 /// One column of the `notification` table's summary: its name, and the ``NotificationFacts`` field it holds. The
 /// field is reached by closures rather than key paths: a summary is read and written for every notification stored.
@@ -65,6 +66,9 @@ extension NotificationFacts {
         SummaryColumn("download_bytes", { $0.downloadBytes.sqlValue }, { $0.downloadBytes = try $1.decode() }),
         SummaryColumn("attachment_failure", { $0.attachmentFailure.sqlValue }, { $0.attachmentFailure = try $1.decode() }),
         SummaryColumn("action_list", { actionList($0.actionRows).sqlValue }, { $0.actionRows = actionRows(stored: try $1.decode()) }),
+        SummaryColumn(
+            "cause_flags", { $0.causeFlags.storedValue.sqlValue },
+            { $0.causeFlags = try ($1.decode() as Int64?).map(CauseFlags.init(storedValue:)) ?? CauseFlags() }),
     ]
 
     /// ``storedColumns``' names, comma-separated, for a statement's column list.
@@ -73,6 +77,7 @@ extension NotificationFacts {
     /// The facts of a row that holds every one of ``storedColumns`` (and whatever else), by name.
     package init(stored row: SQLRow) throws {
         self.init()
+        timesKnown = false
         for column in Self.storedColumns {
             guard let position = row.columns.position(of: column.name) else {
                 throw SQLRowError.noColumn(column.name, row.columns.names)

@@ -5,7 +5,7 @@ import PushTraceRecords
 /// that searches and reports read one row per notification and never rescan records. What a summary holds is
 /// decided here alone (``add(_:ts:manifest:)``, ``merge(_:)``); each engine only stores it (PushTraceSQLite's
 /// `NotificationFacts+Storage.swift` reads and writes it).
-package struct NotificationFacts {
+package struct NotificationFacts: Sendable {
     package var deviceID: String?
     package var deviceIDFromDevice = false
     package var category: String?
@@ -34,6 +34,24 @@ package struct NotificationFacts {
     /// The content extension's actions (action, response), in the order recorded: what the action rollup counts.
     /// At most ``maxActionRows``, each text at most `WireBounds.maxIdentifierBytes`.
     package var actionRows: [(action: String?, response: String?)] = []
+    /// What settling decides the cause from beside these values (``CauseFlags``).
+    package var causeFlags = CauseFlags()
+    /// The times of the latest forwarded action and the latest app response folded in, while the facts are those of
+    /// records in memory (``timesKnown``): the store keeps only whether an action went unanswered
+    /// (``CauseFlags/forwardedUnanswered``).
+    private var forwardedTs: Int64?
+    private var respondedTs: Int64?
+    /// False for facts read from the store, which keeps no times of actions.
+    package var timesKnown = true
+
+    /// The summary as settling reads it (``Diagnoser/cause(of:config:lastSeen:)``).
+    package var folded: FoldedNotification {
+        FoldedNotification(
+            flags: causeFlags, sentTs: sentTs, hasAlert: hasAlert, mutableContent: mutableContent, category: category,
+            deviceID: deviceID, deviceIDFromDevice: deviceIDFromDevice, firstTs: firstTs, serviceReceived: serviceReceived,
+            serviceExpired: serviceExpired, serviceCrashed: serviceCrashed, contentCrashed: contentCrashed,
+            expanded: contentReceived || actions > 0)
+    }
 
     /// The most actions a summary keeps for the action rollup. A person taps a few; a device that sends thousands
     /// for one notification must not make each write of its summary rewrite them all (`actions` still counts all).
@@ -43,17 +61,27 @@ package struct NotificationFacts {
 
     package mutating func add(_ record: PushTraceRecords.Record, ts: Int64?, manifest: Manifest) {
         records += 1
+        let isEvent = record.recordType == .event
         if let ts {
+            if firstTs.map({ ts < $0 }) ?? true {
+                causeFlags.set(.firstTsIsEvent, isEvent)
+            } else if ts == firstTs, isEvent {
+                causeFlags.insert(.firstTsIsEvent)
+            }
             firstTs = min(firstTs ?? ts, ts)
             lastTs = max(lastTs ?? ts, ts)
         }
         if !manifest.isFromServer {
+            if deviceIDFromDevice, deviceID != manifest.deviceID { causeFlags.insert(.ambiguous) }
             deviceID = manifest.deviceID
             deviceIDFromDevice = true
             appVersion = manifest.appVersion ?? appVersion
             os = manifest.os ?? os
         }
-        guard record.recordType == .event, let event = record.eventName else { return }
+        guard isEvent else { return }
+        let event = record.eventName
+        causeFlags.add(event: event, of: record, ts: ts, fromDevice: !manifest.isFromServer)
+        guard let event else { return }
         switch event {
         case .pushSent:
             sentTs = ts
@@ -67,8 +95,16 @@ package struct NotificationFacts {
         case .pushAPNsResponse:
             apnsStatus = record.status
         case .serviceReceived, .contentReceived:
+            // The rules take the first of each; the summary takes the first category it meets.
+            if event == .serviceReceived ? serviceReceived : contentReceived { causeFlags.insert(.ambiguous) }
             if event == .serviceReceived { serviceReceived = true } else { contentReceived = true }
-            if !categoryFromPush, category == nil { category = record.category }
+            if !categoryFromPush {
+                if category == nil {
+                    category = record.category
+                } else if let other = record.category, other != category {
+                    causeFlags.insert(.ambiguous)
+                }
+            }
         case .serviceDelivered:
             serviceDelivered = true
             if !serviceExpired { serviceMs = record.elapsedMs }
@@ -78,11 +114,18 @@ package struct NotificationFacts {
         case .serviceAbnormalExit: serviceCrashed = true
         case .contentAbnormalExit: contentCrashed = true
         case .contentAction:
+            if record.response == ResponseOption.dismissAndForwardAction.rawValue {
+                forwardedTs = max(forwardedTs ?? .min, WireBounds.clampedEpoch(ts ?? 0))
+                answerForwarded()
+            }
             actions += 1
             if actionRows.count < Self.maxActionRows {
                 actionRows.append((record.action.map(Self.bounded), record.response.map(Self.bounded)))
             }
-        case .appResponse: appResponses += 1
+        case .appResponse:
+            appResponses += 1
+            respondedTs = max(respondedTs ?? .min, WireBounds.clampedEpoch(ts ?? 0))
+            answerForwarded()
         case .serviceDownload:
             downloads += 1
             if let bytes = record.bytes { downloadBytes = Self.sum(downloadBytes ?? 0, bytes) }
@@ -96,6 +139,35 @@ package struct NotificationFacts {
     /// Folds in the facts of a later bundle: a group commit merges its bundles' facts in memory, and then into the
     /// stored summary, the same way.
     package mutating func merge(_ later: NotificationFacts) {
+        // Whether the earliest record is an event: the side with the earlier first time says (either, on a tie).
+        let firstIsEvent: Bool
+        switch (firstTs, later.firstTs) {
+        case (let mine?, let theirs?) where theirs < mine: firstIsEvent = later.causeFlags.contains(.firstTsIsEvent)
+        case (let mine?, let theirs?) where theirs == mine: firstIsEvent = causeFlags.union(later.causeFlags).contains(.firstTsIsEvent)
+        case (nil, _?): firstIsEvent = later.causeFlags.contains(.firstTsIsEvent)
+        default: firstIsEvent = causeFlags.contains(.firstTsIsEvent)
+        }
+        let wasUnanswered = causeFlags.contains(.forwardedUnanswered)
+        causeFlags.merge(later.causeFlags)
+        causeFlags.set(.firstTsIsEvent, firstIsEvent)
+        if deviceIDFromDevice, later.deviceIDFromDevice, deviceID != later.deviceID { causeFlags.insert(.ambiguous) }
+        if serviceReceived && later.serviceReceived || contentReceived && later.contentReceived {
+            causeFlags.insert(.ambiguous)
+        }
+        if !categoryFromPush, !later.categoryFromPush, let category, let other = later.category, category != other {
+            causeFlags.insert(.ambiguous)
+        }
+        if timesKnown, later.timesKnown {
+            forwardedTs = [forwardedTs, later.forwardedTs].compactMap { $0 }.max()
+            respondedTs = [respondedTs, later.respondedTs].compactMap { $0 }.max()
+            answerForwarded()
+        } else {
+            // A side's unanswered action may be answered by the other side's responses, at times not kept.
+            if wasUnanswered && later.appResponses > 0 || later.causeFlags.contains(.forwardedUnanswered) && appResponses > 0 {
+                causeFlags.insert(.ambiguous)
+            }
+            timesKnown = false
+        }
         deviceID = later.deviceIDFromDevice ? later.deviceID : (deviceID ?? later.deviceID)
         deviceIDFromDevice = deviceIDFromDevice || later.deviceIDFromDevice
         category = later.categoryFromPush ? later.category : (category ?? later.category)
@@ -124,7 +196,16 @@ package struct NotificationFacts {
         actionRows += later.actionRows.prefix(max(0, Self.maxActionRows - actionRows.count))
     }
 
-    /// Why a download or an attachment failed, in the words the report groups failures by.
+    /// Whether a forwarded action went unanswered, from the times held; facts read from the store hold none, and
+    /// what they add cannot be compared with what they hold.
+    private mutating func answerForwarded() {
+        guard timesKnown else {
+            causeFlags.insert(.ambiguous)
+            return
+        }
+        causeFlags.set(.forwardedUnanswered, forwardedTs.map { forwarded in respondedTs.map { forwarded > $0 } ?? true } ?? false)
+    }
+
     /// `text` cut to `WireBounds.maxIdentifierBytes` of UTF-8 (an action's identifier is an app's own, and short).
     static func bounded(_ text: String) -> String {
         text.utf8.count <= WireBounds.maxIdentifierBytes
@@ -132,6 +213,7 @@ package struct NotificationFacts {
             : String(decoding: Array(text.utf8.prefix(WireBounds.maxIdentifierBytes)), as: UTF8.self)
     }
 
+    /// Why a download or an attachment failed, in the words the report groups failures by.
     package static func failureReason(_ record: PushTraceRecords.Record) -> String? {
         if let error = record.error { return error }
         if record.eventName == .serviceDownload, let status = record.httpStatus, status >= 400 { return "HTTP \(status)" }

@@ -19,7 +19,7 @@ public enum StoreCopy {
                 "app_id", "notification_id", "device_id", "category", "app_version", "os", "first_ts", "last_ts", "sent_ts",
                 "apns_status", "has_alert", "mutable_content", "service_received", "service_delivered", "service_expired",
                 "service_ms", "service_crashed", "content_received", "content_crashed", "actions", "app_responses", "records",
-                "device_reached", "downloads", "download_bytes", "attachment_failure", "cause", "action_list",
+                "device_reached", "downloads", "download_bytes", "attachment_failure", "cause", "action_list", "cause_flags",
             ]),
         CopiedTable("token", ["id", "app_id", "scope", "secret_sha256", "label", "created_at", "revoked_at"]),
         CopiedTable(

@@ -25,6 +25,7 @@ struct FrozenMigrationsTests {
         ("v12-dictionaries-per-app", "5bd4d9a4c5f27b31"),
         ("v13-clients", "b8ba233d1fd309c0"),
         ("v14-bundle-time-spans", "419686994bb78ea4"),
+        ("v15-cause-flags", "052edc37381187b9"),
     ]
 
     @Test("each released migration runs the SQL it was released with")

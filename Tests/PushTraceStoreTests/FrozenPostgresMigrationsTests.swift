@@ -8,7 +8,8 @@ import Testing
 @Suite("PostgreSQL: released migrations are frozen")
 struct FrozenPostgresMigrationsTests {
     static let released: [(String, String)] = [
-        ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627")
+        ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627"),
+        ("v2-cause-flags", "c19dcd2aac6e4e63"),
     ]
 
     @Test("each released migration is the SQL it was released with")
