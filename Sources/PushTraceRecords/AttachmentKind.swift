@@ -89,8 +89,13 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
             let slash = UInt8(ascii: "/")
             var end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
             var start = 0
-            if let scheme = bytes[..<end].firstRange(of: "://".utf8) {
-                start = bytes[scheme.upperBound..<end].firstIndex(of: slash) ?? end
+            // After "://", the path begins at the next slash (the generic `firstRange(of:)` costs more than the rest).
+            var colon = 0
+            while colon + 2 < end, !(bytes[colon] == UInt8(ascii: ":") && bytes[colon + 1] == slash && bytes[colon + 2] == slash) {
+                colon += 1
+            }
+            if colon + 2 < end {
+                start = bytes[(colon + 3)..<end].firstIndex(of: slash) ?? end
             }
             // The last non-empty component: trailing slashes are passed over.
             while end > start, bytes[end - 1] == slash { end -= 1 }

@@ -27,9 +27,14 @@ extension NotificationFacts {
     /// The stored summary of a notification and its cause, or nil when there is none. Read for every notification
     /// of every bundle: its statement and its columns are made once.
     static func read(_ db: Database, appID: String, notificationID: String) throws -> (facts: NotificationFacts, cause: String?)? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: readSQL), arguments: [appID, notificationID]) else { return nil }
-        let stored = SQLRow(row, columns: readColumns)
-        return (try NotificationFacts(stored: stored), try stored.decode("cause"))
+        let statement = try db.cachedStatement(sql: readSQL)
+        try statement.bind([.text(appID), .text(notificationID)])
+        var found: (facts: NotificationFacts, cause: String?)?
+        try statement.eachRow { values in
+            let stored = SQLRow(columns: readColumns, values: values)
+            found = (try NotificationFacts(stored: stored), try stored.decode("cause"))
+        }
+        return found
     }
 
     private static let readColumns = SQLColumns(storedColumns.map(\.name) + ["cause"])

@@ -32,11 +32,10 @@ struct SQLiteSession: SQLSession {
         let prepared = try prepare(statement)
         // Named once, at the first row: most answers on the ingest path are empty.
         var columns: SQLColumns?
-        let cursor = try Row.fetchCursor(prepared)
-        while let row = try cursor.next() {
+        try prepared.eachRow { values in
             let named = columns ?? SQLColumns(prepared.columnNames)
             columns = named
-            try body(SQLRow(row, columns: named))
+            try body(SQLRow(columns: named, values: values))
         }
     }
 
@@ -55,6 +54,35 @@ struct SQLiteSession: SQLSession {
 }
 
 extension Statement {
+    /// Steps through the answer of the statement as bound, handing each row's values to `body` as SQLite stores them:
+    /// read from the statement itself rather than through GRDB's `Row`, which copies every value once more.
+    func eachRow(_ body: ([SQLValue]) throws -> Void) throws {
+        // GRDB's cursor steps the statement; its rows are views of it, which are not read here.
+        let cursor = try Row.fetchCursor(self)
+        let handle = sqliteStatement
+        let count = columnCount
+        while try cursor.next() != nil {
+            var values: [SQLValue] = []
+            values.reserveCapacity(count)
+            for column in 0..<CInt(count) {
+                switch sqlite3_column_type(handle, column) {
+                case SQLITE_NULL: values.append(.null)
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(handle, column)))
+                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(handle, column)))
+                case SQLITE_BLOB:
+                    let bytes = sqlite3_column_blob(handle, column)
+                    let length = Int(sqlite3_column_bytes(handle, column))
+                    values.append(.bytes(bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []))
+                default:
+                    let text = sqlite3_column_text(handle, column)
+                    let length = Int(sqlite3_column_bytes(handle, column))
+                    values.append(.text(text.map { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) } ?? ""))
+                }
+            }
+            try body(values)
+        }
+    }
+
     /// Binds `values` in order, each as SQLite's own type, rather than through `StatementArguments`, whose generic
     /// conversion of every value is most of the cost of a short statement on the ingest path. Setting empty
     /// arguments first resets the statement, clears its bindings, and tells GRDB they are bound.
@@ -83,13 +111,6 @@ extension Statement {
 /// SQLite copies a value bound with this destructor before the call returns.
 private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-extension SQLRow {
-    /// A GRDB row, its values read as they are stored.
-    init(_ row: Row, columns: SQLColumns) {
-        self.init(columns: columns, values: row.databaseValues.map(SQLValue.init))
-    }
-}
-
 extension SQLValue {
     init(_ value: DatabaseValue) {
         switch value.storage {
@@ -98,16 +119,6 @@ extension SQLValue {
         case .double(let number): self = .real(number)
         case .string(let text): self = .text(text)
         case .blob(let data): self = .bytes([UInt8](data))
-        }
-    }
-
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .null: return .null
-        case .integer(let number): return number.databaseValue
-        case .real(let number): return number.databaseValue
-        case .text(let text): return text.databaseValue
-        case .bytes(let bytes): return Data(bytes).databaseValue
         }
     }
 }
