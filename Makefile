@@ -12,7 +12,7 @@ POSTGRES_DEBS := postgresql
 # walk-through of docs/deploy.md installs, for make deploy-test.
 DEPLOY_DEBS := nginx openssl systemd curl sqlite3
 
-.PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-release bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
 
 all: build
 
@@ -138,6 +138,15 @@ crash-test-postgres: build postgres-deps
 
 bench-http: release
 	BENCH_DIR=$(BENCH_DIR) PARTS=http scripts/bench.sh
+
+# This build's `pushtrace ingest` against an earlier revision's (BASE=<git revision>, built once in a worktree under
+# the bench folder), alternated, on the corpus and on short notifications (docs/PERFORMANCE.md).
+bench-release: release
+	@test -n "$(BASE)" || { echo "usage: make bench-release BASE=<git revision of the earlier release>"; exit 1; }
+	mkdir -p $(BENCH_DIR)
+	[ -d $(BENCH_DIR)/base-$(BASE) ] || git worktree add --detach $(BENCH_DIR)/base-$(BASE) $(BASE)
+	cd $(BENCH_DIR)/base-$(BASE) && swift build -c release --product pushtrace
+	BENCH_DIR=$(BENCH_DIR) PARTS=release BASE_BIN=$(abspath $(BENCH_DIR))/base-$(BASE)/.build/release/pushtrace scripts/bench.sh
 
 clean:
 	rm -rf .build demo-bundles pushtrace.sqlite pushtrace.sqlite-wal pushtrace.sqlite-shm

@@ -21,6 +21,10 @@
 #           (HTTP_PAIRS=3 pairs), and the median pair decides.
 #   scale   SCALE notifications simulated and ingested (progress shown), then `why` p50/p99 over HTTP for 1,000
 #           random notifications (target <= 3 ms p99), `report` (<= 1 s), `alerts` (<= 100 ms), export of one day (>= 100,000 lines/s), bytes per record.
+#   release  `pushtrace ingest` by this build against an earlier one (BASE_BIN, a release binary, e.g. built from
+#           a tag in a worktree), alternated RELEASE_PAIRS=5 times, on the corpus and on SHORT=70000 short
+#           notifications of three records each (scripts/benchlib.py short-corpus): the rate and bytes per record
+#           of each run, and the ratio of the medians. Target (issue 42): >= 1.2 x the earlier rate, no more bytes.
 #   postgres  (issue 30) beside a throwaway PostgreSQL cluster (scripts/with-postgres.sh, started here): the corpus
 #           uploaded by 64 uploaders to one SQLite server, one PostgreSQL server, and two PostgreSQL servers on one
 #           database (32 uploaders each, half the files each), with a system-wide profile of the one-server run
@@ -218,6 +222,18 @@ print(f"  ingest / .import: {ratio:.2f} (storing alone {floor / store:.2f}); tar
       f"{'met' if ratio >= 1.2 else 'NOT met'}")
 print(f"  ingest / sqlite-utils: {su / ingest:.1f}x as fast")
 PY
+fi
+
+# --- release: this build's `pushtrace ingest` against an earlier one, on the corpus and on short notifications -------
+if [[ " $parts " == *" release "* ]]; then
+  [ -x "${BASE_BIN:-}" ] || { echo "PARTS=release needs BASE_BIN, an earlier release's pushtrace binary"; exit 1; }
+  simulate "$corpus_n" 1 "$corpus"
+  short_n=${SHORT:-70000}
+  [ -d "short-$short_n" ] || python3 "$root/scripts/benchlib.py" short-corpus "short-$short_n" "$short_n"
+  for folder in "$corpus" "short-$short_n"; do
+    echo "== pushtrace ingest of $folder: $BASE_BIN (base) against this build (new), alternated"
+    python3 "$root/scripts/benchlib.py" ab-ingest "$BASE_BIN" "$bin/pushtrace" "$folder" "${RELEASE_PAIRS:-5}"
+  done
 fi
 
 # --- http: 1, 8 and 64 uploaders against the CLI's storing rate ----------------------------------------------------

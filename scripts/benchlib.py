@@ -6,8 +6,13 @@ Commands:
     short-corpus FOLDER N   N short notifications of three records each (push.sent and APNs' answer from the backend,
                             app.will_present from the device), as bundle files under FOLDER: the corpus on which a
                             store's per-notification bytes weigh most. Seeded: the same N gives the same files.
+    ab-ingest BASE NEW CORPUS PAIRS
+                            `pushtrace ingest` of CORPUS into a fresh SQLite store by the binaries BASE and NEW,
+                            alternated PAIRS times (the machine's speed drifts: only ratios measured side by side
+                            count); prints every run (whole command, storing, diagnosing, bytes per record) and the
+                            ratio of the medians.
 """
-import gzip, json, os, random, sys, uuid
+import gzip, json, os, random, statistics, subprocess, sys, tempfile, time, uuid
 
 T0 = 1_794_000_000_000  # 2026-11-11T22:40:00Z
 
@@ -55,7 +60,35 @@ def write(path, records, gzipped):
         out.write(text)
 
 
-COMMANDS = {"short-corpus": short_corpus}
+def ab_ingest(base, new, corpus, pairs):
+    runs = {"base": [], "new": []}
+    with tempfile.TemporaryDirectory() as work:
+        for pair in range(1, int(pairs) + 1):
+            for name, binary in (("base", base), ("new", new)):
+                db = os.path.join(work, f"{name}.sqlite")
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(db + suffix):
+                        os.remove(db + suffix)
+                start = time.monotonic()
+                out = subprocess.run([binary, "ingest", "--db", db, "--quiet", "--format", "json", corpus],
+                                     check=True, capture_output=True, text=True).stdout
+                whole = time.monotonic() - start
+                answer = json.loads(out)
+                records = answer["accepted"]
+                run = {"whole": whole, "store": answer["store_ms"] / 1000, "diagnose": answer["diagnose_ms"] / 1000,
+                       "bytes": os.path.getsize(db) / records, "records": records}
+                runs[name].append(run)
+                print(f"  pair {pair} {name:4}: whole {whole:6.2f} s ({records / whole:8,.0f} records/s), storing "
+                      f"{run['store']:6.2f} s, diagnosing {run['diagnose']:6.2f} s, {run['bytes']:6.2f} bytes/record",
+                      flush=True)
+    median = {name: {key: statistics.median(run[key] for run in rs) for key in ("whole", "bytes")} for name, rs in runs.items()}
+    pairwise = [b["whole"] / n["whole"] for b, n in zip(runs["base"], runs["new"])]
+    print(f"  rate new/base, medians: {median['base']['whole'] / median['new']['whole']:.3f} (pairs: "
+          + ", ".join(f"{r:.3f}" for r in pairwise) + ")")
+    print(f"  bytes per record, medians: base {median['base']['bytes']:.2f}, new {median['new']['bytes']:.2f}")
+
+
+COMMANDS = {"short-corpus": short_corpus, "ab-ingest": ab_ingest}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

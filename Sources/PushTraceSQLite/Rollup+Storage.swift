@@ -16,6 +16,13 @@ extension Rollup {
 }
 
 extension RollupValue: DatabaseValueConvertible {
+    var sqlValue: SQLValue {
+        switch self {
+        case .integer(let value): .integer(value)
+        case .text(let value): .text(value)
+        }
+    }
+
     package var databaseValue: DatabaseValue {
         switch self {
         case .integer(let value): return value.databaseValue
@@ -35,12 +42,13 @@ extension RollupDeltas {
         // Each rollup's statement once per call: its text is made from the rollup's columns.
         var statements: [String: Statement] = [:]
         for row in all {
-            var arguments: [(any DatabaseValueConvertible)?] = row.key + row.measures
-            if row.rollup.keepsExample { arguments.append(row.example) }
+            var values: [SQLValue] = row.key.map(\.sqlValue) + row.measures.map(SQLValue.integer)
+            if row.rollup.keepsExample { values.append(row.example.sqlValue) }
             let table = row.rollup.table
             let statement = try statements[table] ?? db.cachedStatement(sql: row.rollup.upsertSQL)
             statements[table] = statement
-            try statement.execute(arguments: StatementArguments(arguments))
+            try statement.bind(values)
+            try statement.execute()
         }
         removeAll()
     }
