@@ -62,60 +62,21 @@ other_pid=""
 trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$other_pid" ] && kill -9 "$other_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
 now() { date +%s.%N; }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
-verdict() { python3 -c "import sys; v, op, t = float(sys.argv[1]), sys.argv[2], float(sys.argv[3]); print('met' if (v >= t if op == '>=' else v <= t) else 'NOT met')" "$@"; }
+lib() { python3 "$root/scripts/benchlib.py" "$@"; }
+verdict() { lib verdict "$@"; }
 why_over_http() { # target_p99_ms: `why` of every "app id" line of why-ids.txt from the server at $port
-  python3 - "$port" "$token" "$1" <<'PY'
-import http.client, statistics, sys, time
-port, token, target = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
-conn = http.client.HTTPConnection("127.0.0.1", port)
-times = []
-for line in open("why-ids.txt"):
-    app, nid = line.split()
-    start = time.perf_counter()
-    conn.request("GET", f"/v1/notifications/{nid}?app={app}", headers={"Authorization": f"Bearer {token}"})
-    response = conn.getresponse(); response.read()
-    times.append((time.perf_counter() - start) * 1000)
-    if response.status != 200: sys.exit(f"why {nid}: HTTP {response.status}")
-order = sorted(range(len(times)), key=lambda i: times[i])
-slowest = sorted(order[-10:])
-times.sort()
-p50, p90, p99 = times[len(times) // 2], times[int(len(times) * 0.9) - 1], times[int(len(times) * 0.99) - 1]
-print(f"  why over HTTP, {len(times)} random notifications: p50 {p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms, "
-      f"max {times[-1]:.2f} ms; target p99 <= {target:g} ms: {'met' if p99 <= target else 'NOT met'}")
-print(f"    the 10 slowest were requests number {', '.join(str(i + 1) for i in slowest)}")
-PY
+  lib why-over-http "$port" "$token" "$1" why-ids.txt
 }
 get_over_http() { # label target_ms path: the median of 11 GETs of path from the server at $port (after one unmeasured)
-  python3 - "$port" "$token" "$@" <<'PY'
-import http.client, statistics, sys, time
-port, token, label, target, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
-conn = http.client.HTTPConnection("127.0.0.1", port)
-times = []
-for run in range(12):
-    start = time.perf_counter()
-    conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
-    response = conn.getresponse(); response.read()
-    if response.status != 200: sys.exit(f"{path}: HTTP {response.status}")
-    if run: times.append((time.perf_counter() - start) * 1000)
-times.sort()
-median = statistics.median(times)
-print(f"  {label} over HTTP: median {median:.1f} ms, max {times[-1]:.1f} ms of {len(times)}; "
-      f"target <= {target:g} ms: {'met' if median <= target else 'NOT met'}")
-PY
+  lib get-over-http "$port" "$token" "$@"
 }
 timed() { # label target_ms command…
   local label=$1 target=$2; shift 2
   local all=()
   for _ in 1 2 3 4 5 6 7 8 9 10 11; do
-    local s; s=$(now); "$@" > /dev/null; all+=("$(python3 -c "print(($(now) - $s) * 1000)")")
+    local s; s=$(now); "$@" > /dev/null; all+=("$(lib elapsed-ms "$s" "$(now)")")
   done
-  python3 - "$label" "$target" "${all[@]}" <<'PY'
-import statistics, sys
-label, target, runs = sys.argv[1], float(sys.argv[2]), sorted(map(float, sys.argv[3:]))
-median = statistics.median(runs)
-print(f"  {label}: median {median:.0f} ms, max {runs[-1]:.0f} ms of {len(runs)} runs (whole process); "
-    f"target <= {target:.0f} ms: {'met' if median <= target else 'NOT met'}")
-PY
+  lib timed-summary "$label" "$target" "${all[@]}"
 }
 simulate() { # notifications seed folder
   if [ ! -f "$3/scenarios.json" ]; then
@@ -151,37 +112,20 @@ if [[ " $parts " == *" ingest "* || " $parts " == *" http "* ]]; then
   "$bin/pushtrace" ingest --db ingest.sqlite --quiet --format json "$corpus" > ingest.json
   t1=$(now)
   records=$(sqlite3 ingest.sqlite "SELECT sum(accepted) FROM bundle")
-  read -r store_s diagnose_s <<<"$(python3 -c "import json; r = json.load(open('ingest.json')); print(r['store_ms'] / 1000, r['diagnose_ms'] / 1000)")"
-  cli_total=$(python3 -c "print($t1 - $t0)")
-  cli_rate=$(python3 -c "print(round($records / $store_s))")
+  read -r store_s diagnose_s <<<"$(lib ingest-times ingest.json)"
+  cli_total=$(lib sub "$t1" "$t0")
+  cli_rate=$(lib rate "$records" "$store_s")
   echo "corpus: $files bundle files, $records records, $corpus_n notifications"
   # The whole store (every table and index, free pages and the log included) beside the bundles it came from, each
   # gzip-compressed as the agent uploads them (the backend's files are plain NDJSON here: gzipped to compare).
-  python3 - ingest.sqlite "$corpus" "$records" <<'PY'
-import glob, gzip, os, sqlite3, sys
-path, corpus, records = sys.argv[1], sys.argv[2], int(sys.argv[3])
-db = sqlite3.connect(path)
-pages, size = db.execute("PRAGMA page_count").fetchone()[0], db.execute("PRAGMA page_size").fetchone()[0]
-store = pages * size + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
-upload = 0
-for name in glob.glob(os.path.join(corpus, "**", "*.ndjson*"), recursive=True):
-    data = open(name, "rb").read()
-    upload += len(data) if name.endswith(".gz") else len(gzip.compress(data, 6))
-print(f"== size: the store {store / 1e6:.1f} MB, {store / records:.1f} bytes per record (target <= 80: "
-      f"{'met' if store / records <= 80 else 'NOT met'}); its gzip input {upload / records:.1f} bytes per record")
-try:
-    rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
-    print("  by table and index (bytes per record): " + ", ".join(f"{n} {b / records:.1f}" for n, b in rows if b / records >= 0.5))
-except sqlite3.Error:
-    pass  # a Python sqlite3 built without dbstat
-PY
+  lib store-size ingest.sqlite "$corpus" "$records"
 fi
 if [[ " $parts " == *" ingest "* ]]; then
   # The floor: a row per record, as the store kept them before record blocks (the previous release's schema, from the
   # conversion test's fixture), with the bundles, configs, devices and summaries pushtrace stored, as CSV imported by
   # sqlite3 into an empty copy of that schema.
   [ -f corpus.ndjson ] || { find "$corpus" -name '*.ndjson.gz' -exec zcat {} + ; find "$corpus" -name '*.ndjson' -exec cat {} + ; } > corpus.ndjson
-  python3 "$root/scripts/bench-record-rows.py" "$corpus" config.csv > record.csv
+  lib record-rows "$corpus" config.csv > record.csv
   sqlite3 -csv ingest.sqlite "SELECT u.id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk,
       uploaded_at, received_at, clock_offset_ms, source, accepted, rejected, NULL, NULL, pruned_at, summarized
       FROM bundle u JOIN client c ON c.id = u.client_ref" > bundle.csv
@@ -199,29 +143,13 @@ if [[ " $parts " == *" ingest "* ]]; then
   for table in bundle record config device notification; do echo ".import $table.csv $table" >> import.sql; done
   sync
   t2=$(now); sqlite3 floor.sqlite < import.sql; t3=$(now)
-  floor_rate=$(python3 -c "print(round($records / ($t3 - $t2)))")
+  floor_rate=$(lib rate "$records" "$(lib sub "$t3" "$t2")")
   # sqlite-utils (PyPI, installed by `make bench-deps`) of the same lines, decompressed, into one table.
   rm -f sqlite-utils.sqlite*
   sync
   t4=$(now); venv/bin/sqlite-utils insert sqlite-utils.sqlite records corpus.ndjson --nl --alter; t5=$(now)
   su_rows=$(sqlite3 sqlite-utils.sqlite "SELECT count(*) FROM records")
-  python3 - "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$records" "$su_rows" "$store_s" "$diagnose_s" <<'PY'
-import sys
-t0, t1, t2, t3, t4, t5 = map(float, sys.argv[1:7])
-records, su_rows = int(sys.argv[7]), int(sys.argv[8])
-store, diagnose = float(sys.argv[9]), float(sys.argv[10])
-ingest, floor, su = t1 - t0, t3 - t2, t5 - t4
-print("== ingest (one run, same rows)")
-print(f"  pushtrace ingest, whole command:      {ingest:7.2f} s  {records / ingest:9,.0f} records/s")
-print(f"    storing (every record committed):   {store:7.2f} s  {records / store:9,.0f} records/s")
-print(f"    diagnosing every notification:      {diagnose:7.2f} s")
-print(f"  sqlite3 .import of the same rows:     {floor:7.2f} s  {records / floor:9,.0f} records/s")
-print(f"  sqlite-utils insert --nl ({su_rows:,} lines): {su:7.2f} s  {su_rows / su:9,.0f} lines/s")
-ratio = floor / ingest
-print(f"  ingest / .import: {ratio:.2f} (storing alone {floor / store:.2f}); target >= 1.20: "
-      f"{'met' if ratio >= 1.2 else 'NOT met'}")
-print(f"  ingest / sqlite-utils: {su / ingest:.1f}x as fast")
-PY
+  lib ingest-summary "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$records" "$su_rows" "$store_s" "$diagnose_s"
 fi
 
 # --- release: this build's `pushtrace ingest` against an earlier one, on the corpus and on short notifications -------
@@ -229,10 +157,10 @@ if [[ " $parts " == *" release "* ]]; then
   [ -x "${BASE_BIN:-}" ] || { echo "PARTS=release needs BASE_BIN, an earlier release's pushtrace binary"; exit 1; }
   simulate "$corpus_n" 1 "$corpus"
   short_n=${SHORT:-70000}
-  [ -d "short-$short_n" ] || python3 "$root/scripts/benchlib.py" short-corpus "short-$short_n" "$short_n"
+  [ -d "short-$short_n" ] || lib short-corpus "short-$short_n" "$short_n"
   for folder in "$corpus" "short-$short_n"; do
     echo "== pushtrace ingest of $folder: $BASE_BIN (base) against this build (new), alternated"
-    python3 "$root/scripts/benchlib.py" ab-ingest "$BASE_BIN" "$bin/pushtrace" "$folder" "${RELEASE_PAIRS:-5}"
+    lib ab-ingest "$BASE_BIN" "$bin/pushtrace" "$folder" "${RELEASE_PAIRS:-5}"
   done
 fi
 
@@ -249,15 +177,13 @@ if [[ " $parts " == *" http "* ]]; then
       --preload --format json "$corpus" > "http-$1.json"
     rss=$(peak_rss_mb "$server_pid")
     stop_server
-    read -r rate p50 p99 <<<"$(python3 -c "
-import json; r = json.load(open('http-$1.json'))
-print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 1))")"
+    read -r rate p50 p99 <<<"$(lib load-result "http-$1.json")"
     local stored; stored=$(sqlite3 "http-$1.sqlite" "SELECT sum(accepted) FROM bundle")
     [ "$stored" = "$records" ] || { echo "uploaders $1: stored $stored records, expected $records"; exit 1; }
   }
   for c in 1 8; do
     run_http "$c"
-    printf '  %-10s %12s %10s %10s %10s %10s\n' "$c" "$rate" "$p50" "$p99" "$rss" "$(python3 -c "print(round($rate / $cli_rate, 2))")"
+    printf '  %-10s %12s %10s %10s %10s %10s\n' "$c" "$rate" "$p50" "$p99" "$rss" "$(lib ratio "$rate" "$cli_rate" 2)"
   done
   # 64 uploaders against the CLI: this machine's speed drifts by a fifth over minutes, more than the margin judged,
   # so each 64-uploader run comes right after a CLI ingest of the same corpus, HTTP_PAIRS times; the verdict takes the
@@ -270,21 +196,20 @@ print(round(r['records_per_second']), round(r['p50_ms'], 1), round(r['p99_ms'], 
     rm -f pair.sqlite*
     "$bin/pushtrace" ingest --db pair.sqlite --quiet --format json "$corpus" > pair.json 2> pair.log \
       || { cat pair.log; exit 1; }
-    pair_cli=$(python3 -c "import json; r = json.load(open('pair.json')); print(round($records / (r['store_ms'] / 1000)))")
+    pair_cli=$(lib cli-storing-rate pair.json "$records")
     run_http 64
-    ratio=$(python3 -c "print(f'{$rate / $pair_cli:.3f}')")
+    ratio=$(lib ratio "$rate" "$pair_cli" 3)
     ratios+=("$ratio")
     rates64+=("$rate")
-    rss64=$(python3 -c "print(max($rss64, $rss))")
+    rss64=$(lib max "$rss64" "$rss")
     printf '  %-6s %14s %14s %8s %8s %8s %8s\n' "$p" "$pair_cli" "$rate" "$p50" "$p99" "$rss" "$ratio"
   done
   rm -f pair.sqlite* pair.log
   # The exact median decides: 0.695 would be printed 0.70 but misses a 0.70 target.
-  ratio64=$(python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "${ratios[@]}")
+  ratio64=$(lib median "${ratios[@]}")
   echo "  64 uploaders / CLI storing, median of $pairs pairs: $ratio64; target >= 0.70: $(verdict "$ratio64" '>=' 0.70)"
   if [ -n "${floor_rate:-}" ]; then
-    floor64=$(python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[2:])) / float(sys.argv[1]):.3f}')" \
-      "$floor_rate" "${rates64[@]}")
+    floor64=$(lib median-over "$floor_rate" "${rates64[@]}")
     echo "  64 uploaders (median of the pairs) / the .import floor ($floor_rate records/s): $floor64; target >= 0.80: $(verdict "$floor64" '>=' 0.80)"
   fi
   echo "  server peak RSS under 64 uploaders (largest of the pairs): $rss64 MB; target <= 150 MB: $(verdict "$rss64" '<=' 150)"
@@ -312,7 +237,7 @@ build_scale_store() { # notifications folder db
     rm -f "$db" "$db-wal" "$db-shm"
     local t0; t0=$(now)
     "$bin/pushtrace" ingest --db "$db" --quiet "$folder"
-    python3 -c "print(f'  ingest took {$(now) - $t0:.0f} s')"
+    echo "  ingest took $(lib seconds "$t0" "$(now)") s"
     return
   fi
   echo "== building $work/$db from $total notifications in $chunks chunks of $chunk, each ingested into a store of its own, then merged (once; reused by later runs)"
@@ -340,12 +265,12 @@ build_scale_store() { # notifications folder db
     "$bin/pushtrace" ingest --db "$folder/chunk-$i.sqlite" --quiet "$folder/chunk-$i" 2>&1 > /dev/null | sed '/^diagnos/d'
     rm -rf "$folder/chunk-$i"
     touch "$folder/chunk-$i.sqlite.ready"
-    python3 -c "print(f'  chunk {$i + 1} of $chunks ingested in {$(now) - $t0:.0f} s; {$(now) - $started:.0f} s so far', flush=True)"
+    echo "  chunk $((i + 1)) of $chunks ingested in $(lib seconds "$t0" "$(now)") s; $(lib seconds "$started" "$(now)") s so far"
   done
   wait "$merge_pid"
   merge_pid=""
   rm -rf "$folder"
-  python3 -c "print(f'  the store built in {$(now) - $started:.0f} s', flush=True)"
+  echo "  the store built in $(lib seconds "$started" "$(now)") s"
 }
 
 # --- scale: why, report and alerts over a large store ---------------------------------------------------------------
@@ -364,37 +289,19 @@ if [[ " $parts " == *" scale "* ]]; then
   start_server "$db"
   why_over_http 3
   stop_server
-  read -r app week last <<<"$(python3 - "$db" <<'PY'
-import datetime, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-app, last = db.execute("SELECT app_id, max(first_ts) FROM notification GROUP BY app_id ORDER BY count(*) DESC LIMIT 1").fetchone()
-year, week, _ = datetime.datetime.fromtimestamp(last / 1000, datetime.timezone.utc).isocalendar()
-print(app, f"{year}-W{week:02d}", last)
-PY
-)"
+  read -r app week last <<<"$(lib latest-week "$db")"
   timed "report --app $app --week $week" 1000 "$bin/pushtrace" report --db "$db" --app "$app" --week "$week" --format json
   timed "alerts --now $last" 100 "$bin/pushtrace" alerts --db "$db" --now "$last" --format json
   # Export of one whole day (UTC) in the middle of the store's span, every app, three runs: lines per second.
-  day=$(python3 - "$db" <<'PY'
-import datetime, sqlite3, sys
-first, last = sqlite3.connect(sys.argv[1]).execute("SELECT min(first_ts), max(first_ts) FROM notification").fetchone()
-print(datetime.datetime.fromtimestamp((first + last) / 2000, datetime.timezone.utc).date())
-PY
-)
-  next_day=$(python3 -c "import datetime; print(datetime.date.fromisoformat('$day') + datetime.timedelta(days=1))")
+  day=$(lib middle-day "$db")
+  next_day=$(lib next-day "$day")
   rates=()
   for _ in 1 2 3; do
     s=$(now)
     lines=$("$bin/pushtrace" export --db "$db" --since "$day" --until "$next_day" | wc -l)
-    rates+=("$(python3 -c "print(f'{$lines / ($(now) - $s):.0f}')")")
+    rates+=("$(lib rate "$lines" "$(lib sub "$(now)" "$s")")")
   done
-  python3 - "$day" "$lines" "${rates[@]}" <<'PY'
-import statistics, sys
-day, lines, rates = sys.argv[1], int(sys.argv[2]), sorted(map(float, sys.argv[3:]))
-median = statistics.median(rates)
-print(f"  export --since {day} (one day, every app, {lines:,} lines): median {median:,.0f} lines/s of {len(rates)} runs "
-      f"(whole process); target >= 100,000 lines/s: {'met' if median >= 100_000 else 'NOT met'}")
-PY
+  lib export-summary "$day" "$lines" "${rates[@]}"
 fi
 
 # --- postgres: the same corpus and the same scale store on PostgreSQL, beside SQLite, in one run -------------------
@@ -415,15 +322,7 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-http "* ]]; then
   simulate "$corpus_n" 1 "$corpus"
   # Half the corpus files each, hard links, for the two-server run.
   if [ ! -d "$corpus-halves" ]; then
-    python3 - "$corpus" "$corpus-halves" <<'PY'
-import os, sys
-corpus, out = sys.argv[1], sys.argv[2]
-files = sorted(os.path.join(d, f) for d, _, fs in os.walk(corpus) for f in fs if ".ndjson" in f)
-for i, path in enumerate(files):
-    target = os.path.join(out, "ab"[i % 2], os.path.relpath(path, corpus))
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    os.link(path, target)
-PY
+    lib split-halves "$corpus" "$corpus-halves"
   fi
   load() { # port uploaders json folder
     PUSHTRACE_TOKEN=$token "$bin/pushtrace-load" --server "http://127.0.0.1:$1" --concurrency "$2" --replay --preload \
@@ -431,16 +330,7 @@ PY
   }
   echo "  HTTP ingest of the $corpus_n-notification corpus (pushtrace-load --replay --preload):"
   printf '  %-44s %12s %9s %9s\n' "" "records/s" "p50 ms" "p99 ms"
-  row() { python3 - "$@" <<'PY'
-import json, sys
-label, files = sys.argv[1], sys.argv[2:]
-runs = [json.load(open(f)) for f in files]
-records = sum(r["records"] for r in runs)
-seconds = max(r["seconds"] for r in runs)
-print(f"  {label:<44} {records / seconds:12,.0f} {max(r['p50_ms'] for r in runs):9.1f} {max(r['p99_ms'] for r in runs):9.1f}")
-print(records / seconds, file=open(files[0] + ".rate", "w"))
-PY
-  }
+  row() { lib load-row "$@"; }
   rm -f pg-http.sqlite*
   start_server pg-http.sqlite
   load "$port" 64 pg-http-sqlite.json "$corpus"
@@ -477,7 +367,7 @@ PY
   row "PostgreSQL, two servers, 32 uploaders each" pg-http-two-a.json pg-http-two-b.json
   stored=$(pg "$url" -c "SELECT sum(accepted) FROM bundle")
   [ "$stored" = "$expected" ] || { echo "two servers: stored $stored records, expected $expected"; exit 1; }
-  ratio=$(python3 -c "print(f'{float(open(\"pg-http-two-a.json.rate\").read()) / float(open(\"pg-http-one.json.rate\").read()):.2f}')")
+  ratio=$(lib ratio "$(cat pg-http-two-a.json.rate)" "$(cat pg-http-one.json.rate)" 2)
   echo "  two servers / one server: $ratio; target >= 1.00 (not slower): $(verdict "$ratio" '>=' 1.0)"
   echo "  where the cores went while one server took 64 uploaders (perf, 20 s, every CPU; share of samples):"
   # (swapper: idle. Only the first lines are kept, so the report's write to the closed pipe is no failure.)
@@ -501,26 +391,20 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-scale "* ]]; the
   "$bin/pushtrace" copy --from "$db" --to "$url" > copy.txt 2> copy.log || { cat copy.log copy.txt; exit 1; }
   records=$(sqlite3 "$db" "SELECT sum(accepted) FROM bundle")
   notifications=$(sqlite3 "$db" "SELECT count(*) FROM notification")
-  python3 -c "print(f'== scale: {$notifications:,} notifications, {$records:,} records; pushtrace copy into PostgreSQL took {$(now) - $s:.0f} s ({$records / ($(now) - $s):,.0f} records/s)')"
+  copied=$(lib sub "$(now)" "$s")
+  echo "== scale: $notifications notifications, $records records; pushtrace copy into PostgreSQL took $(lib seconds 0 "$copied") s ($(lib rate "$records" "$copied") records/s)"
   # As the cluster's superuser (on its private socket): statistics for the planner, then a checkpoint, so that the
   # reads below do not share the disk with the flush of what the copy wrote (a one-time load, not steady state).
   superuser=(-h "$(dirname "$PUSHTRACE_TEST_POSTGRES_DATA")" -p "$(sed 's#.*:\([0-9]*\)/.*#\1#' <<<"$url")" -U postgres)
   pg "${superuser[@]}" -d bench_scale -c "VACUUM ANALYZE" -c "CHECKPOINT" > /dev/null
   sqlite3 "$db" "SELECT app_id || ' ' || notification_id FROM notification ORDER BY random() LIMIT 1000" > why-ids.txt
-  read -r app week last <<<"$(python3 - "$db" <<'PY'
-import datetime, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-app, last = db.execute("SELECT app_id, max(first_ts) FROM notification GROUP BY app_id ORDER BY count(*) DESC LIMIT 1").fetchone()
-year, week, _ = datetime.datetime.fromtimestamp(last / 1000, datetime.timezone.utc).isocalendar()
-print(app, f"{year}-W{week:02d}", last)
-PY
-)"
+  read -r app week last <<<"$(lib latest-week "$db")"
   for store in "$db" "$url"; do
     case $store in
       postgres*) echo "  PostgreSQL:"; bytes=$(pg_bytes "$store") ;;
       *) echo "  SQLite:"; bytes=$(( $(stat -c %s "$store") + $( [ -f "$store-wal" ] && stat -c %s "$store-wal" || echo 0) )) ;;
     esac
-    python3 -c "print(f'  {$bytes / 1e6:,.1f} MB, {$bytes / $records:.1f} bytes per record')"
+    lib bytes-line "$bytes" "$records"
     start_server "$store"
     why_over_http 10
     get_over_http "report $app $week" 1000 "/v1/reports/weekly?app=$app&week=$week"
@@ -534,6 +418,6 @@ PY
   days=$(sqlite3 "$db" "SELECT CAST(($(date +%s%3N) - min(received_at)) / 86400000 AS INTEGER) FROM bundle")
   s=$(now)
   "$bin/pushtrace" vacuum --db "$url" --retention "$days" --delete-only > retention.txt 2>&1 || { cat retention.txt; exit 1; }
-  python3 -c "print(f'  retention on PostgreSQL, bundles received over {$days} days ago: {$(now) - $s:.1f} s')"
+  echo "  retention on PostgreSQL, bundles received over $days days ago: $(lib seconds "$s" "$(now)" 1) s"
   sed 's/^/    /' retention.txt | tail -3
 fi

@@ -1,8 +1,37 @@
-"""The bench's Python, in one module: each command is a small function, run as
+"""The bench's Python, in one module (scripts/bench.sh calls it; docs/PERFORMANCE.md): each command is a small
+function, run as
 
     python3 scripts/benchlib.py COMMAND ARGS…
 
-Commands:
+Times are epoch seconds as `date +%s.%N` prints them, taken by the caller around what it measures, so that
+starting Python is never inside a measurement.
+
+Commands (the arithmetic ones print one value for the shell to use):
+    verdict VALUE OP TARGET      `met` or `NOT met` (OP: >= or <=)
+    sub A B / rate COUNT SECONDS / ratio A B DIGITS / max A B / median VALUES… / median-over FLOOR VALUES…
+    seconds START END [DIGITS]   END - START, rounded (default 0 digits)
+    elapsed-ms START END         (END - START) in milliseconds
+    why-over-http PORT TOKEN TARGET_MS IDS
+                                 `why` of every "app id" line of IDS on one keep-alive connection: p50/p90/p99
+    get-over-http PORT TOKEN LABEL TARGET_MS PATH
+                                 the median of 11 GETs of PATH (after one unmeasured)
+    timed-summary LABEL TARGET_MS MS…
+                                 the median of whole-process times against a target
+    ingest-times FILE            `store_s diagnose_s` of `pushtrace ingest --format json`'s answer
+    cli-storing-rate FILE RECORDS
+                                 records per second of that answer's storing phase
+    store-size DB CORPUS RECORDS the store's bytes per record beside its gzip input's, and dbstat per table
+    record-rows CORPUS CONFIG_CSV
+                                 the floor's rows: a CSV row per accepted record (stdout) and config rows
+    ingest-summary T0 T1 T2 T3 T4 T5 RECORDS SU_ROWS STORE_S DIAGNOSE_S
+                                 the ingest part's lines: pushtrace against `.import` and sqlite-utils
+    load-result FILE             `rate p50 p99` of a pushtrace-load answer
+    load-row LABEL FILES…        a row of the PostgreSQL part's HTTP table (the rate also into FILES[0].rate)
+    latest-week DB               `app week last`: the largest app, its latest ISO week and first_ts
+    middle-day DB / next-day DAY the UTC day in the middle of the store's span / the day after
+    export-summary DAY LINES RATES…
+    split-halves CORPUS OUT      the corpus's files, hard-linked alternately into OUT/a and OUT/b
+    bytes-line BYTES RECORDS     "X MB, Y bytes per record"
     short-corpus FOLDER N   N short notifications of three records each (push.sent and APNs' answer from the backend,
                             app.will_present from the device), as bundle files under FOLDER: the corpus on which a
                             store's per-notification bytes weigh most. Seeded: the same N gives the same files.
@@ -12,7 +41,7 @@ Commands:
                             count); prints every run (whole command, storing, diagnosing, bytes per record) and the
                             ratio of the medians.
 """
-import gzip, json, os, random, statistics, subprocess, sys, tempfile, time, uuid
+import csv, datetime, glob, gzip, http.client, json, os, random, sqlite3, statistics, subprocess, sys, tempfile, time, uuid
 
 T0 = 1_794_000_000_000  # 2026-11-11T22:40:00Z
 
@@ -88,7 +117,234 @@ def ab_ingest(base, new, corpus, pairs):
     print(f"  bytes per record, medians: base {median['base']['bytes']:.2f}, new {median['new']['bytes']:.2f}")
 
 
-COMMANDS = {"short-corpus": short_corpus, "ab-ingest": ab_ingest}
+def verdict(value, op, target):
+    value, target = float(value), float(target)
+    print("met" if (value >= target if op == ">=" else value <= target) else "NOT met")
+
+
+def sub(a, b):
+    print(float(a) - float(b))
+
+
+def rate(count, seconds):
+    print(round(float(count) / float(seconds)))
+
+
+def ratio(a, b, digits):
+    print(f"{float(a) / float(b):.{int(digits)}f}")
+
+
+def maximum(a, b):
+    print(max(float(a), float(b)))
+
+
+def median(*values):
+    print(f"{statistics.median(map(float, values)):.3f}")
+
+
+def median_over(floor, *values):
+    print(f"{statistics.median(map(float, values)) / float(floor):.3f}")
+
+
+def seconds(start, end, digits=0):
+    print(f"{float(end) - float(start):.{int(digits)}f}")
+
+
+def elapsed_ms(start, end):
+    print((float(end) - float(start)) * 1000)
+
+
+def why_over_http(port, token, target, ids):
+    target = float(target)
+    conn = http.client.HTTPConnection("127.0.0.1", int(port))
+    times = []
+    for line in open(ids):
+        app, nid = line.split()
+        start = time.perf_counter()
+        conn.request("GET", f"/v1/notifications/{nid}?app={app}", headers={"Authorization": f"Bearer {token}"})
+        response = conn.getresponse()
+        response.read()
+        times.append((time.perf_counter() - start) * 1000)
+        if response.status != 200:
+            sys.exit(f"why {nid}: HTTP {response.status}")
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    slowest = sorted(order[-10:])
+    times.sort()
+    p50, p90, p99 = times[len(times) // 2], times[int(len(times) * 0.9) - 1], times[int(len(times) * 0.99) - 1]
+    print(f"  why over HTTP, {len(times)} random notifications: p50 {p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms, "
+          f"max {times[-1]:.2f} ms; target p99 <= {target:g} ms: {'met' if p99 <= target else 'NOT met'}")
+    print(f"    the 10 slowest were requests number {', '.join(str(i + 1) for i in slowest)}")
+
+
+def get_over_http(port, token, label, target, path):
+    target = float(target)
+    conn = http.client.HTTPConnection("127.0.0.1", int(port))
+    times = []
+    for run in range(12):
+        start = time.perf_counter()
+        conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            sys.exit(f"{path}: HTTP {response.status}")
+        if run:
+            times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    middle = statistics.median(times)
+    print(f"  {label} over HTTP: median {middle:.1f} ms, max {times[-1]:.1f} ms of {len(times)}; "
+          f"target <= {target:g} ms: {'met' if middle <= target else 'NOT met'}")
+
+
+def timed_summary(label, target, *runs):
+    target, runs = float(target), sorted(map(float, runs))
+    middle = statistics.median(runs)
+    print(f"  {label}: median {middle:.0f} ms, max {runs[-1]:.0f} ms of {len(runs)} runs (whole process); "
+          f"target <= {target:.0f} ms: {'met' if middle <= target else 'NOT met'}")
+
+
+def ingest_times(path):
+    answer = json.load(open(path))
+    print(answer["store_ms"] / 1000, answer["diagnose_ms"] / 1000)
+
+
+def cli_storing_rate(path, records):
+    print(round(int(records) / (json.load(open(path))["store_ms"] / 1000)))
+
+
+def store_size(path, corpus, records):
+    records = int(records)
+    db = sqlite3.connect(path)
+    pages, size = db.execute("PRAGMA page_count").fetchone()[0], db.execute("PRAGMA page_size").fetchone()[0]
+    store = pages * size + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
+    upload = 0
+    for name in glob.glob(os.path.join(corpus, "**", "*.ndjson*"), recursive=True):
+        data = open(name, "rb").read()
+        upload += len(data) if name.endswith(".gz") else len(gzip.compress(data, 6))
+    print(f"== size: the store {store / 1e6:.1f} MB, {store / records:.1f} bytes per record (target <= 80: "
+          f"{'met' if store / records <= 80 else 'NOT met'}); its gzip input {upload / records:.1f} bytes per record")
+    try:
+        rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+        print("  by table and index (bytes per record): "
+              + ", ".join(f"{n} {b / records:.1f}" for n, b in rows if b / records >= 0.5))
+    except sqlite3.Error:
+        pass  # a Python sqlite3 built without dbstat
+
+
+def record_rows(corpus, config_csv):
+    """The bench's floor: a CSV row per accepted record of the bundle files under CORPUS, in the columns of the
+    per-record table the store kept before record blocks (bundle_ref, line, app_id, device_id, type, process, event,
+    notification_id, ts, device_ts, body), for `sqlite3 .import` to store as that design did; CONFIG_CSV gets the
+    config table's rows as that design kept them (one per app, device, process and time, the line as the body)."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    configs = csv.writer(open(config_csv, "w", encoding="utf-8"), lineterminator="\n")
+    config_keys = set()
+    row_id, bundle_ref = 0, 0
+    for folder, _, names in sorted(os.walk(corpus)):
+        for name in sorted(names):
+            if ".ndjson" not in name:
+                continue
+            path = os.path.join(folder, name)
+            opener = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as lines:
+                bundle_ref += 1
+                manifest = None
+                for number, line in enumerate(lines, 1):
+                    line = line.rstrip("\n")
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if manifest is None:
+                        manifest = record
+                        continue
+                    if not isinstance(record, dict):
+                        continue
+                    row_id += 1
+                    writer.writerow([row_id, bundle_ref, number, manifest.get("app_id"), manifest.get("device_id"),
+                                     record.get("type"), record.get("process"), record.get("event"),
+                                     record.get("notification_id"), record.get("ts"), None, line])
+                    key = (manifest.get("app_id"), manifest.get("device_id"), record.get("process"), record.get("ts"))
+                    if record.get("type") == "config" and None not in key and key not in config_keys:
+                        config_keys.add(key)
+                        configs.writerow([len(config_keys), *key, None, record.get("app_group"), line])
+
+
+def ingest_summary(t0, t1, t2, t3, t4, t5, records, su_rows, store, diagnose):
+    t0, t1, t2, t3, t4, t5 = map(float, (t0, t1, t2, t3, t4, t5))
+    records, su_rows, store, diagnose = int(records), int(su_rows), float(store), float(diagnose)
+    ingest, floor, su = t1 - t0, t3 - t2, t5 - t4
+    print("== ingest (one run, same rows)")
+    print(f"  pushtrace ingest, whole command:      {ingest:7.2f} s  {records / ingest:9,.0f} records/s")
+    print(f"    storing (every record committed):   {store:7.2f} s  {records / store:9,.0f} records/s")
+    print(f"    diagnosing every notification:      {diagnose:7.2f} s")
+    print(f"  sqlite3 .import of the same rows:     {floor:7.2f} s  {records / floor:9,.0f} records/s")
+    print(f"  sqlite-utils insert --nl ({su_rows:,} lines): {su:7.2f} s  {su_rows / su:9,.0f} lines/s")
+    floor_ratio = floor / ingest
+    print(f"  ingest / .import: {floor_ratio:.2f} (storing alone {floor / store:.2f}); target >= 1.20: "
+          f"{'met' if floor_ratio >= 1.2 else 'NOT met'}")
+    print(f"  ingest / sqlite-utils: {su / ingest:.1f}x as fast")
+
+
+def load_result(path):
+    answer = json.load(open(path))
+    print(round(answer["records_per_second"]), round(answer["p50_ms"], 1), round(answer["p99_ms"], 1))
+
+
+def load_row(label, *files):
+    runs = [json.load(open(f)) for f in files]
+    records = sum(r["records"] for r in runs)
+    elapsed = max(r["seconds"] for r in runs)
+    print(f"  {label:<44} {records / elapsed:12,.0f} {max(r['p50_ms'] for r in runs):9.1f} "
+          f"{max(r['p99_ms'] for r in runs):9.1f}")
+    print(records / elapsed, file=open(files[0] + ".rate", "w"))
+
+
+def latest_week(path):
+    db = sqlite3.connect(path)
+    app, last = db.execute(
+        "SELECT app_id, max(first_ts) FROM notification GROUP BY app_id ORDER BY count(*) DESC LIMIT 1").fetchone()
+    year, week, _ = datetime.datetime.fromtimestamp(last / 1000, datetime.timezone.utc).isocalendar()
+    print(app, f"{year}-W{week:02d}", last)
+
+
+def middle_day(path):
+    first, last = sqlite3.connect(path).execute("SELECT min(first_ts), max(first_ts) FROM notification").fetchone()
+    print(datetime.datetime.fromtimestamp((first + last) / 2000, datetime.timezone.utc).date())
+
+
+def next_day(day):
+    print(datetime.date.fromisoformat(day) + datetime.timedelta(days=1))
+
+
+def export_summary(day, lines, *rates):
+    lines, rates = int(lines), sorted(map(float, rates))
+    middle = statistics.median(rates)
+    print(f"  export --since {day} (one day, every app, {lines:,} lines): median {middle:,.0f} lines/s of "
+          f"{len(rates)} runs (whole process); target >= 100,000 lines/s: {'met' if middle >= 100_000 else 'NOT met'}")
+
+
+def split_halves(corpus, out):
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(corpus) for f in fs if ".ndjson" in f)
+    for i, path in enumerate(files):
+        target = os.path.join(out, "ab"[i % 2], os.path.relpath(path, corpus))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.link(path, target)
+
+
+def bytes_line(count, records):
+    count, records = int(count), int(records)
+    print(f"  {count / 1e6:,.1f} MB, {count / records:.1f} bytes per record")
+
+
+COMMANDS = {
+    "short-corpus": short_corpus, "ab-ingest": ab_ingest, "verdict": verdict, "sub": sub, "rate": rate, "ratio": ratio,
+    "max": maximum, "median": median, "median-over": median_over, "seconds": seconds, "elapsed-ms": elapsed_ms,
+    "why-over-http": why_over_http, "get-over-http": get_over_http, "timed-summary": timed_summary,
+    "ingest-times": ingest_times, "cli-storing-rate": cli_storing_rate, "store-size": store_size,
+    "record-rows": record_rows, "ingest-summary": ingest_summary, "load-result": load_result, "load-row": load_row,
+    "latest-week": latest_week, "middle-day": middle_day, "next-day": next_day, "export-summary": export_summary,
+    "split-halves": split_halves, "bytes-line": bytes_line,
+}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
