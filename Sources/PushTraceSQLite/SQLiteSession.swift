@@ -98,6 +98,8 @@ extension Statement {
             case .real(let number): code = sqlite3_bind_double(handle, index, number)
             // As GRDB binds a String: its text up to the first NUL.
             case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, transient)
+            // An empty array may have no storage, and a blob bound from no pointer is NULL.
+            case .bytes(let bytes) where bytes.isEmpty: code = sqlite3_bind_zeroblob(handle, index, 0)
             case .bytes(let bytes):
                 code = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, CInt($0.count), transient) }
             }

@@ -14,41 +14,45 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
 
     // Bits 0–1 hold the kind of the push's attachment URL (none, image, audio, video). The store keeps the bits
     // that differ from ``usual`` (``storedValue``), so that most notifications' flags are 0 or 1, which SQLite
-    // stores in no bytes beyond the column's header; the bits that differ most often come next, below 128.
+    // stores in no bytes beyond the column's header; the bits that differ most often come next, below 128. The
+    // positions are stored in every summary: a bit is never renumbered or given another meaning.
     private static let urlKindMask = CauseFlags(rawValue: 3)
-    /// An event record (the rules read nothing else).
-    public static let event = CauseFlags(rawValue: 1 << 12)
+    /// An event the rules count as shown on the device (``EventName/shownOnDevice``).
+    public static let shown = CauseFlags(rawValue: 1 << 2)
+    /// A `shared.write`: with a `.dismiss` or a read that found nothing, only the records' times can tell.
+    static let sharedWrite = CauseFlags(rawValue: 1 << 3)
     /// An event of a process other than the backend (the rules' device entries).
     public static let deviceEvent = CauseFlags(rawValue: 1 << 4)
     /// An event in a device's bundle (so a device names the notification's device).
     public static let eventFromDevice = CauseFlags(rawValue: 1 << 5)
+    /// The content extension's completion handler timed out.
+    public static let completionTimeout = CauseFlags(rawValue: 1 << 6)
+    /// A `content.action` answered `.dismiss`.
+    static let dismissAction = CauseFlags(rawValue: 1 << 7)
+    /// An APNs response other than 200.
+    public static let apnsRejected = CauseFlags(rawValue: 1 << 8)
+    /// A download or attachment that failed by itself (an error, an HTTP error, `ok: false`, a size over its own
+    /// kind's limit).
+    public static let attachmentFailed = CauseFlags(rawValue: 1 << 9)
+    /// A forwarded action (`dismissAndForwardAction`) with no app response at or after it: set by the summary,
+    /// which compares their times while it holds them.
+    public static let forwardedUnanswered = CauseFlags(rawValue: 1 << 10)
+    /// The records need the timeline's times (a `.dismiss` with a shared write, a read that found nothing with a
+    /// write, forwarded actions and app responses folded apart) or the summary may not hold what the rules read:
+    /// settled from the records. Stored as 2048 by itself, what a summary stored before the flags existed holds.
+    public static let ambiguous = CauseFlags(rawValue: 1 << 11)
+    /// An event record (the rules read nothing else).
+    public static let event = CauseFlags(rawValue: 1 << 12)
     /// The summary's earliest time is an event's: the time the config in force is taken at.
     public static let firstTsIsEvent = CauseFlags(rawValue: 1 << 13)
     /// A `push.sent`.
     public static let sent = CauseFlags(rawValue: 1 << 14)
     /// The `push.sent` names a device.
     public static let sentNamesDevice = CauseFlags(rawValue: 1 << 15)
-    /// An event the rules count as shown on the device (``EventName/shownOnDevice``).
-    public static let shown = CauseFlags(rawValue: 1 << 2)
-    /// An APNs response other than 200.
-    public static let apnsRejected = CauseFlags(rawValue: 1 << 8)
-    /// A download or attachment that failed by itself (an error, an HTTP error, `ok: false`, a size over its own
-    /// kind's limit).
-    public static let attachmentFailed = CauseFlags(rawValue: 1 << 9)
-    /// The records need the timeline's times (a `.dismiss` with a shared write, a read that found nothing with a
-    /// write, forwarded actions and app responses folded apart) or the summary may not hold what the rules read:
-    /// settled from the records. Stored as 2048 by itself, what a summary stored before the flags existed holds.
-    public static let ambiguous = CauseFlags(rawValue: 1 << 11)
+    /// A `shared.read` that found nothing.
+    static let readNotFound = CauseFlags(rawValue: 1 << 16)
     /// The push's attachment URL ends in no extension the system recognises.
     public static let urlExtensionUnknown = CauseFlags(rawValue: 1 << 17)
-    /// The content extension's completion handler timed out.
-    public static let completionTimeout = CauseFlags(rawValue: 1 << 6)
-    static let dismissAction = CauseFlags(rawValue: 1 << 7)
-    static let sharedWrite = CauseFlags(rawValue: 1 << 3)
-    static let readNotFound = CauseFlags(rawValue: 1 << 16)
-    /// A forwarded action (`dismissAndForwardAction`) with no app response at or after it: set by the summary,
-    /// which compares their times while it holds them.
-    public static let forwardedUnanswered = CauseFlags(rawValue: 1 << 10)
     /// A download or attachment of no stated kind larger than each kind's limit (three bits, by kind): over the
     /// limit of the URL's kind, it fails.
     private static let unkindedOverShift: Int64 = 18
@@ -109,8 +113,8 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
         }
     }
 
-    /// Folds in the flags of a later bundle's records: what the summary's own merge adds (``ambiguous`` when both
-    /// hold a `push.sent`, and ``firstTsIsEvent``) is its to set.
+    /// Folds in the flags of a later bundle's records. ``firstTsIsEvent``, ``forwardedUnanswered`` and the
+    /// ambiguities that depend on the summary's values (two devices, two categories) are the summary's to set.
     public mutating func merge(_ later: CauseFlags) {
         if contains(.sent) && later.contains(.sent) { insert(.ambiguous) }
         let kind =
