@@ -105,7 +105,9 @@ def ab_ingest(base, new, corpus, pairs):
                 answer = json.loads(out)
                 records = answer["accepted"]
                 run = {"whole": whole, "store": answer["store_ms"] / 1000, "diagnose": answer["diagnose_ms"] / 1000,
-                       "bytes": os.path.getsize(db) / records, "records": records}
+                       "bytes": sum(os.path.getsize(db + suffix) for suffix in ("", "-wal")
+                                    if os.path.exists(db + suffix)) / records,
+                       "records": records}
                 runs[name].append(run)
                 print(f"  pair {pair} {name:4}: whole {whole:6.2f} s ({records / whole:8,.0f} records/s), storing "
                       f"{run['store']:6.2f} s, diagnosing {run['diagnose']:6.2f} s, {run['bytes']:6.2f} bytes/record",
