@@ -10,6 +10,7 @@ package struct PostgresDialect: SQLDialect {
     package var descendingNullsLast: String { "DESC NULLS LAST" }
     package var least: String { "least" }
     package var greatest: String { "greatest" }
+    package var lockedAgainstDelete: String { " FOR KEY SHARE" }
 }
 
 extension PostgresSession: SQLSession {

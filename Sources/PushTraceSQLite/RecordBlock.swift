@@ -14,7 +14,8 @@ extension BlockBuilder {
         try flush { try Self.insert($0, db) }
     }
 
-    private static func insert(_ block: FinishedBlock, _ db: Database) throws -> Int64 {
+    /// Stores a block and its index entries; returns its id.
+    static func insert(_ block: FinishedBlock, _ db: Database) throws -> Int64 {
         try db.cachedStatement(
             sql: """
                 INSERT INTO record_block (bundle_ref, lines, raw_bytes, dictionary, data) VALUES (?, ?, ?, ?, ?)

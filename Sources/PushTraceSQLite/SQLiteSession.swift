@@ -11,6 +11,7 @@ package struct SQLiteDialect: SQLDialect {
     package var descendingNullsLast: String { "DESC" }
     package var least: String { "min" }
     package var greatest: String { "max" }
+    package var lockedAgainstDelete: String { "" }
 }
 
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached

@@ -1,5 +1,6 @@
 import GRDB
 import PushTraceCore
+import PushTraceRecords
 import PushTraceStore
 
 extension SQLiteStore {
@@ -25,20 +26,21 @@ extension SQLiteStore {
                 let group = GroupCommit(
                     db: db, settings: settings, defersSummaries: backlog != nil,
                     dictionaries: try currentDictionaries.inTransaction(db, dictionaries: dictionaries),
-                    configBodies: ConfigBodies(dictionaries: dictionaries), clients: Clients())
+                    dictionaryCache: dictionaries)
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
                 return .commit
             }
         }
-        backlog?.add(committed!.group.summaries, bundles: committed!.group.storedBundles.ids)
+        backlog?.add(committed!.group.summaries, bundles: committed!.group.storedBundles)
         return committed!.result
     }
 }
 
-/// Bundles being stored in one transaction (see ``SQLiteStore/inGroupCommit(deferringSummariesTo:_:)``).
-public struct GroupCommit: IngestGroup {
+/// Bundles being stored in one transaction (see ``SQLiteStore/inGroupCommit(deferringSummariesTo:_:)``), each
+/// by the store's ``BundleWriter``; this holds SQLite's own part of it (``BundleRows``).
+final class GroupCommit: IngestGroup, BundleRows {
     let db: Database
     let settings: DiagnosisSettings
     /// Whether the bundles' facts go to a backlog rather than to `notification` in this transaction.
@@ -47,56 +49,112 @@ public struct GroupCommit: IngestGroup {
     /// backlog once it has).
     let summaries = PendingSummaries()
     /// The row ids of the bundles stored so far (duplicates and refused bundles left out).
-    let storedBundles = BundleIDs()
+    private(set) var storedBundles: [Int64] = []
     /// What the group's record blocks are compressed against, per app: an app's is trained between two bundles of
     /// the group once it holds enough lines (a bulk ingest's first group holds thousands of bundles).
     let dictionaries: AppDictionaries
-    /// The config bodies stored or met so far.
-    let configBodies: ConfigBodies
+    /// The store's dictionaries by Adler-32, to read stored config bodies.
+    private let dictionaryCache: DictionaryCache
+    let configBodies = ConfigBodies()
     /// The client descriptions stored or met so far.
-    let clients: Clients
+    private let clients = Clients()
 
-    /// Stores one bundle in its own savepoint: when `produce` throws, the bundle leaves nothing behind and the
-    /// error is rethrown; the rest of the group is unaffected.
-    public func ingest(
+    init(
+        db: Database, settings: DiagnosisSettings, defersSummaries: Bool, dictionaries: AppDictionaries,
+        dictionaryCache: DictionaryCache
+    ) {
+        self.db = db
+        self.settings = settings
+        self.defersSummaries = defersSummaries
+        self.dictionaries = dictionaries
+        self.dictionaryCache = dictionaryCache
+    }
+
+    func ingest(
         source: String?, receivedAt: Int64,
         _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
     ) throws -> IngestResult {
-        var result: IngestResult?
-        var facts: [String: NotificationFacts] = [:]
-        var bundleRef: Int64 = 0
-        var storedBytes = 0
-        do {
-            try db.inSavepoint {
-                var writer = try BundleWriter(
-                    db: db, source: source, receivedAt: receivedAt, settings: settings,
-                    configBodies: configBodies, clients: clients,
-                    summarized: !defersSummaries, dictionaries: dictionaries)
-                try produce { item in try writer.add(item) }
-                result = try writer.finish()
-                facts = writer.facts
-                bundleRef = writer.bundleRef
-                storedBytes = writer.storedBytes
-                return writer.progress.isDuplicate ? .rollback : .commit
-            }
-        } catch {
-            // The bundle's rows are gone with its savepoint: so are the bodies and clients it stored, which the
-            // group's memos must not hand to the next bundle.
-            configBodies.forget()
-            clients.forget()
-            throw error
-        }
-        if let result, !result.duplicate { try dictionaries.trainIfDue(appID: result.appID, added: storedBytes) }
-        // Only a stored bundle's facts count: a refused one threw above, a duplicate has none.
-        if !result!.duplicate {
-            summaries.merge(appID: result!.appID, facts)
-            storedBundles.ids.append(bundleRef)
+        try ingestBundle(source: source, receivedAt: receivedAt, produce)
+    }
+
+    // MARK: BundleRows
+
+    var session: SQLiteSession { SQLiteSession(db: db) }
+    var keepsBlockRange: Bool { true }
+
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        var result: T?
+        try db.inSavepoint {
+            result = try body()
+            return .commit
         }
         return result!
     }
-}
 
-/// Row ids of bundles, collected by a group as it stores them.
-final class BundleIDs {
-    var ids: [Int64] = []
+    func insertBundle(_ manifest: Manifest, tally: BundleTally, source: String?, receivedAt: Int64) throws -> Int64? {
+        // Looked for first, so that a duplicate stores nothing, not even its client description.
+        guard
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM bundle WHERE app_id = ? AND bundle_id = ?"),
+                arguments: [manifest.appID, manifest.bundleID]) == nil
+        else { return nil }
+        let client = try clients.reference(
+            Clients.Description(
+                appVersion: manifest.appVersion, build: manifest.build, os: manifest.os,
+                deviceModel: manifest.deviceModel, sdk: manifest.sdk), db: db)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
+                                    summarized)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            manifest.appID, manifest.bundleID, tally.deviceID, client, manifest.uploadedAt, receivedAt, tally.offset,
+            source, !defersSummaries,
+        ])
+        return db.lastInsertedRowID
+    }
+
+    func dictionary(for appID: String) throws -> BlockDictionary { try dictionaries.current(for: appID) }
+
+    func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { dictionaryCache.lookup(identifier, in: db) }
+
+    func storeBlock(_ block: FinishedBlock) throws -> Int64 { try BlockBuilder.insert(block, db) }
+
+    /// The pushes the device has not mentioned are settled again now, their counts taken out of the rollups until
+    /// then.
+    func heardFrom(_ device: DeviceSeen) throws {
+        let session = self.session
+        let awaiting = try session.rows(
+            """
+            SELECT notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
+            INDEXED BY notification_awaiting
+            WHERE app_id = \(device.appID) AND device_id = \(device.deviceID) AND cause = 'awaiting_device_logs'
+                AND sent_ts <= \(device.last - settings.notDeliveredAfterMs)
+            """)
+        guard !awaiting.isEmpty else { return }
+        let rollups = RollupDeltas()
+        for row in awaiting {
+            let id: String = try row.decode("notification_id")
+            rollups.add(
+                appID: device.appID, notificationID: id, facts: try NotificationFacts(stored: row),
+                cause: try row.decode("cause"), sign: -1)
+            try session.execute(
+                "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = \(device.appID) AND notification_id = \(id)")
+        }
+        try rollups.write(db)
+    }
+
+    func stored(_ bundle: StoredBundle) throws {
+        try dictionaries.trainIfDue(appID: bundle.result.appID, added: bundle.storedBytes)
+        summaries.merge(appID: bundle.result.appID, bundle.facts)
+        storedBundles.append(bundle.ref)
+    }
+
+    /// The bundle's rows are gone with its savepoint: so are the bodies and clients it stored, which the group's
+    /// memos must not hand to the next bundle.
+    func bundleFailed() {
+        configBodies.forget()
+        clients.forget()
+    }
 }

@@ -13,4 +13,7 @@ public protocol SQLDialect: Sendable {
     /// `min`/`max` are aggregates only).
     var least: String { get }
     var greatest: String { get }
+    /// Appended to a `SELECT` of rows that must not be deleted before the transaction ends: nothing for SQLite (one
+    /// writer, which is this transaction), ` FOR KEY SHARE` for PostgreSQL (another server may be deleting).
+    var lockedAgainstDelete: String { get }
 }

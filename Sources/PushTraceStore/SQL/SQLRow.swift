@@ -37,6 +37,8 @@ public struct SQLRow: Sendable {
 public enum SQLRowError: Error, CustomStringConvertible, Equatable {
     case noColumn(String, [String])
     case wrongType(String, expected: String, found: SQLValue)
+    /// A statement answered no row where one was certain (what was looked for).
+    case noRow(String)
 
     public var description: String {
         switch self {
@@ -44,6 +46,8 @@ public enum SQLRowError: Error, CustomStringConvertible, Equatable {
             return "the answer has no column \(name) (it has \(names.joined(separator: ", ")))"
         case .wrongType(let name, let expected, let found):
             return "column \(name) holds \(found), not \(expected)"
+        case .noRow(let what):
+            return "no row answered for \(what)"
         }
     }
 }

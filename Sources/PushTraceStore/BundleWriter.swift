@@ -1,0 +1,114 @@
+import PushTraceCore
+import PushTraceRecords
+
+/// Stores one bundle's items inside its group's transaction, the same for every engine: the bundle row, its
+/// accepted lines in compressed blocks with the index of the notifications in each, rejected lines with their
+/// reasons, config records (their bodies kept once, ``ConfigBodies``), the device, and the bundle's facts per
+/// notification for the group to merge. What differs by engine is asked of ``BundleRows``.
+package struct BundleWriter<Rows: BundleRows> {
+    private let rows: Rows
+    private let source: String?
+    private let receivedAt: Int64
+    /// What the bundle's items add up to, and its rejected lines.
+    package private(set) var progress = BundleProgress()
+    /// The stored bundle's row id (0 until its manifest is stored).
+    package private(set) var bundleRef: Int64 = 0
+    /// The device the bundle came from, once it has ended (none for the backend's).
+    package private(set) var device: DeviceSeen?
+    private var blocks = BlockBuilder(dictionary: .none)
+    /// What blocks and config bodies are compressed against: the app's, once the manifest names it.
+    private var dictionary = BlockDictionary.none
+
+    package init(rows: Rows, source: String?, receivedAt: Int64) {
+        self.rows = rows
+        self.source = source
+        self.receivedAt = receivedAt
+    }
+
+    /// Bytes of accepted lines stored in blocks so far.
+    package var storedBytes: Int { blocks.storedBytes }
+
+    /// Hands `item` to the bundle's beginning or to its lines, or counts it rejected.
+    package mutating func add(_ item: BundleItem) throws {
+        guard !progress.isDuplicate else { return }
+        switch item {
+        case .manifest(let manifest): try begin(manifest)
+        case .record(let decoded): try store(decoded)
+        case .rejected(let line): progress.reject(line)
+        }
+    }
+
+    /// Ends the bundle and answers it; a duplicate answers as it was stored before.
+    package mutating func finish() throws -> IngestResult {
+        guard let tally = progress.tally else { throw BundleError(.undecodable, "the bundle has no manifest") }
+        if let duplicateOf = progress.duplicateOf { return duplicateOf }
+        if let deviceID = tally.deviceID, let first = tally.deviceFirstSeen, let last = tally.deviceLastSeen {
+            device = DeviceSeen(appID: tally.manifest.appID!, deviceID: deviceID, first: first, last: last)
+        }
+        try end(tally)
+        return tally.result
+    }
+
+    /// Stores the bundle's row, or finds it stored before (``BundleProgress/duplicateOf``).
+    private mutating func begin(_ manifest: Manifest) throws {
+        let appID = manifest.appID!, bundleID = manifest.bundleID!
+        let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
+        progress.tally = tally
+        guard let ref = try rows.insertBundle(manifest, tally: tally, source: source, receivedAt: receivedAt) else {
+            let row = try rows.session.rows(
+                "SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = \(appID) AND bundle_id = \(bundleID)")
+            guard let row = row.first else { throw SQLRowError.noRow("the bundle stored before") }
+            progress.duplicateOf = IngestResult(
+                appID: appID, bundleID: bundleID, accepted: try row.decode("accepted"), rejected: try row.decode("rejected"),
+                duplicate: true, rejections: [], clockOffsetMs: try row.decode("clock_offset_ms"))
+            return
+        }
+        bundleRef = ref
+        dictionary = try rows.dictionary(for: appID)
+        blocks = BlockBuilder(dictionary: dictionary)
+        blocks.bundleRef = ref
+    }
+
+    /// Stores an accepted line.
+    private mutating func store(_ decoded: DecodedRecord) throws {
+        // Changed in place: a copy would copy the facts of every notification so far, for each line.
+        guard progress.tally != nil else { return }
+        let appID = progress.tally!.manifest.appID!
+        let (ts, deviceTs) = progress.tally!.accept(decoded)
+        let rows = self.rows
+        try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: appID) { try rows.storeBlock($0) }
+        let record = decoded.record
+        if record.recordType == .config, let deviceID = progress.tally!.deviceID, let ts, let process = record.process {
+            let body = try rows.configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, rows: rows)
+            try rows.session.execute(
+                """
+                INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref)
+                VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body))
+                ON CONFLICT DO NOTHING
+                """)
+        }
+    }
+
+    /// Writes what ends a bundle stored now: the device, its last block, its rejected lines and its counts.
+    private mutating func end(_ tally: BundleTally) throws {
+        if let device {
+            try rows.session.deviceSeen(
+                appID: device.appID, deviceID: device.deviceID, firstSeen: device.first, lastSeen: device.last,
+                manifest: tally.manifest)
+            try rows.heardFrom(device)
+        }
+        let rows = self.rows
+        try blocks.flush { try rows.storeBlock($0) }
+        try rows.session.storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
+        let spans = tally.spans
+        let blockRange: SQLStatement =
+            rows.keepsBlockRange ? ", first_block = \(blocks.first), last_block = \(blocks.last)" : ""
+        try rows.session.execute(
+            """
+            UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected)\(blockRange),
+                ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),
+                config_ts_from = \(spans.configFrom), config_ts_to = \(spans.configTo)
+            WHERE id = \(bundleRef)
+            """)
+    }
+}
