@@ -39,7 +39,7 @@ final class PostgresIngestSession: IngestSession {
                     try store.dictionaries.refresh(session)
                     let group = PostgresGroup(session: session, store: store)
                     let result = try body(group)
-                    try PostgresSummaryWriter.merge(group.summaries, devices: group.devices, session)
+                    try session.mergeSummaries(group.summaries, devices: group.devices)
                     return result
                 }
             }

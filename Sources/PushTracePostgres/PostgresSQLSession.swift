@@ -11,6 +11,13 @@ package struct PostgresDialect: SQLDialect {
     package var least: String { "least" }
     package var greatest: String { "greatest" }
     package var lockedAgainstDelete: String { " FOR KEY SHARE" }
+    package var rowLock: String? { " FOR UPDATE" }
+    package func indexedBy(_ index: String) -> String { "" }
+    package var insertEndingTheBundleOnError: String { "INSERT" }
+    /// Saturating, computed in `numeric`: PostgreSQL refuses a `bigint` overflow.
+    package func sum(_ a: String, _ b: String) -> String {
+        "least(greatest(\(a)::numeric + \(b), -9223372036854775808), 9223372036854775807)::bigint"
+    }
 }
 
 extension PostgresSession: SQLSession {
@@ -35,9 +42,19 @@ extension PostgresSession: SQLSession {
         try changes(Self.query(statement, dialect))
     }
 
+    @discardableResult
+    func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int {
+        try changes(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
+    }
+
     /// The statement as postgres-nio sends it: its text, and each value bound with its own type.
     static func query(_ statement: SQLStatement, _ dialect: PostgresDialect) -> PostgresQuery {
         let (sql, values) = statement.rendered(for: dialect)
+        return PostgresQuery(unsafeSQL: sql, binds: bindings(values))
+    }
+
+    /// Each value bound with its own type.
+    static func bindings(_ values: [SQLValue]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
@@ -48,7 +65,7 @@ extension PostgresSession: SQLSession {
             case .bytes(let bytes): binds.append(ByteBuffer(bytes: bytes))
             }
         }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
+        return binds
     }
 }
 

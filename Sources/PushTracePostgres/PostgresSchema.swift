@@ -252,8 +252,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Equatable {
     case closed(String)
     /// A statement's answer did not come within the session's deadline: the connection was given up.
     case noAnswer(seconds: Int64)
-    /// A summary kept disappearing while its group merged into it (retention deleting it each time).
-    case summaryVanished(String, String)
 
     public var description: String {
         switch self {
@@ -263,8 +261,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Equatable {
                 + "database of its own (CREATE DATABASE pushtrace); it leaves this one as it is"
         case .closed(let location):
             return "the store \(location) was closed"
-        case .summaryVanished(let app, let id):
-            return "the summary of \(app) / \(id) kept disappearing while new records were merged into it: try again"
         case .noAnswer(let seconds):
             return "PostgreSQL gave no answer within \(seconds) s: the connection was closed"
         }

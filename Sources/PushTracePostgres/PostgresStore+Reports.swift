@@ -138,7 +138,7 @@ extension PostgresStore {
                         facts: try NotificationFacts(stored: row), cause: try row.decode("cause"), sign: 1)
                 }
                 for rollup in Rollup.all { try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(rollup.table)")) }
-                try PostgresSummaryWriter.write(deltas, session)
+                try deltas.write(to: session)
             }
         }
     }

@@ -89,7 +89,7 @@ extension PostgresStore {
             FROM unnest(\(apps)::text[], \(ids)::text[], \(causes)::text[]) AS c(app_id, notification_id, cause)
             WHERE n.app_id = c.app_id AND n.notification_id = c.notification_id
             """)
-        try PostgresSummaryWriter.write(rollups, session)
+        try rollups.write(to: session)
         return claimed.count
     }
 }

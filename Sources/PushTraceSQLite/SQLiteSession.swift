@@ -12,6 +12,11 @@ package struct SQLiteDialect: SQLDialect {
     package var least: String { "min" }
     package var greatest: String { "max" }
     package var lockedAgainstDelete: String { "" }
+    package var rowLock: String? { nil }
+    package func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
+    package var insertEndingTheBundleOnError: String { "INSERT OR FAIL" }
+    /// SQLite's own sum: an overflow makes it a real, which reads back as the largest integer.
+    package func sum(_ a: String, _ b: String) -> String { "\(a) + \(b)" }
 }
 
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached
@@ -43,6 +48,14 @@ struct SQLiteSession: SQLSession {
     @discardableResult
     func execute(_ statement: SQLStatement) throws -> Int {
         try prepare(statement).execute()
+        return db.changesCount
+    }
+
+    @discardableResult
+    func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int {
+        let prepared = try db.cachedStatement(sql: sql)
+        try prepared.bind(binds)
+        try prepared.execute()
         return db.changesCount
     }
 

@@ -124,25 +124,12 @@ final class GroupCommit: IngestGroup, BundleRows {
     /// The pushes the device has not mentioned are settled again now, their counts taken out of the rollups until
     /// then.
     func heardFrom(_ device: DeviceSeen) throws {
-        let session = self.session
-        let awaiting = try session.rows(
-            """
-            SELECT notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
-            INDEXED BY notification_awaiting
-            WHERE app_id = \(device.appID) AND device_id = \(device.deviceID) AND cause = 'awaiting_device_logs'
-                AND sent_ts <= \(device.last - settings.notDeliveredAfterMs)
-            """)
-        guard !awaiting.isEmpty else { return }
-        let rollups = RollupDeltas()
-        for row in awaiting {
-            let id: String = try row.decode("notification_id")
-            rollups.add(
-                appID: device.appID, notificationID: id, facts: try NotificationFacts(stored: row),
-                cause: try row.decode("cause"), sign: -1)
-            try session.execute(
-                "UPDATE OR FAIL notification SET cause = NULL WHERE app_id = \(device.appID) AND notification_id = \(id)")
-        }
-        try rollups.write(db)
+        try session.mergeSummaries(
+            PendingSummaries(),
+            devices: [
+                AwaitingDevice(
+                    appID: device.appID, deviceID: device.deviceID, sentBy: device.last - settings.notDeliveredAfterMs)
+            ])
     }
 
     func stored(_ bundle: StoredBundle) throws {

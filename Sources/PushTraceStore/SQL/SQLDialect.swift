@@ -16,4 +16,17 @@ public protocol SQLDialect: Sendable {
     /// Appended to a `SELECT` of rows that must not be deleted before the transaction ends: nothing for SQLite (one
     /// writer, which is this transaction), ` FOR KEY SHARE` for PostgreSQL (another server may be deleting).
     var lockedAgainstDelete: String { get }
+    /// Appended to a `SELECT` of rows to update where several processes write at once: ` FOR UPDATE` for
+    /// PostgreSQL; nil for SQLite, whose one writer is this transaction. Where it is nil, rows are neither locked nor
+    /// created ahead of their writes.
+    var rowLock: String? { get }
+    /// Follows a table name to name the index a query must use: SQLite's `INDEXED BY`, which holds its planner to a
+    /// partial index; nothing for PostgreSQL, whose planner picks one by statistics.
+    func indexedBy(_ index: String) -> String
+    /// The verb of an insert whose constraint error ends the bundle it stores (rolled back with its savepoint):
+    /// SQLite's `INSERT OR FAIL` then keeps no statement journal; PostgreSQL's `INSERT`.
+    var insertEndingTheBundleOnError: String { get }
+    /// The sum of two `bigint` columns, kept within 64 bits: a hostile client can claim huge download sizes, and an
+    /// overflow would fail every later write of the row.
+    func sum(_ a: String, _ b: String) -> String
 }

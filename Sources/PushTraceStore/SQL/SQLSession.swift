@@ -12,4 +12,8 @@ public protocol SQLSession {
     /// Runs a statement that answers no rows; returns how many rows it changed.
     @discardableResult
     func execute(_ statement: SQLStatement) throws -> Int
+    /// Runs a statement already rendered for ``dialect`` with its values: for a statement run many times over, whose
+    /// text is made once. Returns how many rows it changed.
+    @discardableResult
+    func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int
 }

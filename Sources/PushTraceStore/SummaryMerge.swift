@@ -1,0 +1,232 @@
+/// A notification's key in the order keys are compared everywhere (byte by byte, PostgreSQL's `COLLATE "C"`): the
+/// order summaries are locked and written in.
+package struct NotificationRowKey: Hashable {
+    package var appID: String
+    package var notificationID: String
+
+    package init(appID: String, notificationID: String) {
+        self.appID = appID
+        self.notificationID = notificationID
+    }
+
+    package static func precedes(_ a: NotificationRowKey, _ b: NotificationRowKey) -> Bool {
+        if a.appID != b.appID { return a.appID.utf8.lexicographicallyPrecedes(b.appID.utf8) }
+        return a.notificationID.utf8.lexicographicallyPrecedes(b.notificationID.utf8)
+    }
+}
+
+/// A device whose upload may unsettle its pushes that were waiting for it (`awaiting_device_logs`): those sent at
+/// or before `sentBy`.
+package struct AwaitingDevice: Hashable {
+    package var appID: String
+    package var deviceID: String
+    package var sentBy: Int64
+
+    package init(appID: String, deviceID: String, sentBy: Int64) {
+        self.appID = appID
+        self.deviceID = deviceID
+        self.sentBy = sentBy
+    }
+}
+
+extension SQLSession {
+    /// Merges each notification's facts into its stored summary (which is then to be settled again; a summary
+    /// that was settled takes its counts out of the rollups first), unsettles the pushes of `devices` that were
+    /// waiting for them, and writes every rollup delta once: inside the caller's transaction.
+    ///
+    /// Where several servers write at once (``SQLDialect/rowLock``), every row is locked in one pass, in key order,
+    /// before it is read, so that two servers' groups wait for each other rather than deadlock and nothing is merged
+    /// into a stale read. Rows that do not exist yet are created empty first (an empty summary merged with facts is
+    /// those facts). The pushes to unsettle are found without a lock, those that may have become
+    /// `awaiting_device_logs` meanwhile included (a server settling them now), and checked again once locked.
+    package func mergeSummaries(_ pending: PendingSummaries, devices: Set<AwaitingDevice> = []) throws {
+        // The notifications in key order, each with its new facts (none: only waiting for its device).
+        var entries = pending.all.map {
+            (key: NotificationRowKey(appID: $0.appID, notificationID: $0.notificationID), facts: Optional($0.facts))
+        }
+        let locks = dialect.rowLock != nil
+        var waiting: [NotificationRowKey: AwaitingDevice] = [:]
+        let awaiting: SQLStatement =
+            locks ? "(cause = 'awaiting_device_logs' OR cause IS NULL)" : "cause = 'awaiting_device_logs'"
+        for device in devices {
+            for row in try rows(
+                """
+                SELECT notification_id FROM notification\(unsafeRaw: dialect.indexedBy("notification_awaiting"))
+                WHERE app_id = \(device.appID) AND device_id = \(device.deviceID) AND \(awaiting) AND sent_ts <= \(device.sentBy)
+                """)
+            {
+                let key = NotificationRowKey(appID: device.appID, notificationID: try row.decode("notification_id"))
+                // Two bundles of the device in one group: the later upload decides.
+                if (waiting[key]?.sentBy ?? .min) < device.sentBy { waiting[key] = device }
+            }
+        }
+        if !waiting.isEmpty {
+            let merging = Set(entries.map(\.key))
+            entries += waiting.keys.filter { !merging.contains($0) }.map { ($0, nil) }
+        }
+        guard !entries.isEmpty else { return }
+        // Written in key order by both engines: PostgreSQL locks in it, and SQLite's pages fill up fuller.
+        entries.sort { NotificationRowKey.precedes($0.key, $1.key) }
+        let rollups = RollupDeltas()
+        let write = SummaryStatements(dialect)
+        if locks {
+            let creating = entries.filter { $0.facts != nil }.map(\.key)
+            for start in stride(from: 0, to: creating.count, by: Self.chunk) {
+                try createSummaries(creating[start..<min(start + Self.chunk, creating.count)])
+            }
+        }
+        for start in stride(from: 0, to: entries.count, by: Self.chunk) {
+            let chunk = entries[start..<min(start + Self.chunk, entries.count)]
+            var stored = try lockedSummaries(chunk.map(\.key)[...])
+            if locks {
+                // A summary retention deleted meanwhile: created again, and locked (out of order, rarely).
+                for _ in 0..<3 {
+                    let missing = chunk.filter { $0.facts != nil && stored[$0.key] == nil }.map(\.key)[...]
+                    guard !missing.isEmpty else { break }
+                    try createSummaries(missing)
+                    stored.merge(try lockedSummaries(missing)) { $1 }
+                }
+                if let lost = chunk.first(where: { $0.facts != nil && stored[$0.key] == nil })?.key {
+                    throw SQLRowError.noRow(
+                        "the summary of \(lost.appID) / \(lost.notificationID), which retention kept deleting while "
+                            + "records were merged into it: try again")
+                }
+            }
+            for (key, new) in chunk {
+                let old = stored[key]
+                if let new {
+                    var merged = new
+                    if let (facts, cause) = old {
+                        if let cause {
+                            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: facts, cause: cause, sign: -1)
+                        }
+                        merged = facts
+                        merged.merge(new)
+                    }
+                    try execute(rendered: write.upsert, [.text(key.appID), .text(key.notificationID), .null] + merged.storedValues)
+                } else if let waited = waiting[key], let (facts, cause) = old, cause == "awaiting_device_logs",
+                    facts.deviceID == waited.deviceID, let sentTs = facts.sentTs, sentTs <= waited.sentBy
+                {
+                    rollups.add(appID: key.appID, notificationID: key.notificationID, facts: facts, cause: cause!, sign: -1)
+                    try execute(rendered: write.unsettle, [.text(key.appID), .text(key.notificationID)])
+                }
+            }
+        }
+        try rollups.write(to: self)
+    }
+
+    /// Keys to a statement: few enough for either engine's limit on bound values.
+    private static var chunk: Int { 500 }
+
+    private static func keyList(_ keys: ArraySlice<NotificationRowKey>) -> SQLStatement {
+        SQLStatement.joined(keys.map { "(\($0.appID), \($0.notificationID))" }, separator: ", ")
+    }
+
+    /// Creates the rows of `keys` (sorted) that do not exist, empty, in key order.
+    private func createSummaries(_ keys: ArraySlice<NotificationRowKey>) throws {
+        try execute(
+            "INSERT INTO notification (app_id, notification_id) VALUES \(Self.keyList(keys)) ON CONFLICT DO NOTHING")
+    }
+
+    /// The stored summaries of `keys` (sorted) and their causes, each row locked in key order where rows are locked.
+    private func lockedSummaries(
+        _ keys: ArraySlice<NotificationRowKey>
+    ) throws -> [NotificationRowKey: (NotificationFacts, String?)] {
+        var stored: [NotificationRowKey: (NotificationFacts, String?)] = [:]
+        // The keys as a subquery, not a bare VALUES list, which SQLite would compare against a scan of the table.
+        let byteOrder = dialect.byteOrder
+        let order: SQLStatement =
+            dialect.rowLock.map { " ORDER BY app_id \(unsafeRaw: byteOrder), notification_id \(unsafeRaw: byteOrder)\(unsafeRaw: $0)" }
+            ?? ""
+        for row in try rows(
+            """
+            SELECT app_id, notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
+            WHERE (app_id, notification_id) IN (SELECT column1, column2 FROM (VALUES \(Self.keyList(keys))) AS k)\(order)
+            """)
+        {
+            let key = NotificationRowKey(appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"))
+            stored[key] = (try NotificationFacts(stored: row), try row.decode("cause"))
+        }
+        return stored
+    }
+}
+
+/// The statements that write summaries, rendered once per merge for the session's dialect.
+private struct SummaryStatements {
+    /// Binds: app, notification, cause, then ``NotificationFacts/storedValues``.
+    let upsert: String
+    /// Binds: app, notification.
+    let unsettle: String
+
+    init(_ dialect: some SQLDialect) {
+        let names = ["cause"] + NotificationFacts.storedColumns.map(\.name)
+        let placeholders = (1...names.count + 2).map(dialect.placeholder).joined(separator: ", ")
+        upsert = """
+            \(dialect.insertEndingTheBundleOnError) INTO notification (app_id, notification_id, \(names.joined(separator: ", ")))
+            VALUES (\(placeholders))
+            ON CONFLICT (app_id, notification_id) DO UPDATE SET \(names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+            """
+        unsettle = """
+            UPDATE notification SET cause = NULL WHERE app_id = \(dialect.placeholder(1)) AND notification_id = \(dialect.placeholder(2))
+            """
+    }
+}
+
+extension RollupDeltas {
+    /// Adds every row's delta by upserts, inside the caller's transaction, and forgets them. An upsert adds under
+    /// the row's lock: two servers adding to one row at once both count. Where rows are locked
+    /// (``SQLDialect/rowLock``), they are written in key order.
+    package func write(to session: some SQLSession) throws {
+        let dialect = session.dialect
+        var rows = all
+        if dialect.rowLock != nil {
+            rows.sort { a, b in
+                a.rollup.table != b.rollup.table
+                    ? a.rollup.table < b.rollup.table : a.key.lexicographicallyPrecedes(b.key, by: RollupValue.ordered)
+            }
+        }
+        // Each rollup's statement once per call: its text is made from the rollup's columns.
+        var statements: [String: String] = [:]
+        for row in rows where row.measures.contains(where: { $0 != 0 }) || row.example != nil {
+            var values: [SQLValue] = row.key.map(\.sqlValue) + row.measures.map(SQLValue.integer)
+            if row.rollup.keepsExample { values.append(row.example.sqlValue) }
+            let sql = statements[row.rollup.table] ?? row.rollup.upsert(dialect)
+            statements[row.rollup.table] = sql
+            try session.execute(rendered: sql, values)
+        }
+        removeAll()
+    }
+}
+
+extension Rollup {
+    /// The upsert that adds one row's delta (binds: the keys, the measures, then the example where kept).
+    func upsert(_ dialect: some SQLDialect) -> String {
+        let columns = keys + measures + (keepsExample ? ["example_id"] : [])
+        var updates = measures.map { "\($0) = \(dialect.sum("\(table).\($0)", "excluded.\($0)"))" }
+        if keepsExample { updates.append("example_id = coalesce(excluded.example_id, \(table).example_id)") }
+        return """
+            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\((1...columns.count).map(dialect.placeholder).joined(separator: ", ")))
+            ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
+            """
+    }
+}
+
+extension RollupValue {
+    /// The value bound for this one.
+    package var sqlValue: SQLValue {
+        switch self {
+        case .integer(let value): .integer(value)
+        case .text(let value): .text(value)
+        }
+    }
+
+    /// An order of key values (integers before texts), for locking rollup rows in one order.
+    static func ordered(_ a: RollupValue, _ b: RollupValue) -> Bool {
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): return x < y
+        case (.text(let x), .text(let y)): return x.utf8.lexicographicallyPrecedes(y.utf8)
+        case (.integer, .text): return true
+        case (.text, .integer): return false
+        }
+    }
+}
