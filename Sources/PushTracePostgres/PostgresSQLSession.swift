@@ -13,7 +13,7 @@ package struct PostgresDialect: SQLDialect {
     package var lockedAgainstDelete: String { " FOR KEY SHARE" }
     package var rowLock: String? { " FOR UPDATE" }
     package func indexedBy(_ index: String) -> String { "" }
-    package var insertEndingTheBundleOnError: String { "INSERT" }
+    package var orFail: String { "" }
     /// Saturating, computed in `numeric`: PostgreSQL refuses a `bigint` overflow.
     package func sum(_ a: String, _ b: String) -> String {
         "least(greatest(\(a)::numeric + \(b), -9223372036854775808), 9223372036854775807)::bigint"

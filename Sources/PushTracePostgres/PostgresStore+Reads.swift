@@ -114,7 +114,7 @@ extension PostgresStore {
 
 /// Reads what the diagnosis of a notification needs (``DiagnosisAssembly``): with one statement, or with several in
 /// the caller's transaction.
-struct PostgresDiagnosisReader {
+struct PostgresDiagnosisReader: DiagnosisSource {
     /// The lines name a device that none of the notification's bundles does: its records were not read with them.
     private struct OtherDevice: Error {}
 
@@ -202,7 +202,7 @@ struct PostgresDiagnosisReader {
 
     /// The lines of many notifications of their blocks, read with one query: what settling a batch needs, each
     /// notification's blocks up to the reader's limit (``StoredLineReader/blockLimit``).
-    func lines(of keys: [(appID: String, notificationID: String)]) throws -> [[StoredLine]] {
+    func lines(of keys: [NotificationRowKey]) throws -> [[StoredLine]] {
         guard !keys.isEmpty else { return [] }
         let hashes = Array(Set(keys.map { NotificationBlockKey.of(appID: $0.appID, notificationID: $0.notificationID) }))
         var blocksByKey: [Int64: [StoredBlockRow]] = [:]

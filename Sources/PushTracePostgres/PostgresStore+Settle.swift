@@ -47,7 +47,7 @@ extension PostgresStore {
     /// each rollup row's example), diagnoses them and writes their causes and rollup counts. A cause is decided from
     /// the summary where it can be; the records of the rest are read with one statement.
     private func settleBatch(size: Int, diagnoser: Diagnoser, _ session: PostgresSession) throws -> Int {
-        var claimed: [(appID: String, notificationID: String, facts: NotificationFacts)] = []
+        var claimed: [Unsettled] = []
         for row in try session.sqlRows(
             """
             SELECT app_id, notification_id, \(unescaped: NotificationFacts.storedColumnList) FROM notification
@@ -55,40 +55,15 @@ extension PostgresStore {
             FOR UPDATE SKIP LOCKED
             """)
         {
-            claimed.append((try row.decode("app_id"), try row.decode("notification_id"), try NotificationFacts(stored: row)))
+            claimed.append(
+                Unsettled(
+                    key: NotificationRowKey(appID: try row.decode("app_id"), notificationID: try row.decode("notification_id")),
+                    facts: try NotificationFacts(stored: row)))
         }
         guard !claimed.isEmpty else { return 0 }
-        let reader = PostgresDiagnosisReader(session, store: self)
-        var decided = try claimed.map { key in
-            try diagnoser.cause(
-                of: key.facts.folded,
-                config: { try DiagnosisAssembly.configInForce(reader.configs(appID: key.appID, deviceID: $0, at: $1)) },
-                lastSeen: { try reader.lastSeen(appID: key.appID, deviceID: $0) })
-        }
-        let undecided = decided.indices.filter { decided[$0] == nil }
-        let lines = try reader.lines(of: undecided.map { (claimed[$0].appID, claimed[$0].notificationID) })
-        for (index, at) in undecided.enumerated() {
-            let key = claimed[at]
-            decided[at] =
-                diagnoser.diagnose(
-                    try reader.input(appID: key.appID, notificationID: key.notificationID, lines: lines[index])
-                ).cause
-        }
+        let settled = try Settling.decide(claimed, diagnoser: diagnoser, source: PostgresDiagnosisReader(session, store: self))
         let rollups = RollupDeltas()
-        var apps: [String] = [], ids: [String] = [], causes: [String] = []
-        for (index, key) in claimed.enumerated() {
-            let cause = decided[index]!.rawValue
-            rollups.add(appID: key.appID, notificationID: key.notificationID, facts: key.facts, cause: cause, sign: 1)
-            apps.append(key.appID)
-            ids.append(key.notificationID)
-            causes.append(cause)
-        }
-        try session.query(
-            """
-            UPDATE notification n SET cause = c.cause
-            FROM unnest(\(apps)::text[], \(ids)::text[], \(causes)::text[]) AS c(app_id, notification_id, cause)
-            WHERE n.app_id = c.app_id AND n.notification_id = c.notification_id
-            """)
+        _ = try session.writeCauses(settled, rollups: rollups)
         try rollups.write(to: session)
         return claimed.count
     }

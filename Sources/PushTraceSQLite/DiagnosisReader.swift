@@ -6,7 +6,7 @@ import PushTraceStore
 
 /// Reads what the diagnosis of one notification needs (``DiagnosisAssembly``): its summary, or its events, the config
 /// in force, and its device's latest upload.
-struct DiagnosisReader {
+struct DiagnosisReader: DiagnosisSource {
     let db: Database
     private let blocks: BlockReader
     /// The config in force per device and process, with its span: a device's notifications share it.
@@ -25,24 +25,14 @@ struct DiagnosisReader {
             lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
     }
 
-    /// The cause to settle an unsettled notification on, and the summary it was decided from; nil when the
-    /// notification has no summary or is settled already. Its records are read only when the summary cannot tell
-    /// (``DiagnosisAssembly/cause(of:diagnoser:configs:lastSeen:input:)``).
-    func settle(appID: String, notificationID: String, diagnoser: Diagnoser) throws -> (cause: Cause, facts: NotificationFacts)? {
-        guard let stored = try NotificationFacts.read(db, appID: appID, notificationID: notificationID), stored.cause == nil
-        else { return nil }
-        let cause = try DiagnosisAssembly.cause(
-            of: stored.facts, diagnoser: diagnoser,
-            configs: { try configs(appID: appID, deviceID: $0, at: $1) },
-            lastSeen: { try lastSeen(appID: appID, deviceID: $0) },
-            input: { try input(appID: appID, notificationID: notificationID) })
-        return (cause, stored.facts)
-    }
-
-    private func lastSeen(appID: String, deviceID: String) throws -> Int64? {
+    func lastSeen(appID: String, deviceID: String) throws -> Int64? {
         try Int64.fetchOne(
             db.cachedStatement(sql: "SELECT last_seen FROM device WHERE app_id = ? AND device_id = ?"),
             arguments: [appID, deviceID])
+    }
+
+    func lines(of keys: [NotificationRowKey]) throws -> [[StoredLine]] {
+        try keys.map { try blocks.lines(appID: $0.appID, notificationID: $0.notificationID) }
     }
 
     /// The notification's records of one type (`event`, `log`), in time order.
@@ -52,7 +42,7 @@ struct DiagnosisReader {
 
     /// The config record of each process in force at `at`: the latest at or before it, with the time of the next
     /// one (``ConfigSpans``), one indexed step each.
-    private func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
+    func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
         let (db, dictionaries) = (db, blocks.dictionaries)
         let statement = try db.cachedStatement(
             sql: """

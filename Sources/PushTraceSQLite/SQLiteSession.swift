@@ -14,7 +14,7 @@ package struct SQLiteDialect: SQLDialect {
     package var lockedAgainstDelete: String { "" }
     package var rowLock: String? { nil }
     package func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
-    package var insertEndingTheBundleOnError: String { "INSERT OR FAIL" }
+    package var orFail: String { " OR FAIL" }
     /// SQLite's own sum: an overflow makes it a real, which reads back as the largest integer.
     package func sum(_ a: String, _ b: String) -> String { "\(a) + \(b)" }
 }

@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// cause in the summary (for `search` and reports). Returns how many were settled.
     ///
     /// Diagnosis runs on every core through concurrent WAL readers: each reads the summary, and the records only when
-    /// the summary cannot tell (``DiagnosisReader/settle(appID:notificationID:diagnoser:)``). The causes are written
+    /// the summary cannot tell (``Settling``). The causes are written
     /// by the one writer. A notification that received new records meanwhile keeps its pending mark for the next call.
     ///
     /// - Parameters:
@@ -57,15 +57,25 @@ extension SQLiteStore {
                         index,
                         Result {
                             try pool.read { db in
-                                let reader = DiagnosisReader(db, dictionaries: dictionaries)
-                                return try slice.compactMap { at in
+                                // Read here, not with the keys: a summary may have changed since, or been settled.
+                                var positions: [Int] = []
+                                var unsettled: [Unsettled] = []
+                                for at in slice {
                                     let key = keys[at]
                                     guard
-                                        let (cause, facts) = try reader.settle(
-                                            appID: key.appID, notificationID: key.notificationID, diagnoser: diagnoser)
-                                    else { return nil }
-                                    return (at, Settled(key: key, cause: cause, facts: facts))
+                                        let stored = try NotificationFacts.read(
+                                            db, appID: key.appID, notificationID: key.notificationID),
+                                        stored.cause == nil
+                                    else { continue }
+                                    positions.append(at)
+                                    unsettled.append(
+                                        Unsettled(
+                                            key: NotificationRowKey(appID: key.appID, notificationID: key.notificationID),
+                                            facts: stored.facts))
                                 }
+                                let reader = DiagnosisReader(db, dictionaries: dictionaries)
+                                return Array(
+                                    zip(positions, try Settling.decide(unsettled, diagnoser: diagnoser, source: reader)))
                             }
                         })
                 }
@@ -86,12 +96,6 @@ extension SQLiteStore {
         // rewrites the notification pages its batch touched (random keys: most of them), so fewer commits write far
         // fewer log frames. Readers see each group once it commits.
         try pool.writeWithoutTransaction { db in
-            // A row that changed under us (new records) stays pending, for the next pass: every merge adds records.
-            let update = try db.cachedStatement(
-                sql: """
-                    UPDATE OR FAIL notification SET cause = ?
-                    WHERE app_id = ? AND notification_id = ? AND cause IS NULL AND records = ?
-                    """)
             let rollups = RollupDeltas()
             var groupStart: Date?
             do {
@@ -101,15 +105,7 @@ extension SQLiteStore {
                         try db.beginTransaction(.immediate)
                         groupStart = Date()
                     }
-                    for settled in causes {
-                        let key = settled.key
-                        try update.execute(arguments: [settled.cause.rawValue, key.appID, key.notificationID, settled.facts.records])
-                        guard db.changesCount == 1 else { continue }
-                        rollups.add(
-                            appID: key.appID, notificationID: key.notificationID, facts: settled.facts,
-                            cause: settled.cause.rawValue, sign: 1)
-                        done += 1
-                    }
+                    done += try SQLiteSession(db: db).writeCauses(causes, rollups: rollups)
                     if let started = groupStart, Date().timeIntervalSince(started) >= 2 {
                         try rollups.write(db)
                         try db.commit()
@@ -134,13 +130,6 @@ private struct PendingKey: Sendable {
     var appID: String
     var notificationID: String
     var firstTs: Int64
-}
-
-/// A cause diagnosed, with the summary it was diagnosed from: written only if the summary is still that one.
-private struct Settled: Sendable {
-    var key: PendingKey
-    var cause: Cause
-    var facts: NotificationFacts
 }
 
 /// Results of concurrent work, one slot per lane, filled from several threads.

@@ -255,23 +255,6 @@ package enum DiagnosisAssembly {
         ConfigInForce(app: try found[.app]?.entry(), service: try found[.service]?.entry(), content: try found[.content]?.entry())
     }
 
-    /// The cause settling stores for a notification whose summary is `facts`: decided from the summary where it can
-    /// be (``Diagnoser/cause(of:config:lastSeen:)``), else diagnosed from the records `input` reads, as `why` reads
-    /// them. `configs` and `lastSeen` are those of ``input(appID:notificationID:lines:cut:configs:lastSeen:)``.
-    package static func cause(
-        of facts: NotificationFacts, diagnoser: Diagnoser,
-        configs: (_ deviceID: String, _ at: Int64) throws -> [ProcessKind: StoredConfig],
-        lastSeen: (_ deviceID: String) throws -> Int64?,
-        input: () throws -> DiagnosisInput
-    ) throws -> Cause {
-        if let cause = try diagnoser.cause(
-            of: facts.folded, config: { try configInForce(configs($0, $1)) }, lastSeen: lastSeen)
-        {
-            return cause
-        }
-        return diagnoser.diagnose(try input()).cause
-    }
-
     /// A stored config record read back as a timeline entry.
     package static func configEntry(ts: Int64?, deviceTs: Int64?, deviceID: String?, body: String) throws -> TimelineEntry {
         var body = body

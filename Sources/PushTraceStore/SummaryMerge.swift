@@ -162,12 +162,12 @@ private struct SummaryStatements {
         let names = ["cause"] + NotificationFacts.storedColumns.map(\.name)
         let placeholders = (1...names.count + 2).map(dialect.placeholder).joined(separator: ", ")
         upsert = """
-            \(dialect.insertEndingTheBundleOnError) INTO notification (app_id, notification_id, \(names.joined(separator: ", ")))
+            INSERT\(dialect.orFail) INTO notification (app_id, notification_id, \(names.joined(separator: ", ")))
             VALUES (\(placeholders))
             ON CONFLICT (app_id, notification_id) DO UPDATE SET \(names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
             """
         unsettle = """
-            UPDATE notification SET cause = NULL WHERE app_id = \(dialect.placeholder(1)) AND notification_id = \(dialect.placeholder(2))
+            UPDATE\(dialect.orFail) notification SET cause = NULL WHERE app_id = \(dialect.placeholder(1)) AND notification_id = \(dialect.placeholder(2))
             """
     }
 }

@@ -23,9 +23,9 @@ public protocol SQLDialect: Sendable {
     /// Follows a table name to name the index a query must use: SQLite's `INDEXED BY`, which holds its planner to a
     /// partial index; nothing for PostgreSQL, whose planner picks one by statistics.
     func indexedBy(_ index: String) -> String
-    /// The verb of an insert whose constraint error ends the bundle it stores (rolled back with its savepoint):
-    /// SQLite's `INSERT OR FAIL` then keeps no statement journal; PostgreSQL's `INSERT`.
-    var insertEndingTheBundleOnError: String { get }
+    /// Follows `INSERT` or `UPDATE` where an error ends the whole work (its savepoint or transaction rolled back):
+    /// SQLite's ` OR FAIL` then keeps no statement journal to undo the statement alone; nothing for PostgreSQL.
+    var orFail: String { get }
     /// The sum of two `bigint` columns, kept within 64 bits: a hostile client can claim huge download sizes, and an
     /// overflow would fail every later write of the row.
     func sum(_ a: String, _ b: String) -> String
