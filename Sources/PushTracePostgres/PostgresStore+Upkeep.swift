@@ -9,7 +9,7 @@ extension PostgresStore {
 
     /// Deletes what is older than `cutoff`, as the SQLite engine does (the lines of bundles received before it, whose
     /// rows stay, marked pruned; settled summaries whose records all precede it; superseded config records and the
-    /// bodies none refers to; minute-rollup rows), in transactions of about `batchSize` lines. One server at a time
+    /// bodies none refers to; minute-rollup rows; the dictionaries a newer one replaced that no block names), in transactions of about `batchSize` lines. One server at a time
     /// runs it (an advisory lock held for the pass); another finds the lock taken and deletes nothing.
     @discardableResult
     public func deleteExpired(
@@ -121,6 +121,7 @@ extension PostgresStore {
                     """)
                 report.minuteRows = try session.changes("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
             }
+            report.dictionaries = try retireDictionaries(now: Int64(Date().timeIntervalSince1970 * 1000))
         }
     }
 

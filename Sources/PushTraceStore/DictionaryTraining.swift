@@ -111,8 +111,8 @@ package enum DictionaryTraining {
 /// (``ConfigBody/recompressedAlone(_:dictionaries:)``) first, then its bytes are emptied, so that the lines it was
 /// trained from go with the blocks that held them; its row stays (its app's count of dictionaries, which spaces
 /// the next training, never goes down). The newest of each app, and the shared one of older stores, stay whole.
-/// The SQLite engine does it (one writer: no block can be written against it while it goes); on PostgreSQL, where
-/// another server may still be writing against a superseded dictionary, dictionaries are kept.
+/// Both engines do it; every writer, every server included, has taken the newer dictionary for new blocks within
+/// ``grace``.
 package enum DictionaryRetirement {
     /// How long a superseded dictionary stays whole whatever its use: every writer has taken the newer one for new
     /// blocks by then.

@@ -1,4 +1,5 @@
 import Foundation
+import PushTracePostgres
 import PushTraceSQLite
 import PushTraceStore
 import PushTraceTestSupport
@@ -63,10 +64,9 @@ struct DictionaryTrainingInterfaceTests {
                 == Self.scalar(store, "SELECT max(id) FROM dictionary"))
     }
 
-    /// SQLite only: on PostgreSQL another server may still write against a superseded dictionary, and they are kept.
     @Test(
         "retention empties a superseded dictionary once no block names it, its config bodies compressed again and still read",
-        arguments: [TestEngine.sqlite])
+        arguments: TestEngine.all)
     func supersededDictionaryGoes(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
         let store = temporary.store
@@ -94,11 +94,11 @@ struct DictionaryTrainingInterfaceTests {
         // Superseded a moment ago: kept for the grace, whatever its use.
         #expect(retention.dictionaries == 0)
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 2 * DictionaryRetirement.grace
-        #expect(try (store as? SQLiteStore)?.retireDictionaries(now: later) == 1)
+        #expect(try Self.retire(store, now: later) == 1)
         // Its row stays, emptied: the app's count of dictionaries, which spaces its training, does not go down.
         #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary") == 2)
         #expect(try Self.scalar(store, "SELECT count(*) FROM dictionary WHERE length(bytes) = 0") == 1)
-        #expect(try (store as? SQLiteStore)?.retireDictionaries(now: later) == 0)
+        #expect(try Self.retire(store, now: later) == 0)
         let prefix = DictionaryRetirement.headerPrefix(adler32: first).map { String(format: "%02x", $0) }.joined()
         let literal = engine == .sqlite ? "x'\(prefix)'" : "'\\x\(prefix)'::bytea"
         let substring = engine == .sqlite ? "substr(body, 3, 4)" : "substring(body from 3 for 4)"
@@ -120,5 +120,12 @@ struct DictionaryTrainingInterfaceTests {
             _ = try temporary.ingest(lines)
         }
         #expect(try Self.scalar(temporary.store, "SELECT count(*) FROM dictionary WHERE app_id = '\(Self.app)'") == 1)
+    }
+
+    /// Retention's last step alone, at a time past the grace.
+    private static func retire(_ store: any TraceStore, now: Int64) throws -> Int? {
+        if let store = store as? SQLiteStore { return try store.retireDictionaries(now: now) }
+        if let store = store as? PostgresStore { return try store.retireDictionaries(now: now) }
+        return nil
     }
 }
