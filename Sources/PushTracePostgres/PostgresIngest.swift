@@ -76,13 +76,6 @@ final class PostgresGroup: IngestGroup, BundleRows {
         self.store = store
     }
 
-    func ingest(
-        source: String?, receivedAt: Int64,
-        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
-    ) throws -> IngestResult {
-        try ingestBundle(source: source, receivedAt: receivedAt, produce)
-    }
-
     // MARK: BundleRows
 
     var keepsBlockRange: Bool { false }

@@ -70,13 +70,6 @@ final class GroupCommit: IngestGroup, BundleRows {
         self.dictionaryCache = dictionaryCache
     }
 
-    func ingest(
-        source: String?, receivedAt: Int64,
-        _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
-    ) throws -> IngestResult {
-        try ingestBundle(source: source, receivedAt: receivedAt, produce)
-    }
-
     // MARK: BundleRows
 
     var session: SQLiteSession { SQLiteSession(db: db) }

@@ -48,10 +48,10 @@ package struct StoredBundle {
     package var storedBytes: Int
 }
 
-extension BundleRows {
-    /// Stores one bundle in its own savepoint (``IngestGroup/ingest(source:receivedAt:_:)``): when `produce`
-    /// throws, the bundle leaves nothing behind and the error is rethrown; the rest of the group is unaffected.
-    package func ingestBundle(
+extension IngestGroup where Self: BundleRows {
+    /// Stores one bundle in its own savepoint, by ``BundleWriter``: when `produce` throws, the bundle leaves nothing
+    /// behind and the error is rethrown; the rest of the group is unaffected.
+    package func ingest(
         source: String?, receivedAt: Int64,
         _ produce: (_ sink: (BundleItem) throws -> Void) throws -> Void
     ) throws -> IngestResult {
