@@ -1,4 +1,5 @@
 import GRDB
+import PushTraceRecords
 import PushTraceStore
 
 /// What a bundle's manifest says of the software and hardware that sent it, kept once per combination in `client`:
@@ -10,6 +11,13 @@ final class Clients {
         var os: String?
         var deviceModel: String?
         var sdk: String?
+
+        /// The description a bundle carries: an upload's manifest, or a bundle being copied in.
+        init(_ bundle: some ClientFields) {
+            (appVersion, build, os, deviceModel, sdk) = (
+                bundle.appVersion, bundle.build, bundle.os, bundle.deviceModel, bundle.sdk
+            )
+        }
     }
 
     /// Descriptions this group met: description → row id.
@@ -45,3 +53,15 @@ final class Clients {
         return id
     }
 }
+
+/// The fields of a bundle that describe its client (``Clients/Description``).
+protocol ClientFields {
+    var appVersion: String? { get }
+    var build: String? { get }
+    var os: String? { get }
+    var deviceModel: String? { get }
+    var sdk: String? { get }
+}
+
+extension Manifest: ClientFields {}
+extension CopiedBundle: ClientFields {}

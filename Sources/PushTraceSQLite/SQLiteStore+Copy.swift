@@ -163,10 +163,7 @@ final class SQLiteCopyTarget: StoreCopyTarget {
     }
 
     private func insert(_ bundle: CopiedBundle, _ db: Database) throws {
-        let client = try clients.reference(
-            Clients.Description(
-                appVersion: bundle.appVersion, build: bundle.build, os: bundle.os,
-                deviceModel: bundle.deviceModel, sdk: bundle.sdk), db: db)
+        let client = try clients.reference(Clients.Description(bundle), db: db)
         try db.cachedStatement(
             sql: """
                 INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,

@@ -91,10 +91,7 @@ final class GroupCommit: IngestGroup, BundleRows {
                 db.cachedStatement(sql: "SELECT id FROM bundle WHERE app_id = ? AND bundle_id = ?"),
                 arguments: [manifest.appID, manifest.bundleID]) == nil
         else { return nil }
-        let client = try clients.reference(
-            Clients.Description(
-                appVersion: manifest.appVersion, build: manifest.build, os: manifest.os,
-                deviceModel: manifest.deviceModel, sdk: manifest.sdk), db: db)
+        let client = try clients.reference(Clients.Description(manifest), db: db)
         try db.cachedStatement(
             sql: """
                 INSERT INTO bundle (app_id, bundle_id, device_id, client_ref, uploaded_at, received_at, clock_offset_ms, source,
