@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import PushTraceStore
 
 /// The store's connections to its database, lent to one caller at a time.
 ///
@@ -57,7 +58,7 @@ final class PostgresConnections: @unchecked Sendable {
         while !closed && idle.isEmpty && open >= limit { condition.wait() }
         if closed {
             condition.unlock()
-            throw PostgresStoreError.closed(location.description)
+            throw StoreError.closed(location.description)
         }
         if let connection = idle.popLast() {
             condition.unlock()
@@ -92,7 +93,7 @@ final class PostgresConnections: @unchecked Sendable {
         let deadline = TimeAmount.seconds(location.connectTimeoutSeconds + 10)
         let promise = future.eventLoop.makePromise(of: PostgresConnection.self)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
-            promise.fail(PostgresStoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
+            promise.fail(StoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
         }
         future.whenComplete { result in
             timer.cancel()
@@ -158,7 +159,7 @@ struct PostgresSession {
         let promise = future.eventLoop.makePromise(of: T.self)
         future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
-            promise.fail(PostgresStoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
+            promise.fail(StoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
             connection.close().whenComplete { _ in _ = connection }
         }
         future.whenComplete { _ in timer.cancel() }

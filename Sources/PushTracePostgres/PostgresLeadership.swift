@@ -32,7 +32,7 @@ final class PostgresLeadership: @unchecked Sendable {
     func leads(_ task: SharedTask) throws -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard !closed else { throw PostgresStoreError.closed(location.description) }
+        guard !closed else { throw StoreError.closed(location.description) }
         if let connection = held[task] {
             // Still ours while the connection answers; a broken one lost the lock with it.
             if !connection.isClosed,

@@ -43,7 +43,7 @@ enum PostgresSchema {
                 """
             ).map { try $0.decode(String.self) }
             if !tables.isEmpty && !tables.contains("pushtrace_migration") {
-                throw PostgresStoreError.otherDatabase(location, tables: tables)
+                throw StoreError.otherDatabase(location, tables: tables)
             }
             try session.query(
                 """
@@ -242,27 +242,4 @@ enum PostgresSchema {
             PRIMARY KEY (app_id, day, action, response)
         );
         """
-}
-
-/// Failures of a PostgreSQL store its operator can act on.
-public enum PostgresStoreError: Error, CustomStringConvertible, Equatable {
-    /// The database holds tables of another program and none of pushtrace's migrations.
-    case otherDatabase(String, tables: [String])
-    /// The store was closed, and then used.
-    case closed(String)
-    /// A statement's answer did not come within the session's deadline: the connection was given up.
-    case noAnswer(seconds: Int64)
-
-    public var description: String {
-        switch self {
-        case .otherDatabase(let location, let tables):
-            let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
-            return "\(location) holds tables of another program (\(named)) and none of pushtrace's: give pushtrace a "
-                + "database of its own (CREATE DATABASE pushtrace); it leaves this one as it is"
-        case .closed(let location):
-            return "the store \(location) was closed"
-        case .noAnswer(let seconds):
-            return "PostgreSQL gave no answer within \(seconds) s: the connection was closed"
-        }
-    }
 }

@@ -87,43 +87,19 @@ public final class PostgresStore: Sendable {
 }
 
 extension PostgresStore {
-    public func isUnavailable(_ error: any Error) -> Bool {
-        PostgresFailure(error).isUnavailable
-    }
-
-    public func unavailableReason(_ error: any Error) -> String {
-        PostgresFailure(error).reason
-    }
-
+    /// postgres-nio's errors (and the network's under it) as ``StoreError``: a database that cannot take work now is
+    /// ``StoreError/unavailable(_:reason:detail:)``, a statement it refused ``StoreError/refused(_:state:message:detail:)``
+    /// in its own words (postgres-nio's error hides them from its description).
     public func explaining(_ error: any Error) -> any Error {
-        if error is StoreError || error is PostgresStoreError || error is PostgresLocationError { return error }
+        if error is StoreError || error is PostgresLocationError { return error }
         let failure = PostgresFailure(error)
-        if failure.isUnavailable { return PostgresUnavailable(location: location, reason: failure.reason) }
+        if failure.isUnavailable { return StoreError.unavailable(location, reason: failure.reason, detail: nil) }
         if let error = error as? PSQLError, let info = error.serverInfo {
-            return PostgresStatementError(
-                location: location, sqlState: info[.sqlState] ?? "", message: info[.message] ?? "",
-                detail: info[.detail])
+            return StoreError.refused(
+                location, state: info[.sqlState] ?? "", message: info[.message] ?? "", detail: info[.detail])
         }
         return error
     }
-}
-
-/// A statement PostgreSQL refused, in its own words (postgres-nio's error hides them from its description).
-public struct PostgresStatementError: Error, CustomStringConvertible {
-    public var location: String
-    public var sqlState: String
-    public var message: String
-    public var detail: String?
-    public var description: String {
-        "\(location): PostgreSQL refused a statement (\(sqlState)): \(message)" + (detail.map { " (\($0))" } ?? "")
-    }
-}
-
-/// The database could not be reached or could not commit, in the operator's terms.
-public struct PostgresUnavailable: Error, CustomStringConvertible {
-    public var location: String
-    public var reason: String
-    public var description: String { "\(location): \(reason)" }
 }
 
 /// What an error of postgres-nio (or of the network under it) says about the database.
@@ -132,8 +108,7 @@ struct PostgresFailure {
     var reason: String
 
     private static func isNoAnswer(_ error: any Error) -> Bool {
-        if case .noAnswer? = error as? PostgresStoreError { return true }
-        return false
+        (error as? StoreError)?.code == .noAnswer
     }
 
     init(_ error: any Error) {

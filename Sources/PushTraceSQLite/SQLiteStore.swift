@@ -183,28 +183,3 @@ public final class SQLiteStore: Sendable {
         do { return try DatabaseQueue(path: path, configuration: config) } catch { throw StoreError.opening(path, error) }
     }
 }
-
-extension SQLiteStore {
-    /// Whether `error` means the storage itself cannot commit now (a lock held elsewhere, a full disk, a read-only
-    /// or failing file) rather than that one bundle could not be stored: retrying bundle by bundle would only
-    /// fail each of them the same way, after the same wait.
-    public func isUnavailable(_ error: any Error) -> Bool {
-        guard let error = error as? DatabaseError else { return false }
-        return [
-            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN,
-            .SQLITE_PROTOCOL, .SQLITE_NOMEM,
-        ].contains(error.resultCode)
-    }
-
-    /// Why the storage could not commit, in words a client of the server can act on, without the server's paths
-    /// or SQL (the server's log has ``explaining(_:)`` for its operator).
-    public func unavailableReason(_ error: any Error) -> String {
-        guard let error = error as? DatabaseError else { return "the database failed (the server's log says more)" }
-        switch error.resultCode.primaryResultCode {
-        case .SQLITE_FULL: return "the server's disk is full"
-        case .SQLITE_BUSY, .SQLITE_LOCKED: return "another process holds the database's write lock"
-        case .SQLITE_READONLY: return "the database is read-only"
-        default: return "the database failed (SQLite error \(error.resultCode.rawValue); the server's log says more)"
-        }
-    }
-}

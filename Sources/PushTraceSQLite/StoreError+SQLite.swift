@@ -34,12 +34,20 @@ extension StoreError {
     }
 
     /// `error`, met while using the database at `path`, in the user's terms where it has some: a lock another
-    /// process held past the busy timeout is ``locked(_:)``, a full disk ``diskFull(_:)``; anything else as it came.
+    /// process held past the busy timeout is ``locked(_:)``, a full disk ``diskFull(_:)``, a read-only or failing
+    /// file ``unavailable(_:reason:detail:)`` (every write would fail the same way); anything else as it came.
     public static func explaining(_ error: any Error, path: String) -> any Error {
-        switch (error as? DatabaseError)?.resultCode {
-        case .SQLITE_BUSY?: return StoreError.locked(path)
-        case .SQLITE_FULL?: return StoreError.diskFull(path)
+        guard let error = error as? DatabaseError else { return error }
+        let reason: String
+        switch error.resultCode {
+        case .SQLITE_BUSY: return StoreError.locked(path)
+        case .SQLITE_FULL: return StoreError.diskFull(path)
+        case .SQLITE_LOCKED: reason = "another process holds the database's write lock"
+        case .SQLITE_READONLY: reason = "the database is read-only"
+        case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_PROTOCOL, .SQLITE_NOMEM:
+            reason = "the database failed (SQLite error \(error.resultCode.rawValue); the server's log says more)"
         default: return error
         }
+        return StoreError.unavailable(path, reason: reason, detail: error.message)
     }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import PushTraceCore
 import PushTraceRecords
+import PushTraceStore
 
 /// An error answered to an HTTP client: its status and the JSON body of docs/spec.md §8, `{"error", "message"}`.
 public struct APIError: Error, HTTPResponseError, Sendable {
@@ -69,5 +70,19 @@ extension APIError {
         case .tooLarge: self = .tooLarge(message)
         case .unsupportedEncoding: self = .unsupportedEncoding(message)
         }
+    }
+}
+
+extension APIError {
+    /// The answer to work the store cannot do now (``StoreError/Code/isUnavailable``): 503 with `Retry-After`, which
+    /// clients retry, rather than a final 500, in words that name no path and no SQL (`failed`: what could not be
+    /// done). Nil for any other error. Every route that reaches the store answers its failures through this.
+    static func storeUnavailable(
+        _ error: any Error, of store: any StoreAccess, _ failed: String, retryAfter: Int
+    ) -> APIError? {
+        guard let failure = store.storeError(error), failure.code.isUnavailable, let reason = failure.clientReason else {
+            return nil
+        }
+        return .unavailable("\(failed): \(reason)", retryAfter: retryAfter)
     }
 }

@@ -7,13 +7,13 @@ import ServiceLifecycle
 /// Evaluates the alert rules every `interval` and exports `pushtrace_alert_firing{rule,app,category}`: 1 while a
 /// rule fires for that app and category, 0 once it stops.
 final class AlertMonitor: Service, Sendable {
-    private let store: any TraceStore
+    private let store: any TraceReader & StoreUpkeep
     private let rules: [AlertRule]
     private let interval: Duration
     private let metrics: ServerMetrics
     private let logger: Logger
 
-    init(store: any TraceStore, rules: [AlertRule], interval: Duration, metrics: ServerMetrics, logger: Logger) {
+    init(store: any TraceReader & StoreUpkeep, rules: [AlertRule], interval: Duration, metrics: ServerMetrics, logger: Logger) {
         self.store = store
         self.rules = rules
         self.interval = interval

@@ -10,12 +10,12 @@ import PushTraceStore
 /// Tokens read from the store are cached by ID (``TokenCache``): a store read per upload would cost as much as
 /// storing it, and a stranger's made-up tokens must not cost a read each.
 struct Authenticator: Sendable {
-    let store: any TraceStore
+    let store: any TokenStore
     let requiresTokens: Bool
     let metrics: ServerMetrics?
     private let cache: TokenCache
 
-    init(store: any TraceStore, requiresTokens: Bool, cacheSeconds: Double, metrics: ServerMetrics? = nil) {
+    init(store: any TokenStore, requiresTokens: Bool, cacheSeconds: Double, metrics: ServerMetrics? = nil) {
         self.store = store
         self.requiresTokens = requiresTokens
         self.metrics = metrics

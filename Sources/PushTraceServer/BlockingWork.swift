@@ -12,13 +12,13 @@ enum BlockingWork {
     /// A read of `store`, run as above. A store that cannot answer now (PostgreSQL unreachable, SQLite's lock held
     /// past its busy timeout) is answered 503 with `Retry-After`, which clients retry, rather than a final 500.
     static func read<Value: Sendable>(
-        _ store: any TraceStore,
+        _ store: any StoreAccess,
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         do {
             return try await run(work)
-        } catch  where store.isUnavailable(error) {
-            throw APIError.unavailable("the store cannot be read now: \(store.unavailableReason(error))", retryAfter: 5)
+        } catch {
+            throw APIError.storeUnavailable(error, of: store, "the store cannot be read now", retryAfter: 5) ?? error
         }
     }
 }

@@ -7,7 +7,7 @@ import PushTraceStore
 /// commit: a notification's bundles arrive over minutes, and each is diagnosed once its records have settled, not
 /// once per bundle. Used by the writer thread only.
 final class CauseSettler {
-    private let store: any TraceStore
+    private let store: any TraceWriter & TraceReader
     private let settings: ServerSettings
     private let metrics: ServerMetrics
     private let logger: Logger
@@ -15,7 +15,7 @@ final class CauseSettler {
     private var gaugeRefreshed = Date.distantPast
     private(set) var lastSettled = Date()
 
-    init(store: any TraceStore, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
+    init(store: any TraceWriter & TraceReader, settings: ServerSettings, metrics: ServerMetrics, logger: Logger) {
         self.store = store
         self.settings = settings
         self.metrics = metrics

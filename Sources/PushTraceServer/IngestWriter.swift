@@ -173,14 +173,17 @@ public final class IngestWriter: Service, @unchecked Sendable {
             for (submission, result) in zip(batch, results) { acknowledge(submission, result) }
         } catch {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
-            guard batch.count > 1, !store.isUnavailable(error) else {
+            let unavailable = APIError.storeUnavailable(
+                error, of: store, "the store could not commit", retryAfter: settings.retryAfterUnavailable)
+            guard batch.count > 1, unavailable == nil else {
                 let explained = store.explaining(error)
                 for submission in batch {
                     submission.logger.error("commit failed", metadata: ["error": "\(explained)"])
                     submission.continuation.resume(
-                        throwing: APIError.unavailable(
-                            "the store could not commit: \(store.unavailableReason(error))",
-                            retryAfter: settings.retryAfterUnavailable))
+                        throwing: unavailable
+                            ?? APIError.unavailable(
+                                "the store could not commit: the database failed (the server's log says more)",
+                                retryAfter: settings.retryAfterUnavailable))
                 }
                 return
             }

@@ -7,7 +7,7 @@ import PushTraceStore
 
 /// `GET /v1/notifications/{id}` (the `why` answer) and `GET /v1/notifications` (search), for read and admin tokens.
 struct ReadRoutes: Sendable {
-    let store: any TraceStore
+    let store: any TraceReader
     let authenticator: Authenticator
     /// Asked to write the summaries of acknowledged bundles before a read that needs them.
     let writer: IngestWriter

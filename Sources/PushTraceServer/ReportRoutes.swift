@@ -5,7 +5,7 @@ import PushTraceStore
 
 /// `GET /v1/reports/weekly` and `GET /v1/alerts`, for read and admin tokens.
 struct ReportRoutes: Sendable {
-    let store: any TraceStore
+    let store: any TraceReader
     let authenticator: Authenticator
     let rules: [AlertRule]
 

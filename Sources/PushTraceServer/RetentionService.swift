@@ -8,12 +8,12 @@ import ServiceLifecycle
 /// the small transactions `TraceStore.deleteExpired` makes: ingest commits between them. A graceful shutdown stops a
 /// pass after its current transaction.
 final class RetentionService: Service, Sendable {
-    private let store: any TraceStore
+    private let store: any StoreUpkeep
     private let days: Int
     private let interval: Duration
     private let logger: Logger
 
-    init(store: any TraceStore, days: Int, interval: Duration = .seconds(3_600), logger: Logger) {
+    init(store: any StoreUpkeep, days: Int, interval: Duration = .seconds(3_600), logger: Logger) {
         self.store = store
         self.days = days
         self.interval = interval

@@ -23,11 +23,11 @@ public struct FileIngestor: Sendable {
         case unreadable(String)
     }
 
-    public let store: any TraceStore
+    public let store: any TraceWriter
     public var limits: BundleLimits
     public var receivedAt: ReceivedAt
 
-    public init(store: any TraceStore, limits: BundleLimits = .default, receivedAt: ReceivedAt = .fileModificationTime) {
+    public init(store: any TraceWriter, limits: BundleLimits = .default, receivedAt: ReceivedAt = .fileModificationTime) {
         self.store = store
         self.limits = limits
         self.receivedAt = receivedAt

@@ -17,7 +17,7 @@ public enum AppLookupError: Error, Equatable, Sendable {
     }
 }
 
-extension TraceStore {
+extension TraceReader {
     /// The app notification `notificationID` belongs to: `app` when the caller named one, else the one app it is
     /// stored for, or nil when none. Throws ``AppLookupError/ambiguous(notificationID:apps:)`` when several.
     public func app(_ app: String?, ofNotification notificationID: String) throws -> String? {

@@ -1,0 +1,20 @@
+/// The tokens role of a store (docs/spec.md §8): the server's authenticator and `pushtrace token` hold only this.
+public protocol TokenStore: StoreAccess {
+    /// A new token; its secret is returned once and only its hash is kept.
+    func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText)
+    /// Every token, revoked ones included, oldest first.
+    func tokens() throws -> [TokenInfo]
+    /// Revokes a token; false when there is no such token or it was revoked already.
+    func revokeToken(id: String, now: Int64) throws -> Bool
+    /// The token stored under `id`, revoked or not, or nil when there is none: one indexed read. Checking a bearer
+    /// text against it is ``StoredToken/verifying(_:)``'s, the same for every engine.
+    func storedToken(id: String) throws -> StoredToken?
+}
+
+extension TokenStore {
+    /// The live token a bearer text names, or nil (malformed, unknown, revoked, a wrong secret, an unknown scope).
+    public func verifyToken(_ bearer: String) throws -> TokenInfo? {
+        guard let text = TokenText(bearer) else { return nil }
+        return try storedToken(id: text.id)?.verifying(text)
+    }
+}

@@ -1,0 +1,39 @@
+import PushTraceCore
+
+/// The reading role of a store: `why`, `search`, `logs`, reports and alerts, exports and checks. The server's read
+/// routes and the CLI's query commands hold only this.
+public protocol TraceReader: StoreAccess {
+    /// Every app with a stored notification, sorted.
+    func appIDs() throws -> [String]
+    /// The apps a notification ID is stored for, sorted (usually one).
+    func apps(forNotification id: String) throws -> [String]
+    /// Why the notification's card showed or not (docs/spec.md §6), from its stored records.
+    func why(appID: String, notificationID: String) throws -> WhyReport
+    /// The notification's records in corrected time order.
+    func logs(appID: String, notificationID: String) throws -> [TimelineEntry]
+    /// Notification summaries that match `query`, latest first.
+    func search(_ query: SearchQuery) throws -> [NotificationSummary]
+    /// Settled notifications first seen at or after `since`, counted by app, category and cause.
+    func causeCounts(since: Int64) throws -> [CauseCount]
+    /// The delivery report of one app over `period`, beside the period before it.
+    func report(appID: String, period: ReportPeriod) throws -> DeliveryReport
+    /// The alert rules judged at `now`, over every app or one.
+    func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport
+    /// The latest configuration each process of the app recorded, or nil when none did.
+    func latestConfiguration(appID: String) throws -> AppConfiguration?
+    /// Every stored line `filter` selects, exactly as received, one at a time, in the order stored: memory stays
+    /// bounded however many there are.
+    func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws
+    /// Every block read back and recounted against the counts kept beside it.
+    func check() throws -> StoreCheck
+    /// `pushtrace sql`: one statement run read-only (a statement that would write is refused with
+    /// ``ReadOnlyQueryError/wouldWrite``), its column names, then its rows as they are read.
+    func readOnlyQuery(_ sql: String, columns: ([String]) throws -> Void, row: ([QueryValue]) throws -> Void) throws
+}
+
+extension TraceReader {
+    /// Every rule over every app.
+    public func alerts(_ rules: [AlertRule], now: Int64) throws -> AlertReport {
+        try alerts(rules, now: now, appID: nil)
+    }
+}
