@@ -34,12 +34,25 @@ if swiftc "${flags[@]}" -typecheck -I "$out" Tests/AppleSDKStandIn/SelfTest/Swit
 fi
 grep -q "'switch' may only be used as expression" "$out/selftest.log" || { cat "$out/selftest.log"; exit 1; }
 
+zlib=(-Xcc -fmodule-map-file=Sources/CZlib/module.modulemap)
 echo "== PushTraceAgent with its Apple-only code"
 emit PushTraceAgent -I "$modules" -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap Sources/PushTraceAgent/*.swift
 # The check must see the Apple-only lines: each guard it relies on is true under the stand-in.
 for guard in Darwin UserNotifications UserNotificationsUI BackgroundTasks os; do
     grep -q "canImport($guard)" Sources/PushTraceAgent/*.swift || { echo "no code under canImport($guard): update this script"; exit 1; }
 done
+
+echo "== no API newer than the agent's deployment targets (scripts/check-availability.py)"
+# The self-test first: an unguarded firstRange(of:) (iOS 16) must be refused, its guarded uses let through.
+if python3 scripts/check-availability.py Agent/Package.swift -- -parse-as-library \
+    Tests/AppleSDKStandIn/SelfTest/NewerAPI.swift >"$out/availability-selftest.log" 2>&1; then
+    cat "$out/availability-selftest.log"; echo "Tests/AppleSDKStandIn/SelfTest/NewerAPI.swift passed: the check would not catch it"; exit 1
+fi
+[ "$(grep -c 'needs iOS 16.0' "$out/availability-selftest.log")" = 1 ] || { cat "$out/availability-selftest.log"; exit 1; }
+python3 scripts/check-availability.py Agent/Package.swift \
+    -- -swift-version 6 -parse-as-library -module-name PushTraceRecords Sources/PushTraceRecords/*.swift \
+    -- -swift-version 6 -parse-as-library -module-name PushTraceGzip -I "$modules" "${zlib[@]}" Sources/PushTraceGzip/*.swift \
+    -- -swift-version 6 -parse-as-library -module-name PushTraceAgent -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgent/*.swift
 
 echo "== the Swift samples of docs/agent.md"
 # Each block is its own file. The block that says it is "a member of all three targets" is compiled with every other
@@ -54,7 +67,6 @@ for index, block in enumerate(blocks, 1):
 print(f"{len(blocks)} samples")
 PY
 manifest_api=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/pm/ManifestAPI
-zlib=(-Xcc -fmodule-map-file=Sources/CZlib/module.modulemap)
 shared=("$out"/samples/*-shared.swift)
 [ -e "${shared[0]}" ] || { echo "docs/agent.md has no block that is 'a member of all three targets'"; exit 1; }
 for sample in "$out"/samples/*.swift; do

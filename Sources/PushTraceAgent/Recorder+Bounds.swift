@@ -56,9 +56,10 @@ extension Recorder {
         defer { try? handle.close() }
         try? handle.seek(toOffset: UInt64(offset))
         guard let data = try? handle.readToEnd() else { return 0 }
-        let marker = Array("\"dropped_records\":".utf8)
+        // `Data.range(of:)`, not `firstRange(of:)`: the latter is iOS 16 where it resolves to the standard library's.
+        let marker = Data("\"dropped_records\":".utf8)
         return data.split(separator: UInt8(ascii: "\n")).reduce(0) { total, line in
-            guard line.firstRange(of: marker) != nil,
+            guard line.range(of: marker) != nil,
                 let notice = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
                 let reported = (notice["dropped_records"] as? NSNumber)?.intValue
             else { return total + 1 }

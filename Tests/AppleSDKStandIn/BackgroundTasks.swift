@@ -3,6 +3,7 @@
 // On Apple platforms Foundation includes URLSession; on Linux it is a module of its own.
 @_exported import FoundationNetworking
 
+@available(iOS 13.0, tvOS 13.0, *)
 open class BGTask: NSObject {
     open var identifier: String { fatalError() }
     open var expirationHandler: (@Sendable () -> Void)? {
@@ -12,9 +13,12 @@ open class BGTask: NSObject {
     open func setTaskCompleted(success: Bool) {}
 }
 
+@available(iOS 13.0, tvOS 13.0, *)
 open class BGAppRefreshTask: BGTask {}
+@available(iOS 13.0, tvOS 13.0, *)
 open class BGProcessingTask: BGTask {}
 
+@available(iOS 13.0, tvOS 13.0, *)
 open class BGTaskRequest: NSObject {
     open var identifier: String { fatalError() }
     open var earliestBeginDate: Date? {
@@ -23,10 +27,12 @@ open class BGTaskRequest: NSObject {
     }
 }
 
+@available(iOS 13.0, tvOS 13.0, *)
 open class BGAppRefreshTaskRequest: BGTaskRequest {
     public init(identifier: String) { fatalError() }
 }
 
+@available(iOS 13.0, tvOS 13.0, *)
 open class BGTaskScheduler: NSObject {
     open class var shared: BGTaskScheduler { fatalError() }
     open func register(

@@ -14,6 +14,7 @@
     open var size: CGSize { fatalError() }
     open var scale: CGFloat { fatalError() }
     /// iOS 15.
+    @available(iOS 15.0, *)
     open func preparingThumbnail(of size: CGSize) -> UIImage? { fatalError() }
 }
 

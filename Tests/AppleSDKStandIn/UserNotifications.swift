@@ -3,6 +3,7 @@
 // On Apple platforms Foundation includes URLSession; on Linux it is a module of its own.
 @_exported import FoundationNetworking
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationContent: NSObject {
     open var categoryIdentifier: String { fatalError() }
     open var title: String { fatalError() }
@@ -12,6 +13,7 @@ open class UNNotificationContent: NSObject {
     open override func mutableCopy() -> Any { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNMutableNotificationContent: UNNotificationContent {
     open override var categoryIdentifier: String {
         get { fatalError() }
@@ -31,6 +33,7 @@ open class UNMutableNotificationContent: UNNotificationContent {
     }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationAttachment: NSObject {
     open var identifier: String { fatalError() }
     open var url: URL { fatalError() }
@@ -38,24 +41,30 @@ open class UNNotificationAttachment: NSObject {
     public convenience init(identifier: String, url URL: URL, options: [AnyHashable: Any]? = nil) throws { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationRequest: NSObject {
     open var identifier: String { fatalError() }
     open var content: UNNotificationContent { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotification: NSObject {
     open var date: Date { fatalError() }
     open var request: UNNotificationRequest { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationResponse: NSObject {
     open var notification: UNNotification { fatalError() }
     open var actionIdentifier: String { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 public let UNNotificationDefaultActionIdentifier: String = "com.apple.UNNotificationDefaultActionIdentifier"
+@available(iOS 10.0, macOS 10.14, *)
 public let UNNotificationDismissActionIdentifier: String = "com.apple.UNNotificationDismissActionIdentifier"
 
+@available(iOS 10.0, macOS 10.14, *)
 public struct UNNotificationActionOptions: OptionSet, Sendable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
@@ -64,18 +73,21 @@ public struct UNNotificationActionOptions: OptionSet, Sendable {
     public static let foreground = UNNotificationActionOptions(rawValue: 1 << 2)
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationAction: NSObject {
     open var identifier: String { fatalError() }
     open var title: String { fatalError() }
     public convenience init(identifier: String, title: String, options: UNNotificationActionOptions = []) { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 public struct UNNotificationCategoryOptions: OptionSet, Sendable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
     public static let customDismissAction = UNNotificationCategoryOptions(rawValue: 1 << 0)
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationCategory: NSObject {
     open var identifier: String { fatalError() }
     open var actions: [UNNotificationAction] { fatalError() }
@@ -85,15 +97,19 @@ open class UNNotificationCategory: NSObject {
     ) { fatalError() }
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 public struct UNNotificationPresentationOptions: OptionSet, Sendable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
     public static let badge = UNNotificationPresentationOptions(rawValue: 1 << 0)
     public static let sound = UNNotificationPresentationOptions(rawValue: 1 << 1)
+    @available(iOS 14.0, macOS 11.0, *)
     public static let list = UNNotificationPresentationOptions(rawValue: 1 << 3)
+    @available(iOS 14.0, macOS 11.0, *)
     public static let banner = UNNotificationPresentationOptions(rawValue: 1 << 4)
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 public struct UNAuthorizationOptions: OptionSet, Sendable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
@@ -102,6 +118,7 @@ public struct UNAuthorizationOptions: OptionSet, Sendable {
     public static let alert = UNAuthorizationOptions(rawValue: 1 << 2)
 }
 
+@available(iOS 10.0, macOS 10.14, *)
 open class UNUserNotificationCenter: NSObject {
     open class func current() -> UNUserNotificationCenter { fatalError() }
     weak open var delegate: (any UNUserNotificationCenterDelegate)? {
@@ -116,6 +133,7 @@ open class UNUserNotificationCenter: NSObject {
 
 /// Not main-actor isolated: the system calls it on a queue of its own, and its completion handlers are `@Sendable`
 /// (Apple's declarations). Swift also offers async forms of both; the guide uses the completion handlers.
+@available(iOS 10.0, macOS 10.14, *)
 public protocol UNUserNotificationCenterDelegate: NSObjectProtocol {
     func userNotificationCenter(
         _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
@@ -136,6 +154,7 @@ extension UNUserNotificationCenterDelegate {
     ) {}
 }
 
+@available(iOS 10.0, macOS 11.0, *)
 open class UNNotificationServiceExtension: NSObject {
     public override init() {}
     open func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {}
