@@ -8,11 +8,13 @@ public struct UploaderConfiguration: Sendable {
     public var token: String
     /// The app's bundle identifier, as the server knows the app.
     public var appID: String
+    /// e.g. `2.3.1`; by default the main bundle's `CFBundleShortVersionString`.
     public var appVersion: String?
+    /// e.g. `45`; by default the main bundle's `CFBundleVersion`.
     public var build: String?
-    /// e.g. `iOS 18.1`.
+    /// e.g. `iOS 18.1`; by default the running system's.
     public var os: String?
-    /// e.g. `iPhone15,2`.
+    /// e.g. `iPhone15,2`; by default the device's hardware model.
     public var deviceModel: String?
     /// The most uncompressed bytes of records one bundle takes (default 4 MiB); more make several bundles.
     public var maxBundleBytes: Int64 = 4 << 20
@@ -23,17 +25,29 @@ public struct UploaderConfiguration: Sendable {
     /// How long one request may take before it counts as failed (default 60 s).
     public var requestTimeout: TimeInterval = 60
 
+    /// A configuration whose app version, build, system and device model, unless given, are found by the agent
+    /// (``ClientDescription``): the delivery report's tables by version and device fill with no code of the app's.
     public init(
         server: URL, token: String, appID: String, appVersion: String? = nil, build: String? = nil,
         os: String? = nil, deviceModel: String? = nil
     ) {
+        self.init(
+            server: server, token: token, appID: appID, appVersion: appVersion, build: build, os: os,
+            deviceModel: deviceModel, bundleInfo: Bundle.main.infoDictionary)
+    }
+
+    /// As above, with the bundle's `Info.plist` given (tests).
+    init(
+        server: URL, token: String, appID: String, appVersion: String?, build: String?, os: String?,
+        deviceModel: String?, bundleInfo: [String: Any]?
+    ) {
         self.server = server
         self.token = token
         self.appID = appID
-        self.appVersion = appVersion
-        self.build = build
-        self.os = os
-        self.deviceModel = deviceModel
+        self.appVersion = appVersion ?? ClientDescription.appVersion(bundleInfo)
+        self.build = build ?? ClientDescription.build(bundleInfo)
+        self.os = os ?? ClientDescription.os
+        self.deviceModel = deviceModel ?? ClientDescription.deviceModel
     }
 }
 
