@@ -10,6 +10,7 @@
     /// capability "Background fetch". Call ``register()`` before the end of `application(_:didFinishLaunchingWithOptions:)`
     /// on every launch, whether or not the agent could start (iOS terminates an app launched for a scheduled task it
     /// has no handler for), and ``schedule()`` when the app goes to the background. iOS decides when it runs.
+    @available(iOSApplicationExtension, unavailable)
     public struct BackgroundUpload: Sendable {
         /// The task identifier, e.g. `net.rorklab.dailypick.pushtrace-upload`.
         public let identifier: String

@@ -18,7 +18,11 @@ extension Uploader {
         recorderToSeal?.settle()
         recorderToSeal?.seal()
         var packed: [String] = []
-        while let bundleID = try packOne(&cursors, only: prefix, budget: maxBytes ?? configuration.maxBundleBytes) {
+        // Cancelled (the app's background time expired), it stops between bundles, so that the lock is let go at
+        // once: each bundle written is whole, and the rest waits for the next pass.
+        while !Task.isCancelled,
+            let bundleID = try packOne(&cursors, only: prefix, budget: maxBytes ?? configuration.maxBundleBytes)
+        {
             packed.append(bundleID)
             if maxBytes != nil { break }
         }

@@ -100,6 +100,14 @@ public actor Uploader {
         }
     }
 
+    /// One pass of its own that ends within `seconds` (each request's timeout what is left of them), for time the
+    /// system lends: background time about to run out. Overlapping passes never send one bundle twice (each bundle
+    /// is held by the pass sending it).
+    func upload(within seconds: TimeInterval) async -> UploadReport {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1_000_000_000)
+        return await Self.await(Pass(task: Task { await self.runPass(only: nil, maxBytes: nil, deadline: deadline) }))
+    }
+
     /// Packs this process's own records (at most `maxBytes` of them) and sends them within `seconds`: the service
     /// extension's upload after a delivery. Bundles older than these stay for the app's ``upload()``.
     func uploadOwnRecords(within seconds: TimeInterval, maxBytes: Int64) async -> UploadReport {
@@ -114,7 +122,10 @@ public actor Uploader {
         // The extension does not wait for the app's packing: what the app packs, it also sends.
         let packed: [String]?
         do {
-            packed = try await lock.withLock(wait: prefix == nil ? 5 : 0.2) { try pack(only: prefix, maxBytes: maxBytes) }
+            // Never waiting for the lock longer than the time the pass has.
+            let left = deadline.map { TimeInterval(Int64($0) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 / 2 }
+            let wait = min(prefix == nil ? 5 : 0.2, max(0, left ?? .infinity))
+            packed = try await lock.withLock(wait: wait) { try pack(only: prefix, maxBytes: maxBytes) }
         } catch {
             packed = []
             report.lastError = "could not write a bundle: \(error)"

@@ -58,6 +58,8 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
         -> UIBackgroundTaskIdentifier
     { fatalError() }
     open func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) {}
+    /// `greatestFiniteMagnitude` while the app is in the foreground.
+    open var backgroundTimeRemaining: TimeInterval { fatalError() }
 }
 
 @MainActor public protocol UIApplicationDelegate: NSObjectProtocol {

@@ -69,6 +69,52 @@ struct UploaderPackingTests {
         #expect(lines.compactMap { $0["notification_id"] as? String } == ["n-1", "n-1", "n-2"])
     }
 
+    @Test(
+        "an upload cancelled mid-pack (the app's background time expired) lets go of the pack lock within a second; the next pass packs the rest, nothing lost or packed twice"
+    )
+    func cancelledMidPack() async throws {
+        let temporary = try TemporaryContainer()
+        let clock = Clock()
+        let service = try Recorder(process: .service, container: temporary.container, clock: { clock.now })
+        let count = 600
+        for index in 0..<count { service.service.received("n-\(index)") }
+        var configuration = UploaderConfiguration(
+            server: URL(string: "http://127.0.0.1:9")!, token: "pt_test", appID: "net.rorklab.dailypick")
+        configuration.maxBundleBytes = 256  // hundreds of bundles: packing takes long enough to be cut short
+        let uploader = try Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
+        let bundles = { temporary.files("outbox").filter { $0.hasSuffix(".gz") }.count }
+
+        let pass = Task { await uploader.upload() }
+        let started = Date()
+        while bundles() < 2 {
+            try await Task.sleep(nanoseconds: 1_000_000)
+            try #require(Date().timeIntervalSince(started) < 60, "no bundle was written")
+        }
+        pass.cancel()
+        let cancelled = Date()
+        // Another open file description of the lock file: flock refuses it while the pass holds the lock.
+        let descriptor = open(temporary.root.appendingPathComponent("state/pack.lock").path, O_RDWR)
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0, Date().timeIntervalSince(cancelled) < 10 {
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        let released = Date().timeIntervalSince(cancelled)
+        flock(descriptor, LOCK_UN)
+        #expect(released < 1, "the pack lock was held \(released) s after the cancel")
+        let interrupted = await pass.value
+        let packedBefore = bundles()
+        #expect(interrupted.sent == 0)
+
+        // The next pass packs what is left (the server is unreachable: nothing is sent, everything is kept).
+        let next = await uploader.upload()
+        #expect(next.packed > 0, "the first pass was not cut short: it packed everything")
+        #expect(bundles() == packedBefore + next.packed)
+        let ids = try Self.bundleLines(temporary).filter { $0["event"] as? String == "service.received" }
+            .compactMap { $0["notification_id"] as? String }
+        #expect(ids.count == count)
+        #expect(Set(ids).count == count)
+    }
+
     @Test("a sealed file is taken whole and deleted once its bundle is written; a running file, up to its last line")
     func sealedAndRunningFiles() async throws {
         let temporary = try TemporaryContainer()
