@@ -273,16 +273,28 @@ public final class Recorder: @unchecked Sendable {
     /// open the app: at most `seconds` and `bytes` per notification, always after the content handler was called.
     /// What it cannot send in time stays for the app's ``Uploader``, which sends only what is still unsent. The first
     /// call's configuration stays in force; later calls change only the bounds, and use the same uploader.
+    ///
+    /// A configuration the uploader refuses (``AgentError/badConfiguration(_:)``) is reported (the unified log, fault)
+    /// and returns false: the extension then records as before, and only its own upload is off. Recording never
+    /// depends on uploading.
+    @discardableResult
     public func uploadsAfterDelivery(
         _ configuration: UploaderConfiguration, within seconds: TimeInterval = 3,
         maxBytes: Int64 = 256 << 10
-    ) throws {
+    ) -> Bool {
         // Called again (each notification's setup, say), it keeps the uploader it has.
-        let uploader = try lock.withLock { ownUpload } ?? Uploader(configuration: configuration, container: container, recorder: self)
+        let uploader: Uploader
+        do {
+            uploader = try lock.withLock { ownUpload } ?? Uploader(configuration: configuration, container: container, recorder: self)
+        } catch {
+            _ = ((error as? AgentError) ?? AgentError.badConfiguration("\(error)")).reported()
+            return false
+        }
         lock.withLock {
             if ownUpload == nil { ownUpload = uploader }
             ownUploadLimits = (max(0.1, min(seconds, 10)), max(4096, maxBytes))
         }
+        return true
     }
 
     /// Sends this launch's records now, within the bounds ``uploadsAfterDelivery(_:within:maxBytes:)`` set; nil when

@@ -119,7 +119,7 @@ case "partial" where arguments.count == 2:
 case "extension-upload" where arguments.count == 7:
     let recorder = try Recorder.shared(.service, container: container)
     let configuration = UploaderConfiguration(server: URL(string: arguments[2])!, token: arguments[3], appID: arguments[4])
-    try recorder.uploadsAfterDelivery(configuration, within: Double(arguments[6]) ?? 3)
+    recorder.uploadsAfterDelivery(configuration, within: Double(arguments[6]) ?? 3)
     recorder.config(appGroup: appGroup)
     let trace = recorder.service.begin(arguments[5], category: "DAILY_PICK")
     trace.download(host: "cdn.rorklab.net", durationMs: 320, httpStatus: 200, bytes: 182_000, mime: "image/jpeg")

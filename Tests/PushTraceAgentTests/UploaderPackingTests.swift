@@ -170,6 +170,18 @@ struct UploaderPackingTests {
         #expect(dropped >= 30)
     }
 
+    @Test("the service extension's own upload, badly configured, is refused and reported; recording goes on")
+    func badUploadConfigurationStillRecords() throws {
+        let temporary = try TemporaryContainer()
+        let service = try Recorder(process: .service, container: temporary.container)
+        let bad = UploaderConfiguration(server: URL(string: "ftp://pushtrace.example.com")!, token: "", appID: "a")
+        #expect(service.uploadsAfterDelivery(bad, within: 3) == false)
+        service.service.received("n-1")
+        service.service.delivered("n-1", elapsedMs: 120)
+        let events = try temporary.recordLines().compactMap { $0["event"] as? String }
+        #expect(events == ["service.received", "service.delivered"])
+    }
+
     @Test("an uploader with an unusable server URL, token or app ID is refused at once, saying which")
     func badConfiguration() throws {
         let temporary = try TemporaryContainer()
