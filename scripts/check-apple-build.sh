@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Type-checks the agent's Apple-only code on Linux, which has no Apple SDK: the agent's sources, with everything under
 # `#if canImport(Darwin)`, `UserNotifications`, `UserNotificationsUI`, `BackgroundTasks` and `os` switched on, against
-# the declaration-only stand-in of that API in Tests/AppleSDKStandIn; then every Swift sample of docs/agent.md
+# the declaration-only stand-in of that API in Tests/AppleSDKStandIn; then every Swift sample of docs/agent.md and README.md
 # against the agent so built. Swift 6 language mode, strict concurrency. Also builds Agent/Package.swift (the
 # tools-6.0 manifest an iOS app points Xcode at). Run by make test.
 set -euo pipefail
@@ -54,13 +54,13 @@ python3 scripts/check-availability.py Agent/Package.swift \
     -- -swift-version 6 -parse-as-library -module-name PushTraceGzip -I "$modules" "${zlib[@]}" Sources/PushTraceGzip/*.swift \
     -- -swift-version 6 -parse-as-library -module-name PushTraceAgent -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgent/*.swift
 
-echo "== the Swift samples of docs/agent.md"
+echo "== the Swift samples of docs/agent.md and README.md"
 # Each block is its own file. The block that says it is "a member of all three targets" is compiled with every other
 # one (they use it); a block that starts with swift-tools-version is a manifest, checked against PackageDescription.
 python3 - "$out/samples" <<'PY'
 import re, sys, pathlib
-text = pathlib.Path("docs/agent.md").read_text()
-blocks = re.findall(r"^```swift\n(.*?)^```", text, re.S | re.M)
+blocks = [block for guide in ("docs/agent.md", "README.md")
+          for block in re.findall(r"^```swift\n(.*?)^```", pathlib.Path(guide).read_text(), re.S | re.M)]
 for index, block in enumerate(blocks, 1):
     kind = "manifest" if block.startswith("// swift-tools-version") else "shared" if "a member of all three targets" in block else "sample"
     pathlib.Path(sys.argv[1], f"{index:02d}-{kind}.swift").write_text(block)
@@ -75,6 +75,6 @@ for sample in "$out"/samples/*.swift; do
     *-manifest.swift) swiftc -swift-version 6 -package-description-version "$(head -1 "$sample" | sed "s/.*://")" -typecheck -I "$manifest_api" "$sample" ;;
     *-shared.swift) swiftc "${flags[@]}" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" ;;
     *) swiftc "${flags[@]}" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" "${shared[@]}" ;;
-    esac || { echo "docs/agent.md: Swift block number $number does not compile (above)"; exit 1; }
+    esac || { echo "docs/agent.md, then README.md: Swift block number $number does not compile (above)"; exit 1; }
 done
-echo "the Apple-only code and $(ls "$out"/samples | wc -l) Swift samples of docs/agent.md type-check"
+echo "the Apple-only code and $(ls "$out"/samples | wc -l) Swift samples of docs/agent.md and README.md type-check"
