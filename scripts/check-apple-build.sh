@@ -3,7 +3,8 @@
 # `#if canImport(Darwin)`, `UserNotifications`, `UserNotificationsUI`, `BackgroundTasks` and `os` switched on, against
 # the declaration-only stand-in of that API in Tests/AppleSDKStandIn; then every Swift sample of docs/agent.md and README.md
 # against the agent so built. Swift 6 language mode, strict concurrency. Also builds Agent/Package.swift (the
-# tools-6.0 manifest an iOS app points Xcode at). Run by make test.
+# tools-6.0 manifest an iOS app points Xcode at), and refuses any API newer than the agent's deployment targets
+# (scripts/check-availability.py). Run by make test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
