@@ -1,6 +1,11 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// Every dependency on another package is the server's, the CLI's or the tests': none is the agent's. Behind the
+/// `Server` trait (on by default), an app that depends on this package with `traits: []` and uses only
+/// `PushTraceAgent` neither fetches nor builds any of them (SwiftPM 6.1 and later; docs/agent.md).
+let server = TargetDependencyCondition.when(traits: ["Server"])
+
 let package = Package(
     name: "pushtrace",
     platforms: [.macOS(.v14), .iOS(.v15)],
@@ -12,6 +17,10 @@ let package = Package(
         .library(name: "PushTraceSQLite", targets: ["PushTraceSQLite"]),
         .library(name: "PushTracePostgres", targets: ["PushTracePostgres"]),
         .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),
+    ],
+    traits: [
+        .trait(name: "Server", description: "The server, the CLI and their stores (SQLite, PostgreSQL): every package dependency."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -42,7 +51,7 @@ let package = Package(
         .target(
             name: "PushTraceCore",
             dependencies: [
-                "PushTraceRecords", "PushTraceGzip", .product(name: "Yams", package: "Yams"),
+                "PushTraceRecords", "PushTraceGzip", .product(name: "Yams", package: "Yams", condition: server),
             ]),
         // The on-device library: the app and its two extensions record into the App Group container; the app uploads.
         // Foundation (and FoundationNetworking on Linux) and the system zlib only.
@@ -73,28 +82,28 @@ let package = Package(
             name: "PushTraceStore",
             dependencies: [
                 "PushTraceCore", "PushTraceRecords", "PushTraceGzip",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
             ]),
         // The SQLite engine behind that interface (GRDB over the system libsqlite3): the default, embedded store.
         .target(
             name: "PushTraceSQLite",
             dependencies: [
                 "PushTraceCore", "PushTraceRecords", "PushTraceStore", "CSQLiteSettings",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: server),
                 // SQLite's C API, for the checkpointer's WAL hook (Checkpointer.swift).
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: server),
             ]),
         // The PostgreSQL engine behind the same interface (postgres-nio): one database shared by many servers (docs/spec.md §9).
         .target(
             name: "PushTracePostgres",
             dependencies: [
                 "PushTraceCore", "PushTraceRecords", "PushTraceStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOPosix", package: "swift-nio", condition: server),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: server),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
             ]),
         // The HTTP server (docs/spec.md §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
         // store's interface only; the command that serves picks the engine.
@@ -103,17 +112,17 @@ let package = Package(
             dependencies: [
                 "PushTraceCore", "PushTraceStore", "PushTraceRecords",
                 .target(name: "CGlibcMalloc", condition: .when(platforms: [.linux])),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
+                .product(name: "Metrics", package: "swift-metrics", condition: server),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
+                .product(name: "NIOPosix", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
             ],
             resources: [
                 // The OpenAPI document (openapi.json at the top of the repository links to it), compiled into the
@@ -125,20 +134,20 @@ let package = Package(
             dependencies: [
                 "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceSimulator", "PushTraceRecords",
                 "PushTraceServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
             ]),
         // A load generator for the crash test and the HTTP benchmark: many concurrent uploaders of bundle files.
         .executableTarget(
             name: "pushtrace-load",
             dependencies: [
                 "PushTraceGzip",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
+                .product(name: "NIOPosix", package: "swift-nio", condition: server),
             ]),
         // Helpers shared by the test targets: temporary stores and small hand-written bundles.
         .target(
@@ -171,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "PushTraceSQLiteTests",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: server),
                 "PushTraceSQLite", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
                 "PushTraceTestSupport", "PushTraceGzip",
             ]),
@@ -180,19 +189,19 @@ let package = Package(
             dependencies: [
                 "PushTraceServer", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceCore", "PushTraceSimulator",
                 "PushTraceRecords", "PushTraceTestSupport", "PushTraceGzip",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: server),
+                .product(name: "GRDB", package: "GRDB.swift", condition: server),
             ]),
         .testTarget(
             name: "PushTraceCLITests",
             dependencies: [
                 "pushtrace", "PushTraceSimulator", "PushTraceCore", "PushTraceGzip", "PushTraceAgent", "pushtrace-agent-probe",
                 "PushTracePostgres", "PushTraceTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "GRDB", package: "GRDB.swift", condition: server),
             ], exclude: ["Fixtures"]),  // read by path (HostileInputCLITests), not bundled as resources
     ],
     swiftLanguageModes: [.v6]

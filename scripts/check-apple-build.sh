@@ -15,6 +15,43 @@ flags=(-swift-version 6 -strict-concurrency=complete -warnings-as-errors -parse-
 echo "== the agent's own manifest (Agent/Package.swift, tools $(head -1 Agent/Package.swift | sed 's/.*://'))"
 $SWIFT build --package-path Agent --scratch-path .build/agent-package 2>&1 | tail -1
 
+echo "== an app that depends on this repository with traits: [] resolves and builds no server package"
+# As Xcode adds the repository by URL, by path here: the root manifest's package dependencies are all behind its
+# default `Server` trait, so an app that leaves it off and uses only PushTraceAgent fetches and compiles none of them.
+app=$out/app-package
+mkdir -p "$app/Sources/App"
+cat >"$app/Package.swift" <<MANIFEST
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "App",
+    platforms: [.iOS(.v15), .macOS(.v14)],
+    dependencies: [.package(path: "$PWD", traits: [])],
+    targets: [.target(name: "App", dependencies: [.product(name: "PushTraceAgent", package: "$(basename "$PWD")")])]
+)
+MANIFEST
+cat >"$app/Sources/App/App.swift" <<'SWIFT'
+import Foundation
+import PushTraceAgent
+
+public let configuration = UploaderConfiguration(server: URL(string: "https://pushtrace.example.com")!, token: "pt_x", appID: "a")
+SWIFT
+$SWIFT package --package-path "$app" resolve >"$out/app-resolve.log" 2>&1 || { cat "$out/app-resolve.log"; exit 1; }
+if [ -e "$app/Package.resolved" ] || [ -n "$(ls -A "$app/.build/checkouts" 2>/dev/null)" ]; then
+    echo "the app package fetched packages:"; ls "$app/.build/checkouts"; exit 1
+fi
+$SWIFT build --package-path "$app" -v >"$out/app-build.log" 2>&1 || { tail -40 "$out/app-build.log"; exit 1; }
+# Every module compiled, manifests aside (each manifest is compiled as a module named after its folder).
+compiled=$(grep -v 'ManifestAPI' "$out/app-build.log" | grep -o -- '-module-name [A-Za-z0-9_]*' | awk '{print $2}' | sort -u | tr '\n' ' ')
+for module in $compiled; do
+    case $module in
+    App | PushTraceAgent | PushTraceRecords | PushTraceGzip) ;;
+    *) echo "the app package compiled $module (modules: $compiled)"; exit 1 ;;
+    esac
+done
+echo "fetched no package; compiled only: $compiled"
+
 echo "== the Apple SDK stand-in"
 $SWIFT build --target PushTraceAgent >/dev/null
 modules=$($SWIFT build --show-bin-path)/Modules
