@@ -1,6 +1,6 @@
 // An upload pass inside the background time UIKit grants. Apple-only; type-checked on Linux against the SDK
 // stand-in (Tests/AppleSDKStandIn).
-#if canImport(UIKit)
+#if canImport(UIKit) && !os(watchOS)
     import Foundation
     import UIKit
 
@@ -9,52 +9,65 @@
         /// mid-upload when the user leaves it; call it from `applicationDidEnterBackground(_:)` or whenever the app
         /// uploads.
         ///
-        /// The pass fits the time granted: with the app in the background, it ends (each request's timeout cut to what
-        /// is left) a few seconds before the time runs out. If iOS takes the time back first, the expiration handler
-        /// cancels the pass, waits up to a second for it to let go of the pack lock (a process suspended holding a
-        /// lock in a shared container is killed), and ends the task. What was not sent stays in the outbox, and no
-        /// failure is counted.
+        /// In the background the pass fits the time granted: it ends (each request's timeout cut to what is left) a
+        /// few seconds before that time does. If iOS takes the time back first, the expiration handler cancels the
+        /// pass, refuses the pack lock to every pass of this process (packing stops between bundles), waits up to a
+        /// second for the lock to be let go (iOS kills a process suspended while holding a file lock in a shared
+        /// container), and ends the task. What was not sent stays in the outbox; no failure is counted. The next
+        /// call to an upload method allows packing again.
         @available(iOSApplicationExtension, unavailable)
         @MainActor
         @discardableResult
         public func upload(in application: UIApplication) -> Task<UploadReport, Never> {
-            let remaining = application.backgroundTimeRemaining
-            // In the foreground the time is unbounded (`greatestFiniteMagnitude`); in the background, about 30 s.
-            let within = remaining < 3_600 ? max(0, remaining - 5) : nil
-            let pass = Task { within == nil ? await self.upload() : await self.upload(within: within!) }
             let time = BackgroundTime(application)
+            let pass = PendingPass()
+            let holders = PackLockHolders.of(container)
             time.begin {
-                pass.cancel()
-                // Not the main actor's: this thread waits here, and the pass must not need it to finish.
-                let finished = DispatchSemaphore(value: 0)
-                Task.detached {
-                    _ = await pass.value
-                    finished.signal()
-                }
-                _ = finished.wait(timeout: .now() + 1)
+                pass.task?.cancel()
+                // Waits on this thread, for holders that need nothing of the main actor to let go.
+                holders.suspend(waitingUpTo: 1)
             }
+            // Read once the task has begun, as UIKit documents; in the foreground it is unbounded.
+            let remaining = application.backgroundTimeRemaining
+            let within: TimeInterval? = remaining < 3_600 ? max(0, remaining - 5) : nil
+            // Not the main actor's: the pass must never wait for the thread the expiration handler blocks.
+            let task = Task.detached { [self] in
+                if let within { return await self.upload(within: within) }
+                return await self.upload()
+            }
+            pass.task = task
             Task { @MainActor in
-                _ = await pass.value
+                _ = await task.value
                 time.end()
             }
-            return pass
+            return task
         }
     }
 
-    /// One `beginBackgroundTask` ended exactly once: by the pass that finished, or by the expiration handler.
+    /// The pass an expiration handler cancels, set once the pass exists.
+    @MainActor
+    final class PendingPass {
+        var task: Task<UploadReport, Never>?
+    }
+
+    /// One `beginBackgroundTask` ended exactly once: by the pass that finished, or by the expiration handler (even
+    /// one called before `beginBackgroundTask` returned).
     @available(iOSApplicationExtension, unavailable)
     @MainActor
     final class BackgroundTime {
         private let application: UIApplication
         private var identifier = UIBackgroundTaskIdentifier.invalid
+        private var expired = false
 
         init(_ application: UIApplication) { self.application = application }
 
         func begin(expiring: @escaping @MainActor () -> Void) {
             identifier = application.beginBackgroundTask(withName: "pushtrace upload") { [self] in
                 expiring()
+                expired = true
                 end()
             }
+            if expired { end() }
         }
 
         func end() {

@@ -12,15 +12,17 @@ extension Uploader {
     /// - Parameters:
     ///   - prefix: only files whose names start with it (the service extension's own launch); all when nil.
     ///   - maxBytes: at most one bundle of this many bytes of records; as many bundles as it takes when nil.
-    func pack(only prefix: String? = nil, maxBytes: Int64? = nil) throws -> [String] {
+    ///   - deadline: an uptime (`DispatchTime` nanoseconds) after which no further bundle is begun.
+    func pack(only prefix: String? = nil, maxBytes: Int64? = nil, deadline: UInt64? = nil) throws -> [String] {
         var cursors = UploadCursors(container: container)
         recover(&cursors)
         recorderToSeal?.settle()
         recorderToSeal?.seal()
         var packed: [String] = []
-        // Cancelled (the app's background time expired), it stops between bundles, so that the lock is let go at
-        // once: each bundle written is whole, and the rest waits for the next pass.
-        while !Task.isCancelled,
+        // Cancelled, past its deadline or with the app's background time running out, it stops between bundles, so
+        // that the lock is let go at once: each bundle written is whole, and the rest waits for the next pass.
+        while !Task.isCancelled, !PackLockHolders.of(container).isSuspended,
+            deadline.map({ DispatchTime.now().uptimeNanoseconds < $0 }) ?? true,
             let bundleID = try packOne(&cursors, only: prefix, budget: maxBytes ?? configuration.maxBundleBytes)
         {
             packed.append(bundleID)

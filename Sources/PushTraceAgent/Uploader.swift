@@ -60,8 +60,12 @@ public actor Uploader {
     /// Calls that overlap share one pass (and its report), so no bundle is sent twice by this process; a bundle
     /// another process is sending is skipped. Cancelled (when every caller waiting for it is), a pass stops between
     /// requests without counting a failure.
+    ///
+    /// A call is the app's say-so that it has time: packing, refused while background time was running out
+    /// (``upload(in:)``), is allowed again.
     @discardableResult
     public func upload() async -> UploadReport {
+        PackLockHolders.of(container).resume()
         if let pass {
             pass.waiters.join()
             return await Self.await(pass)
@@ -104,6 +108,7 @@ public actor Uploader {
     /// system lends: background time about to run out. Overlapping passes never send one bundle twice (each bundle
     /// is held by the pass sending it).
     func upload(within seconds: TimeInterval) async -> UploadReport {
+        PackLockHolders.of(container).resume()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1_000_000_000)
         return await Self.await(Pass(task: Task { await self.runPass(only: nil, maxBytes: nil, deadline: deadline) }))
     }
@@ -125,7 +130,7 @@ public actor Uploader {
             // Never waiting for the lock longer than the time the pass has.
             let left = deadline.map { TimeInterval(Int64($0) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 / 2 }
             let wait = min(prefix == nil ? 5 : 0.2, max(0, left ?? .infinity))
-            packed = try await lock.withLock(wait: wait) { try pack(only: prefix, maxBytes: maxBytes) }
+            packed = try await lock.withLock(wait: wait) { try pack(only: prefix, maxBytes: maxBytes, deadline: deadline) }
         } catch {
             packed = []
             report.lastError = "could not write a bundle: \(error)"

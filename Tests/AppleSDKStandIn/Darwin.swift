@@ -55,3 +55,9 @@ extension FileManager {
     /// `containerURL(forSecurityApplicationGroupIdentifier:)`
     public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? { fatalError() }
 }
+
+/// `sysctlbyname(3)`: a system value by name (`hw.model`).
+public func sysctlbyname(
+    _ name: UnsafePointer<CChar>!, _ oldp: UnsafeMutableRawPointer!, _ oldlenp: UnsafeMutablePointer<Int>!,
+    _ newp: UnsafeMutableRawPointer!, _ newlen: Int
+) -> Int32 { fatalError() }

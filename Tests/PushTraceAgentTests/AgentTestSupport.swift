@@ -82,3 +82,33 @@ enum Probe {
         }
     }
 }
+
+/// Runs `body` on a thread of its own as soon as `condition` holds (polled every half millisecond), and returns the
+/// time it ran at. A pass that packs holds one of Swift's few cooperative threads while it writes bundles, so a task
+/// polling there could wake long after the moment; a thread of its own does not wait for them.
+func onOwnThread(
+    when condition: @escaping @Sendable () -> Bool, timeout: TimeInterval = 60, _ body: @escaping @Sendable () -> Void
+) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        Thread {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while !condition() {
+                guard Date() < deadline else { return continuation.resume(returning: false) }
+                usleep(500)
+            }
+            body()
+            continuation.resume(returning: true)
+        }.start()
+    }
+}
+
+/// A value set on one thread and read on another.
+final class Shared<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

@@ -82,25 +82,23 @@ struct UploaderPackingTests {
             server: URL(string: "http://127.0.0.1:9")!, token: "pt_test", appID: "net.rorklab.dailypick")
         configuration.maxBundleBytes = 256  // hundreds of bundles: packing takes long enough to be cut short
         let uploader = try Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
-        let bundles = { temporary.files("outbox").filter { $0.hasSuffix(".gz") }.count }
+        let bundles: @Sendable () -> Int = { temporary.files("outbox").filter { $0.hasSuffix(".gz") }.count }
 
         let pass = Task { await uploader.upload() }
-        let started = Date()
-        while bundles() < 2 {
-            try await Task.sleep(nanoseconds: 1_000_000)
-            try #require(Date().timeIntervalSince(started) < 60, "no bundle was written")
+        let released = Shared<TimeInterval>(99)
+        let lockFile = temporary.root.appendingPathComponent("state/pack.lock").path
+        let ran = await onOwnThread(when: { bundles() >= 2 }) {
+            pass.cancel()
+            let cancelled = Date()
+            // Another open file description of the lock file: flock refuses it while the pass holds the lock.
+            let descriptor = open(lockFile, O_RDWR)
+            defer { close(descriptor) }
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0, Date().timeIntervalSince(cancelled) < 10 { usleep(500) }
+            released.value = Date().timeIntervalSince(cancelled)
+            flock(descriptor, LOCK_UN)
         }
-        pass.cancel()
-        let cancelled = Date()
-        // Another open file description of the lock file: flock refuses it while the pass holds the lock.
-        let descriptor = open(temporary.root.appendingPathComponent("state/pack.lock").path, O_RDWR)
-        defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0, Date().timeIntervalSince(cancelled) < 10 {
-            try await Task.sleep(nanoseconds: 1_000_000)
-        }
-        let released = Date().timeIntervalSince(cancelled)
-        flock(descriptor, LOCK_UN)
-        #expect(released < 1, "the pack lock was held \(released) s after the cancel")
+        try #require(ran, "no bundle was written")
+        #expect(released.value < 1, "the pack lock was held \(released.value) s after the cancel")
         let interrupted = await pass.value
         let packedBefore = bundles()
         #expect(interrupted.sent == 0)
