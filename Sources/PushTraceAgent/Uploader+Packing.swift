@@ -19,14 +19,16 @@ extension Uploader {
         recorderToSeal?.settle()
         recorderToSeal?.seal()
         var packed: [String] = []
-        // Cancelled, past its deadline or with the app's background time running out, it stops between bundles, so
-        // that the lock is let go at once: each bundle written is whole, and the rest waits for the next pass.
-        while !Task.isCancelled, !PackLockHolders.of(container).isSuspended,
-            deadline.map({ DispatchTime.now().uptimeNanoseconds < $0 }) ?? true,
-            let bundleID = try packOne(&cursors, only: prefix, budget: maxBytes ?? configuration.maxBundleBytes)
-        {
+        while let bundleID = try packOne(&cursors, only: prefix, budget: maxBytes ?? configuration.maxBundleBytes) {
             packed.append(bundleID)
             if maxBytes != nil { break }
+            // Cancelled, past its deadline or with the app's background time running out, it stops between bundles,
+            // so that the lock is let go at once: each bundle written is whole, and the rest waits for the next pass.
+            if Task.isCancelled || PackLockHolders.of(container).isSuspended
+                || deadline.map({ DispatchTime.now().uptimeNanoseconds >= $0 }) == true
+            {
+                break
+            }
         }
         return packed
     }

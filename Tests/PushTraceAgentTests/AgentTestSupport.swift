@@ -112,3 +112,15 @@ final class Shared<Value: Sendable>: @unchecked Sendable {
         set { lock.withLock { stored = newValue } }
     }
 }
+
+/// Runs its jobs on a serial queue of its own, not on Swift's few cooperative threads: a pass started with it as its
+/// executor preference (the uploader actor's jobs included) runs at once even while other tests hold every
+/// cooperative thread with synchronous work.
+final class OwnQueueExecutor: TaskExecutor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "pushtrace-test-executor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

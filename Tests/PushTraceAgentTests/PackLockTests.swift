@@ -20,7 +20,7 @@ struct PackLockTests {
         let bundles: @Sendable () -> Int = { temporary.files("outbox").filter { $0.hasSuffix(".gz") }.count }
         let holders = PackLockHolders.of(temporary.container)
 
-        let pass = Task { await uploader.upload() }
+        let pass = Task(executorPreference: OwnQueueExecutor()) { await uploader.upload() }
         let waited = Shared<TimeInterval>(99), free = Shared(false)
         let ran = await onOwnThread(when: { bundles() >= 2 }) {
             let suspending = Date()

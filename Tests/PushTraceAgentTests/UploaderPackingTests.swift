@@ -84,10 +84,12 @@ struct UploaderPackingTests {
         let uploader = try Uploader(configuration: configuration, container: temporary.container, clock: { clock.now })
         let bundles: @Sendable () -> Int = { temporary.files("outbox").filter { $0.hasSuffix(".gz") }.count }
 
+        // On the cooperative pool: a pass is cancelled through the task that awaits it. Other tests may hold the
+        // pool's threads for minutes, hence the long wait for the pass to begin.
         let pass = Task { await uploader.upload() }
         let released = Shared<TimeInterval>(99)
         let lockFile = temporary.root.appendingPathComponent("state/pack.lock").path
-        let ran = await onOwnThread(when: { bundles() >= 2 }) {
+        let ran = await onOwnThread(when: { bundles() >= 2 }, timeout: 600) {
             pass.cancel()
             let cancelled = Date()
             // Another open file description of the lock file: flock refuses it while the pass holds the lock.
