@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "PushTraceStore", targets: ["PushTraceStore"]),
         .library(name: "PushTraceSQLite", targets: ["PushTraceSQLite"]),
         .library(name: "PushTracePostgres", targets: ["PushTracePostgres"]),
+        // The agent: PushTraceAgentApp for the app, the extension-safe PushTraceAgent for its two extensions.
+        .library(name: "PushTraceAgentApp", targets: ["PushTraceAgentApp"]),
         .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),
     ],
     traits: [
@@ -59,6 +61,8 @@ let package = Package(
         .target(
             name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"],
             resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // What only an app may call (UIApplication's background time, BGTaskScheduler), over the extension-safe agent.
+        .target(name: "PushTraceAgentApp", dependencies: ["PushTraceAgent"]),
         // A stand-in for an app's processes in the agent's tests: records as one process kind, in its own OS process.
         .executableTarget(
             name: "pushtrace-agent-probe", dependencies: ["PushTraceAgent"],
@@ -167,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "PushTraceAgentTests",
             dependencies: [
-                "PushTraceAgent", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
+                "PushTraceAgent", "PushTraceAgentApp", "PushTraceRecords", "PushTraceGzip", "pushtrace-agent-probe",
             ]),
         // The store-interface suite: every test runs against each engine (TestEngine.all).
         .testTarget(

@@ -8,7 +8,8 @@ let package = Package(
     name: "PushTraceAgent",
     platforms: [.iOS(.v15), .macOS(.v12)],
     products: [
-        .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),
+        .library(name: "PushTraceAgentApp", targets: ["PushTraceAgentApp"]),  // for the app
+        .library(name: "PushTraceAgent", targets: ["PushTraceAgent"]),  // extension-safe: the two extensions
     ],
     targets: [
         // zlib, which every Apple platform ships (and Debian's zlib1g-dev on Linux).
@@ -17,6 +18,7 @@ let package = Package(
         .target(name: "PushTraceGzip", dependencies: ["CZlib"]),
         .target(name: "PushTraceAgent", dependencies: ["PushTraceRecords", "PushTraceGzip"],
                 resources: [.copy("PrivacyInfo.xcprivacy")]),
+        .target(name: "PushTraceAgentApp", dependencies: ["PushTraceAgent"]),
     ],
     swiftLanguageModes: [.v6]
 )

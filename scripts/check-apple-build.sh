@@ -19,7 +19,7 @@ echo "== an app that depends on this repository with traits: [] resolves and bui
 # As Xcode adds the repository by URL, by path here: the root manifest's package dependencies are all behind its
 # default `Server` trait, so an app that leaves it off and uses only PushTraceAgent fetches and compiles none of them.
 app=$out/app-package
-mkdir -p "$app/Sources/App"
+mkdir -p "$app/Sources/App" "$app/Sources/Extension"
 cat >"$app/Package.swift" <<MANIFEST
 // swift-tools-version:6.2
 import PackageDescription
@@ -28,14 +28,23 @@ let package = Package(
     name: "App",
     platforms: [.iOS(.v15), .macOS(.v14)],
     dependencies: [.package(path: "$PWD", traits: [])],
-    targets: [.target(name: "App", dependencies: [.product(name: "PushTraceAgent", package: "$(basename "$PWD")")])]
+    targets: [
+        .target(name: "App", dependencies: [.product(name: "PushTraceAgentApp", package: "$(basename "$PWD")")]),
+        .target(name: "Extension", dependencies: [.product(name: "PushTraceAgent", package: "$(basename "$PWD")")]),
+    ]
 )
 MANIFEST
 cat >"$app/Sources/App/App.swift" <<'SWIFT'
 import Foundation
+import PushTraceAgentApp
+
+public func setUp() { PushTrace.configure(appGroup: "group.a", server: URL(string: "https://pushtrace.example.com")!, token: "pt_x") }
+SWIFT
+cat >"$app/Sources/Extension/Extension.swift" <<'SWIFT'
+import Foundation
 import PushTraceAgent
 
-public let configuration = UploaderConfiguration(server: URL(string: "https://pushtrace.example.com")!, token: "pt_x", appID: "a")
+public let configuration = PushTrace.Configuration(appGroup: "group.a", server: URL(string: "https://pushtrace.example.com")!, token: "pt_x")
 SWIFT
 $SWIFT package --package-path "$app" resolve >"$out/app-resolve.log" 2>&1 || { cat "$out/app-resolve.log"; exit 1; }
 if [ -e "$app/Package.resolved" ] || [ -n "$(ls -A "$app/.build/checkouts" 2>/dev/null)" ]; then
@@ -46,18 +55,18 @@ $SWIFT build --package-path "$app" -v >"$out/app-build.log" 2>&1 || { tail -40 "
 compiled=$(grep -v 'ManifestAPI' "$out/app-build.log" | grep -o -- '-module-name [A-Za-z0-9_]*' | awk '{print $2}' | sort -u | tr '\n' ' ')
 for module in $compiled; do
     case $module in
-    App | PushTraceAgent | PushTraceRecords | PushTraceGzip) ;;
+    App | Extension | PushTraceAgentApp | PushTraceAgent | PushTraceRecords | PushTraceGzip) ;;
     *) echo "the app package compiled $module (modules: $compiled)"; exit 1 ;;
     esac
 done
 echo "fetched no package; compiled only: $compiled"
 
 echo "== the Apple SDK stand-in"
-$SWIFT build --target PushTraceAgent >/dev/null
+$SWIFT build --target PushTraceAgentApp >/dev/null
 modules=$($SWIFT build --show-bin-path)/Modules
 emit() {  # emit MODULE FILE…
     local name=$1; shift
-    swiftc "${flags[@]}" -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" -I "$out" "$@"
+    swiftc "${flags[@]}" -package-name pushtrace -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" -I "$out" "$@"
 }
 # The SDK's modules are Objective-C and C headers, declared without Swift 6's checks (a C global is a plain `var`);
 # their stand-ins are compiled the same way. Code that uses them is checked in Swift 6 mode.
@@ -75,10 +84,16 @@ grep -q "'switch' may only be used as expression" "$out/selftest.log" || { cat "
 zlib=(-Xcc -fmodule-map-file=Sources/CZlib/module.modulemap)
 echo "== PushTraceAgent with its Apple-only code"
 emit PushTraceAgent -I "$modules" -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap Sources/PushTraceAgent/*.swift
+echo "== PushTraceAgentApp (the app's product) with its Apple-only code"
+emit PushTraceAgentApp -I "$modules" -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap Sources/PushTraceAgentApp/*.swift
 # The check must see the Apple-only lines: each guard it relies on is true under the stand-in.
-for guard in Darwin UserNotifications UserNotificationsUI BackgroundTasks os; do
-    grep -q "canImport($guard)" Sources/PushTraceAgent/*.swift || { echo "no code under canImport($guard): update this script"; exit 1; }
+for guard in Darwin UserNotifications UserNotificationsUI BackgroundTasks os UIKit; do
+    grep -q "canImport($guard)" Sources/PushTraceAgent/*.swift Sources/PushTraceAgentApp/*.swift || { echo "no code under canImport($guard): update this script"; exit 1; }
 done
+# The two extensions link PushTraceAgent: nothing in it may be unavailable to an app extension.
+if grep -n "iOSApplicationExtension, unavailable\|UIApplication\|BGTaskScheduler" Sources/PushTraceAgent/*.swift; then
+    echo "PushTraceAgent is the extensions' product: what only an app may use belongs in PushTraceAgentApp"; exit 1
+fi
 
 echo "== no API newer than the agent's deployment targets (scripts/check-availability.py)"
 # The self-test first: an unguarded firstRange(of:) (iOS 16) must be refused, its guarded uses let through.
@@ -90,7 +105,8 @@ fi
 python3 scripts/check-availability.py Agent/Package.swift \
     -- -swift-version 6 -parse-as-library -module-name PushTraceRecords Sources/PushTraceRecords/*.swift \
     -- -swift-version 6 -parse-as-library -module-name PushTraceGzip -I "$modules" "${zlib[@]}" Sources/PushTraceGzip/*.swift \
-    -- -swift-version 6 -parse-as-library -module-name PushTraceAgent -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgent/*.swift
+    -- -swift-version 6 -parse-as-library -package-name pushtrace -module-name PushTraceAgent -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgent/*.swift \
+    -- -swift-version 6 -parse-as-library -package-name pushtrace -module-name PushTraceAgentApp -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgentApp/*.swift
 
 echo "== the Swift samples of docs/agent.md and README.md"
 # Each block is its own file. The block that says it is "a member of all three targets" is compiled with every other

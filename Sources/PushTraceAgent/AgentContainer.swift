@@ -49,6 +49,9 @@ public struct AgentContainer: Sendable, Hashable {
         }
     #endif
 
+    /// A container whose folders are not made yet: ``ContainerPlace`` makes them on the agent's queue.
+    init(unpreparedAt root: URL) { self.root = root }
+
     var records: URL { root.appendingPathComponent("records", isDirectory: true) }
     var sealed: URL { root.appendingPathComponent("sealed", isDirectory: true) }
     var outbox: URL { root.appendingPathComponent("outbox", isDirectory: true) }
@@ -66,10 +69,39 @@ public struct AgentContainer: Sendable, Hashable {
     }
 }
 
+/// Where a recorder writes, found on the agent's queue the first time it is needed: the App Group lookup and the
+/// folders' creation are disk steps, which ``PushTrace/configure(appGroup:server:token:appID:)`` keeps off the
+/// calling thread.
+enum ContainerPlace: Sendable {
+    /// Found, its folders made.
+    case ready(AgentContainer)
+    /// A directory whose `pushtrace` folders are not made yet.
+    case directory(URL)
+    /// An App Group not yet looked up.
+    case appGroup(String)
+    /// Found wanting, and reported.
+    case unusable
+
+    /// The container, its folders made; throws (and reports) as ``AgentContainer``'s initialisers do.
+    func resolve() throws -> AgentContainer {
+        switch self {
+        case .ready(let container): return container
+        case .directory(let url): return try AgentContainer(directory: url)
+        case .appGroup(let name):
+            #if canImport(Darwin)
+                return try AgentContainer(appGroup: name)
+            #else
+                throw AgentError.appGroupUnavailable(name).reported()
+            #endif
+        case .unusable: throw AgentError.containerUnusable("", reason: "reported when the recorder started")
+        }
+    }
+}
+
 extension AgentError {
     /// Logs the error where a developer looks (the unified log on Apple platforms, standard error elsewhere), then
     /// returns it to be thrown: setup errors must never be silent, even where the caller ignores them.
-    func reported() -> AgentError {
+    package func reported() -> AgentError {
         #if canImport(os)
             Logger(subsystem: "pushtrace", category: "agent").fault("pushtrace: \(self.description, privacy: .public)")
         #else

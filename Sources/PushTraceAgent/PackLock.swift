@@ -65,7 +65,7 @@ struct PackLock {
 /// This process's side of one container's pack lock: how many of its passes hold it, and whether the app's
 /// background time is running out. The file lock iOS watches at suspension belongs to the whole process, so this is
 /// process-wide state, one per lock file, guarded by a condition.
-final class PackLockHolders: @unchecked Sendable {
+package final class PackLockHolders: @unchecked Sendable {
     private static let all = NSLock()
     nonisolated(unsafe) private static var byPath: [String: PackLockHolders] = [:]
 
@@ -113,6 +113,15 @@ final class PackLockHolders: @unchecked Sendable {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while held > 0, condition.wait(until: deadline) {}
             return held == 0
+        }
+    }
+
+    /// ``suspend(waitingUpTo:)`` for every pack lock this process has used, within `timeout` in all: the app's
+    /// background time is running out, whichever container its passes use.
+    package static func suspendAll(waitingUpTo timeout: TimeInterval) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        for holders in all.withLock({ Array(byPath.values) }) {
+            holders.suspend(waitingUpTo: max(0, deadline.timeIntervalSinceNow))
         }
     }
 

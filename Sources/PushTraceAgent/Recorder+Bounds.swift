@@ -3,9 +3,9 @@ import PushTraceRecords
 
 extension Recorder {
     /// Deletes the oldest sealed files, then the oldest unsent bundles no upload holds, while everything kept is over
-    /// `limits.maxTotalBytes`, and records how many records went. Called with the lock held, at start and whenever
-    /// a file is sealed: between those moments the total grows by at most one file.
-    func enforceTotalBound() {
+    /// `limits.maxTotalBytes`, and records how many records went. On the agent's queue, at start and whenever a file
+    /// is sealed: between those moments the total grows by at most one file.
+    func enforceTotalBound(in container: AgentContainer) {
         let manager = FileManager.default
         var total: Int64 = [container.records, container.sealed, container.outbox].reduce(0) { sum, folder in
             sum + container.files(in: folder).reduce(0) { $0 + container.size(folder.appendingPathComponent($1)) }

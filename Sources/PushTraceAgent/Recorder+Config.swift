@@ -6,7 +6,8 @@ extension Recorder {
     /// registers; for the content extension, its `NSExtensionAttributes` and whether it handles actions.
     ///
     /// The line is written when the configuration differs from the one this process last recorded, and the uploader
-    /// repeats the latest one in every bundle, so the server always knows the configuration in force.
+    /// repeats the latest one in every bundle, so the server always knows the configuration in force. Comparing with
+    /// the saved one reads a file: like every disk step, that runs on the agent's queue (see ``Recorder``).
     public func config(
         appGroup: String?, categories: [CategoryConfig]? = nil,
         extensionAttributes: ContentExtensionPlist? = nil, interactiveControls: Bool? = nil
@@ -17,8 +18,14 @@ extension Recorder {
             ("interactive_controls", interactiveControls.map(JSONValue.bool)),
             ("info_plist", extensionAttributes?.jsonValue),
         ]
-        let url = container.state.appendingPathComponent("config-\(process.rawValue).ndjson")
         let line = encode(.config, fields)
+        onDisk { [self] in saveConfig(line) }
+    }
+
+    /// Writes the config line unless it only repeats the saved one. On the agent's queue.
+    private func saveConfig(_ line: [UInt8]) {
+        guard let container = startIfNeeded() else { return appendLocked(line) }  // counted as unwritten
+        let url = container.state.appendingPathComponent("config-\(process.rawValue).ndjson")
         // The same configuration at a later launch is not new: compare everything but the time.
         func withoutTime(_ data: Data?) -> NSDictionary? {
             guard let data, var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
@@ -26,7 +33,7 @@ extension Recorder {
             return NSDictionary(dictionary: object)
         }
         if let saved = withoutTime(try? Data(contentsOf: url)), saved.isEqual(withoutTime(Data(line))) { return }
-        write(line)
+        appendLocked(line)
         try? Data(line).writeProtected(to: url)
     }
 }

@@ -39,14 +39,7 @@ public actor Uploader {
         configuration: UploaderConfiguration, container: AgentContainer, recorder: Recorder? = nil,
         session: URLSession = .shared, clock: @escaping @Sendable () -> Int64 = Recorder.systemClock
     ) throws {
-        let server = configuration.server
-        guard ["http", "https"].contains(server.scheme?.lowercased() ?? ""), server.host?.isEmpty == false else {
-            throw AgentError.badConfiguration("the pushtrace server \(server) is not an http:// or https:// URL with a host")
-        }
-        guard !configuration.token.isEmpty else {
-            throw AgentError.badConfiguration("the ingest token is empty: create one with pushtrace token create --app … --scope ingest")
-        }
-        guard !configuration.appID.isEmpty else { throw AgentError.badConfiguration("the app ID is empty") }
+        try configuration.validate()
         self.configuration = configuration
         self.container = container
         self.recorderToSeal = recorder
@@ -107,7 +100,7 @@ public actor Uploader {
     /// One pass of its own that ends within `seconds` (each request's timeout what is left of them), for time the
     /// system lends: background time about to run out. Overlapping passes never send one bundle twice (each bundle
     /// is held by the pass sending it).
-    func upload(within seconds: TimeInterval) async -> UploadReport {
+    package func upload(within seconds: TimeInterval) async -> UploadReport {
         PackLockHolders.of(container).resume()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1_000_000_000)
         return await Self.await(Pass(task: Task { await self.runPass(only: nil, maxBytes: nil, deadline: deadline) }))

@@ -49,6 +49,18 @@ public struct UploaderConfiguration: Sendable {
         self.os = os ?? ClientDescription.os
         self.deviceModel = deviceModel ?? ClientDescription.deviceModel
     }
+
+    /// Throws ``AgentError/badConfiguration(_:)`` for a server that is not an http(s) URL with a host, or an empty
+    /// token or app ID: mistakes that would otherwise only show as uploads failing for ever. Touches no disk.
+    public func validate() throws {
+        guard ["http", "https"].contains(server.scheme?.lowercased() ?? ""), server.host?.isEmpty == false else {
+            throw AgentError.badConfiguration("the pushtrace server \(server) is not an http:// or https:// URL with a host")
+        }
+        guard !token.isEmpty else {
+            throw AgentError.badConfiguration("the ingest token is empty: create one with pushtrace token create --app … --scope ingest")
+        }
+        guard !appID.isEmpty else { throw AgentError.badConfiguration("the app ID is empty") }
+    }
 }
 
 /// What one `Uploader.upload()` did.
@@ -67,4 +79,9 @@ public struct UploadReport: Sendable, Equatable {
     public var nextAttemptAt: Int64?
     /// The last failure seen, in words.
     public var lastError: String?
+
+    /// A report of nothing done.
+    public init() {}
+
+    init(lastError: String) { self.lastError = lastError }
 }

@@ -26,132 +26,117 @@
         }
     }
 
-    /// One notification in the service extension, with its content handler: ``deliver(_:)`` records `service.delivered`
-    /// and calls the handler; ``expire()`` (from `serviceExtensionTimeWillExpire()`) records `service.expired` and
-    /// delivers the best content so far. Whichever comes first wins; the handler is never called twice.
-    ///
-    /// After delivering, if ``Recorder/uploadsAfterDelivery(_:within:maxBytes:)`` was set, the extension sends its own
-    /// records, within that bound, after the handler has been called.
-    public final class ServiceDelivery: @unchecked Sendable {
-        /// The notification's steps (downloads, attachments, logs).
-        public let trace: ServiceTrace
-        private let lock = NSLock()
-        private var contentHandler: ((UNNotificationContent) -> Void)?
-        private var best: UNNotificationContent
+    /// One notification in the service extension, with its content handler (``ServiceHandle``): ``ServiceHandle/deliver(_:)``
+    /// records `service.delivered` and calls the handler; ``ServiceHandle/expire()`` (from
+    /// `serviceExtensionTimeWillExpire()`) records `service.expired` and delivers the best content so far.
+    public typealias ServiceDelivery = ServiceHandle<UNNotificationContent>
 
-        init(trace: ServiceTrace, original: UNNotificationContent, contentHandler: @escaping (UNNotificationContent) -> Void) {
-            self.trace = trace
-            best = original
-            self.contentHandler = contentHandler
+    extension ServiceHandle where Content == UNNotificationContent {
+        convenience init(
+            trace: ServiceTrace, original: UNNotificationContent, contentHandler: @escaping (UNNotificationContent) -> Void
+        ) {
+            self.init(
+                trace: trace, original: original, copy: { ($0.copy() as? UNNotificationContent) ?? $0 },
+                contentHandler: contentHandler)
         }
 
-        /// The notification's request identifier.
-        public var notificationID: String { trace.notificationID }
-
-        /// Content to deliver if time runs out before ``deliver(_:)`` (the request's own content until set). A copy is
-        /// kept, so later changes to `content` do not race with an expiry.
-        public func keepBestAttempt(_ content: UNNotificationContent) {
-            let copy = (content.copy() as? UNNotificationContent) ?? content
-            lock.withLock { best = copy }
-        }
-
-        /// Records `service.delivered` and calls the content handler with `content`. The handler is called exactly once
-        /// between this and ``expire()``, whichever comes first, even if the trace was ended by hand.
-        public func deliver(_ content: UNNotificationContent) {
-            guard let handler = takeHandler() else { return }
-            trace.delivered()
-            handler(content)
-            uploadAfterwards()
-        }
-
-        /// `serviceExtensionTimeWillExpire()`: records `service.expired` and delivers the best attempt.
-        public func expire() {
-            guard let handler = takeHandler() else { return }
-            trace.expired()
-            handler(lock.withLock { best })
-        }
-
-        /// Downloads `url` within `timeout` seconds in all (the monotonic clock times it), keeps it under a file name
-        /// with the extension the system needs to recognise the attachment (from the served MIME type, else the URL's),
-        /// refuses a file over Apple's limit for its type (`AttachmentKind.maxBytes`), and makes the
-        /// attachment: records `service.download` and `service.attachment`. Nil when any step failed (the records say
-        /// why); the downloaded file is then removed.
+        /// Downloads `url` (``ServiceHandle/downloadMedia(from:timeout:session:)``) and makes the attachment: records
+        /// `service.download` and `service.attachment`. Nil when any step failed (the records say why); the
+        /// downloaded file is then removed.
         public func downloadAttachment(
             from url: URL, identifier: String = "image", timeout: TimeInterval = 20,
             session: URLSession = .shared
         ) async -> UNNotificationAttachment? {
-            let started = DispatchTime.now()
-            let file: URL, response: URLResponse
+            guard let media = await downloadMedia(from: url, timeout: timeout, session: session) else { return nil }
+            return attachment(media, identifier: identifier)
+        }
+
+        /// The attachment for a downloaded file: records `service.attachment`; nil (the file removed) when the
+        /// system refuses it.
+        func attachment(_ media: DownloadedMedia, identifier: String) -> UNNotificationAttachment? {
             do {
-                (file, response) = try await Self.download(url, within: timeout, session: session)
-            } catch {
-                trace.download(from: url, startedAt: started, response: nil, error: error)
-                return nil
-            }
-            let size = ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value
-            trace.download(from: url, startedAt: started, response: response, bytes: size)
-            let keep = file.deletingLastPathComponent().appendingPathComponent(UUID().uuidString)
-            func fail(_ reason: String) -> UNNotificationAttachment? {
-                trace.attachment(ok: false, bytes: size, error: reason)
-                try? FileManager.default.removeItem(at: file)
-                return nil
-            }
-            if let status = (response as? HTTPURLResponse)?.statusCode, status >= 400 {
-                try? FileManager.default.removeItem(at: file)
-                return nil  // the download record says it failed
-            }
-            // The served type first (a URL may end in `.php`, or in nothing), else the URL's own extension.
-            let fileExtension = AttachmentKind.fileExtension(forMIME: response.mimeType) ?? url.pathExtension.lowercased()
-            guard let kind = AttachmentKind(fileExtension: fileExtension) else {
-                return fail("not an attachment type the system takes: \(response.mimeType ?? "no MIME type"), .\(url.pathExtension)")
-            }
-            if let size, size > kind.maxBytes {
-                return fail("\(size) bytes: over the \(kind.limitText) the system takes for \(kind.rawValue) attachments")
-            }
-            let named = keep.appendingPathExtension(fileExtension)
-            do {
-                try FileManager.default.moveItem(at: file, to: named)
-                let attachment = try UNNotificationAttachment(identifier: identifier, url: named, options: nil)
-                trace.attachment(ok: true, uti: attachment.type, bytes: size)
+                let attachment = try UNNotificationAttachment(identifier: identifier, url: media.file, options: nil)
+                trace.attachment(ok: true, uti: attachment.type, bytes: media.bytes)
                 return attachment
             } catch {
-                try? FileManager.default.removeItem(at: named)
-                return fail((error as NSError).localizedDescription)
-            }
-        }
-
-        /// `session.download(for:)`, cancelled when `seconds` run out in all.
-        private static func download(_ url: URL, within seconds: TimeInterval, session: URLSession) async throws -> (URL, URLResponse) {
-            let request = URLRequest(url: url, cachePolicy: .useProtocolCachePolicy, timeoutInterval: seconds)
-            return try await withDeadline(seconds: seconds, expired: URLError(.timedOut)) { try await session.download(for: request) }
-        }
-
-        private func takeHandler() -> ((UNNotificationContent) -> Void)? {
-            lock.withLock {
-                defer { contentHandler = nil }
-                return contentHandler
-            }
-        }
-
-        /// The extension's own upload, after the handler was called. iOS may suspend an extension once it has
-        /// delivered; `performExpiringActivity` asks for the time the upload needs (it is bounded anyway) and says when
-        /// the system takes it back, and the upload is then cancelled, before it could hold the pack lock while suspended.
-        private func uploadAfterwards() {
-            let recorder = trace.recorder
-            guard recorder.uploadsOwnRecords else { return }
-            let upload = Task.detached(priority: .utility) { await recorder.uploadOwnRecords() }
-            ProcessInfo.processInfo.performExpiringActivity(withReason: "pushtrace: sending this notification's steps") { expired in
-                guard !expired else { return upload.cancel() }
-                let done = DispatchSemaphore(value: 0)
-                Task.detached {
-                    _ = await upload.value
-                    done.signal()
-                }
-                done.wait()
+                trace.attachment(ok: false, bytes: media.bytes, error: (error as NSError).localizedDescription)
+                try? FileManager.default.removeItem(at: media.file)
+                return nil
             }
         }
     }
 
+    /// A Notification Service Extension that records and delivers by itself: an NSE whose only job is rich media
+    /// subclasses it and overrides ``configuration`` (docs/agent.md §3). It records `service.received`, downloads
+    /// the media the payload names (``mediaURL(in:)``: `image-url`, `media-url`, `attachment-url`, `image`,
+    /// OneSignal's `att`, Firebase's `fcm_options.image`), attaches it, and delivers; on
+    /// `serviceExtensionTimeWillExpire()` it delivers the best attempt. An NSE that rewrites content overrides
+    /// ``content(for:delivery:)``.
+    open class PushTraceServiceExtension: UNNotificationServiceExtension, @unchecked Sendable {
+        private let lock = NSLock()
+        private var delivery: ServiceDelivery?
+
+        /// The set-up this extension configures the agent with, at its first notification; nil when the process
+        /// configures it another way (``PushTrace/configure(appGroup:server:token:appID:)``), or not at all (it then
+        /// only delivers).
+        open var configuration: PushTrace.Configuration? { nil }
+
+        /// How long the media download may take in all, in seconds (default 20 of the roughly 30 iOS grants).
+        open var downloadTimeout: TimeInterval { 20 }
+
+        open override func didReceive(
+            _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+        ) {
+            if let configuration { PushTrace.configure(configuration) }
+            guard let recorder = PushTrace.recorder else { return contentHandler(request.content) }
+            let delivery = recorder.service.begin(request, contentHandler: contentHandler)
+            lock.withLock { self.delivery = delivery }
+            nonisolated(unsafe) let request = request
+            Task { delivery.deliver(await content(for: request, delivery: delivery)) }
+        }
+
+        open override func serviceExtensionTimeWillExpire() {
+            lock.withLock { delivery }?.expire()
+        }
+
+        /// The content to deliver; runs off the main thread. By default the request's content with the media
+        /// ``mediaURL(in:)`` names attached (the request's own content when there is none, or it fails; the records
+        /// say why). An override that rewrites content calls ``ServiceHandle/keepBestAttempt(_:)`` with what it has so
+        /// far, and may call `delivery.downloadAttachment(from:)`.
+        open func content(for request: UNNotificationRequest, delivery: ServiceDelivery) async -> UNNotificationContent {
+            await delivery.contentWithMedia(from: mediaURL(in: request.content), timeout: downloadTimeout) { media in
+                guard let attachment = delivery.attachment(media, identifier: "image"),
+                    let content = request.content.mutableCopy() as? UNMutableNotificationContent
+                else { return nil }
+                content.attachments = [attachment]
+                return content
+            }
+        }
+
+        /// The media URL the payload names: the keys above, outside `aps`.
+        open func mediaURL(in content: UNNotificationContent) -> URL? { MediaURL.find(in: content.userInfo) }
+    }
+
+    /// The content extension's two entry points, recorded: make one per view controller
+    /// (`PushTraceContentExtension(.dailyPick)`), then ``received(_:)`` from `didReceive(_ notification:)` and
+    /// ``completion(_:_:)`` from `didReceive(_:completionHandler:)` (docs/agent.md §4). Configuring the agent and
+    /// recording this extension's `Info.plist` attributes happen once per process, off the main thread.
+    public struct PushTraceContentExtension: Sendable {
+        /// The recorder, nil when the agent is not configured.
+        public let recorder: Recorder?
+
+        /// - Parameters:
+        ///   - configuration: the agent's set-up (``PushTrace/configure(_:)``); nil when the process configured it.
+        ///   - interactiveControls: whether the extension answers its action buttons itself.
+        public init(_ configuration: PushTrace.Configuration? = nil, interactiveControls: Bool = true) {
+            if let configuration { PushTrace.configure(configuration) }
+            recorder = PushTrace.recorder
+            recorder?.recordContentExtensionConfig(appGroup: configuration?.appGroup, interactiveControls: interactiveControls)
+        }
+
+        /// `didReceive(_ notification:)`: records `content.received`; the card's handle says when it is ready.
+        public func received(_ notification: UNNotification) -> ContentCard? { recorder?.content.begin(notification) }
+    }
     extension ContentSteps {
         /// `didReceive(_ notification:)`: records `content.received` and returns the card's handle.
         public func begin(_ notification: UNNotification) -> ContentCard {

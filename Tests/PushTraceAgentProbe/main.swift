@@ -46,6 +46,9 @@ case "flood" where arguments.count == 5:
 case "crash" where arguments.count == 4:
     let recorder = try Recorder(process: process(arguments[2]), container: container)
     recorder.service.received(arguments[3], category: "DAILY_PICK")
+    // On the main thread recording only hands lines to the agent's queue; a process iOS kills mid-work has long
+    // had them written, so this one waits for them before it dies.
+    Recorder.waitUntilWritten(timeout: 10)
     kill(getpid(), SIGKILL)
 case "launch" where arguments.count == 3:
     _ = try Recorder(process: process(arguments[2]), container: container)
@@ -98,6 +101,9 @@ case "crash-many" where arguments.count == 3:
     let recorder = try Recorder.shared(.service, container: container)
     let traces = (0..<(Int(arguments[2]) ?? 2)).map { recorder.service.begin("k-\($0)", category: "DAILY_PICK") }
     traces.first?.delivered()
+    // On the main thread recording only hands lines to the agent's queue; a process iOS kills mid-work has long
+    // had them written, so this one waits for them before it dies.
+    Recorder.waitUntilWritten(timeout: 10)
     kill(getpid(), SIGKILL)
 case "partial" where arguments.count == 2:
     // The kernel's file size limit cuts a write short (EFBIG) as a full disk would; SIGXFSZ is ignored so the
@@ -112,6 +118,7 @@ case "partial" where arguments.count == 2:
     limit.rlim_cur = rlim_t(base + 1_000)
     setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
     for index in 0..<40 { recorder.log("partial line \(index) " + String(repeating: "p", count: 100)) }
+    Recorder.waitUntilWritten(timeout: 10)  // written under the limit, not after it is lifted
     limit.rlim_cur = unlimited
     setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
     recorder.log("after the limit")
@@ -141,6 +148,8 @@ case "bench" where arguments.count == 3:
 default:
     fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")
 }
+// Whatever the main thread handed to the agent's queue is written before the process exits.
+Recorder.waitUntilWritten(timeout: 30)
 
 /// The benchmark of `make bench-agent`: the cost of single record calls, and the memory the agent adds.
 func bench(count: Int) throws {

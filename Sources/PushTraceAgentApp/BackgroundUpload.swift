@@ -3,8 +3,9 @@
 #if canImport(BackgroundTasks)
     import BackgroundTasks
     import Foundation
+    import PushTraceAgent
 
-    /// Registers and schedules a `BGAppRefreshTask` that runs ``Uploader/upload()``.
+    /// Registers and schedules a `BGAppRefreshTask` that runs ``Uploader/upload()`` (or ``PushTrace/upload()``).
     ///
     /// Add the identifier to the app's Info.plist under `BGTaskSchedulerPermittedIdentifiers`, and the Background Modes
     /// capability "Background fetch". Call ``register()`` before the end of `application(_:didFinishLaunchingWithOptions:)`
@@ -25,6 +26,12 @@
             self.interval = interval
         }
 
+        /// A background upload with the uploader ``PushTrace/configure(appGroup:server:token:appID:)`` set up, made
+        /// when the task first runs.
+        public init(identifier: String, interval: TimeInterval = 4 * 3_600) {
+            self.init(identifier: identifier, uploader: nil, interval: interval)
+        }
+
         /// Registers the launch handler, once per process (registering an identifier twice is an error iOS does not
         /// forgive). Each run schedules the next and uploads; if iOS takes the time back first, the upload is cancelled
         /// (what it did not send waits in the outbox, counted as no failure) and the task completed at once. False when
@@ -38,7 +45,7 @@
                 this.schedule()
                 let completion = TaskCompletion(task)
                 let work = Task {
-                    let report = await this.uploader?.upload()
+                    let report = if let uploader = this.uploader { await uploader.upload() } else { await PushTrace.upload() }
                     completion.complete(success: report.map { $0.lastError == nil } ?? true)
                 }
                 task.expirationHandler = {

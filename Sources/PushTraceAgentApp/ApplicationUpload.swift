@@ -2,6 +2,7 @@
 // stand-in (Tests/AppleSDKStandIn).
 #if canImport(UIKit) && !os(watchOS)
     import Foundation
+    import PushTraceAgent
     import UIKit
 
     extension Uploader {
@@ -19,22 +20,50 @@
         @MainActor
         @discardableResult
         public func upload(in application: UIApplication) -> Task<UploadReport, Never> {
+            let task = BackgroundPass.run(in: application) { [self] within in
+                if let within { return await self.upload(within: within) }
+                return await self.upload()
+            }
+            return Task { await task.value ?? UploadReport() }
+        }
+    }
+
+    extension PushTrace {
+        /// ``Uploader/upload(in:)`` with the uploader ``PushTrace/configure(appGroup:server:token:appID:)`` set up,
+        /// made off the main thread at the first call: call it from `applicationDidBecomeActive(_:)` and
+        /// `applicationDidEnterBackground(_:)` (or SwiftUI's `scenePhase`). Its report is nil when the agent is
+        /// not configured or its upload configuration was refused.
+        @available(iOSApplicationExtension, unavailable)
+        @MainActor
+        @discardableResult
+        public static func upload(in application: UIApplication) -> Task<UploadReport?, Never> {
+            BackgroundPass.run(in: application) { within in
+                guard let uploader = await PushTrace.uploader() else { return nil }
+                if let within { return await uploader.upload(within: within) }
+                return await uploader.upload()
+            }
+        }
+    }
+
+    /// One upload pass inside background time: `pass` is given the seconds it has (nil in the foreground).
+    @available(iOSApplicationExtension, unavailable)
+    @MainActor
+    enum BackgroundPass {
+        static func run(
+            in application: UIApplication, pass work: @escaping @Sendable (TimeInterval?) async -> UploadReport?
+        ) -> Task<UploadReport?, Never> {
             let time = BackgroundTime(application)
             let pass = PendingPass()
-            let holders = PackLockHolders.of(container)
             time.begin {
                 pass.task?.cancel()
                 // Waits on this thread, for holders that need nothing of the main actor to let go.
-                holders.suspend(waitingUpTo: 1)
+                PackLockHolders.suspendAll(waitingUpTo: 1)
             }
             // Read once the task has begun, as UIKit documents; in the foreground it is unbounded.
             let remaining = application.backgroundTimeRemaining
             let within: TimeInterval? = remaining < 3_600 ? max(0, remaining - 5) : nil
             // Not the main actor's: the pass must never wait for the thread the expiration handler blocks.
-            let task = Task.detached { [self] in
-                if let within { return await self.upload(within: within) }
-                return await self.upload()
-            }
+            let task = Task.detached { await work(within) }
             pass.task = task
             Task { @MainActor in
                 _ = await task.value
@@ -47,7 +76,7 @@
     /// The pass an expiration handler cancels, set once the pass exists.
     @MainActor
     final class PendingPass {
-        var task: Task<UploadReport, Never>?
+        var task: Task<UploadReport?, Never>?
     }
 
     /// One `beginBackgroundTask` ended exactly once: by the pass that finished, or by the expiration handler (even
