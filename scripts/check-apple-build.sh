@@ -70,7 +70,7 @@ emit() {  # emit MODULE FILE…
 }
 # The SDK's modules are Objective-C and C headers, declared without Swift 6's checks (a C global is a plain `var`);
 # their stand-ins are compiled the same way. Code that uses them is checked in Swift 6 mode.
-for module in Darwin os UserNotifications UIKit UserNotificationsUI BackgroundTasks; do
+for module in Darwin os UserNotifications UIKit UserNotificationsUI BackgroundTasks SwiftUI; do
     swiftc -swift-version 5 -parse-as-library -module-name "$module" -emit-module \
         -emit-module-path "$out/$module.swiftmodule" -I "$out" "Tests/AppleSDKStandIn/$module.swift"
 done

@@ -59,8 +59,12 @@ public struct ContentSteps: Sendable {
     ) -> @Sendable (ResponseOption) -> Void {
         let call = ActionCompletion(recorder: recorder, notificationID: notificationID, action: action)
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { call.timedOut() }
+        let recorder = recorder
         return { response in
-            if call.complete(response) { completion(response) }
+            guard call.complete(response) else { return }
+            // A dismissing answer may end the extension at once: its lines are written first.
+            recorder.waitUntilWritten()
+            completion(response)
         }
     }
 }

@@ -53,6 +53,9 @@ public enum PushTrace {
         Setup.shared.configure(configuration, process: process, place: .directory(directory), info: Bundle.main.infoDictionary ?? [:])
     }
 
+    /// The configuration in force; nil until ``configure(appGroup:server:token:appID:)`` is called.
+    public static var configuration: Configuration? { Setup.shared.configured }
+
     /// This process's recorder; nil until ``configure(appGroup:server:token:appID:)`` is called. Its calls never
     /// wait for disk on the main thread.
     public static var recorder: Recorder? { Setup.shared.recorder }
@@ -97,6 +100,7 @@ final class Setup: @unchecked Sendable {
     }
 
     var recorder: Recorder? { lock.withLock { configuration?.recorder } }
+    var configured: PushTrace.Configuration? { lock.withLock { configuration?.value } }
 
     func configure(_ value: PushTrace.Configuration, process: ProcessKind, place: ContainerPlace, info: [String: Any]) {
         lock.withLock {

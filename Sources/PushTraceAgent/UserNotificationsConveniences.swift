@@ -72,7 +72,7 @@
     /// OneSignal's `att`, Firebase's `fcm_options.image`), attaches it, and delivers; on
     /// `serviceExtensionTimeWillExpire()` it delivers the best attempt. An NSE that rewrites content overrides
     /// ``content(for:delivery:)``.
-    open class PushTraceServiceExtension: UNNotificationServiceExtension, @unchecked Sendable {
+    open class PushTraceServiceExtension: UNNotificationServiceExtension {
         private let lock = NSLock()
         private var delivery: ServiceDelivery?
 
@@ -91,8 +91,11 @@
             guard let recorder = PushTrace.recorder else { return contentHandler(request.content) }
             let delivery = recorder.service.begin(request, contentHandler: contentHandler)
             lock.withLock { self.delivery = delivery }
+            // iOS calls this instance once per notification and holds it until the handler runs; the hook reads
+            // only what the subclass gives it, so handing both to the task is safe though neither is Sendable.
             nonisolated(unsafe) let request = request
-            Task { delivery.deliver(await content(for: request, delivery: delivery)) }
+            nonisolated(unsafe) let this = self
+            Task { delivery.deliver(await this.content(for: request, delivery: delivery)) }
         }
 
         open override func serviceExtensionTimeWillExpire() {
@@ -195,6 +198,18 @@
 
 #if canImport(UserNotificationsUI)
     import UserNotificationsUI
+
+    extension PushTraceContentExtension {
+        /// `didReceive(_:completionHandler:)`: wraps the completion handler (``ContentSteps/completion(_:action:timeout:_:)``),
+        /// which records `content.action` with the answer and how long it took, or `content.completion_timeout`
+        /// past `timeout` seconds; `completion` itself when the agent is not configured.
+        public func completion(
+            _ response: UNNotificationResponse, timeout: TimeInterval = 5,
+            _ completion: @escaping @Sendable (UNNotificationContentExtensionResponseOption) -> Void
+        ) -> @Sendable (UNNotificationContentExtensionResponseOption) -> Void {
+            recorder?.content.completion(response, timeout: timeout, completion) ?? completion
+        }
+    }
 
     extension ResponseOption {
         /// The agent's name for a content extension's answer.

@@ -4,6 +4,7 @@
     import Foundation
     import PushTraceAgent
     import UIKit
+    import UserNotifications
 
     extension Uploader {
         /// Runs ``upload()`` inside background time (`beginBackgroundTask`), so that iOS does not suspend the app
@@ -30,14 +31,18 @@
 
     extension PushTrace {
         /// ``Uploader/upload(in:)`` with the uploader ``PushTrace/configure(appGroup:server:token:appID:)`` set up,
-        /// made off the main thread at the first call: call it from `applicationDidBecomeActive(_:)` and
+        /// made off the main thread at the first call; it also records the categories the app registered
+        /// (``Recorder/recordRegisteredCategories(appGroup:)``), so the app needs no line for them. Call it from `applicationDidBecomeActive(_:)` and
         /// `applicationDidEnterBackground(_:)` (or SwiftUI's `scenePhase`). Its report is nil when the agent is
         /// not configured or its upload configuration was refused.
         @available(iOSApplicationExtension, unavailable)
         @MainActor
         @discardableResult
         public static func upload(in application: UIApplication) -> Task<UploadReport?, Never> {
-            BackgroundPass.run(in: application) { within in
+            // The categories the app registered, as the notification center has them by now (asked at once after
+            // setNotificationCategories, it may still answer with the previous set): written only when they changed.
+            if let configuration { recorder?.recordRegisteredCategories(appGroup: configuration.appGroup) }
+            return BackgroundPass.run(in: application) { within in
                 guard let uploader = await PushTrace.uploader() else { return nil }
                 if let within { return await uploader.upload(within: within) }
                 return await uploader.upload()

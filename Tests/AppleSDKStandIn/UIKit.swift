@@ -51,7 +51,9 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
     }
+    @available(iOSApplicationExtension, unavailable)
     open class var shared: UIApplication { fatalError() }
+    @available(iOSApplicationExtension, unavailable)
     open func beginBackgroundTask(
         withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil
     )
