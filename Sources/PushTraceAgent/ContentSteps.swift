@@ -87,6 +87,7 @@ extension ContentSteps {
         let option = await work()
         watchdog.cancel()
         _ = call.complete(option)
+        recorder.waitUntilWritten()  // a dismissing answer may end the extension at once
         return option
     }
 }

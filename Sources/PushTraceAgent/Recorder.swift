@@ -62,9 +62,11 @@ public final class Recorder: @unchecked Sendable {
         /// Throws (and logs with `os_log`) ``AgentError/appGroupUnavailable(_:)`` when this target has no container for
         /// `appGroup`, and ``AgentError/containerUnusable(_:reason:)`` when its folder cannot be used.
         public static func shared(_ process: ProcessKind, appGroup: String, limits: RecorderLimits = RecorderLimits()) throws -> Recorder {
-            try SharedRecorders.recorder(process, appGroup) {
-                try Recorder(process: process, container: AgentContainer(appGroup: appGroup), limits: limits)
+            let recorder = try SharedRecorders.recorder(process, appGroup) {
+                Recorder(process: process, place: .ready(try AgentContainer(appGroup: appGroup)), limits: limits)
             }
+            recorder.onDisk { _ = recorder.startIfNeeded() }  // as below
+            return recorder
         }
     #endif
 
@@ -73,7 +75,12 @@ public final class Recorder: @unchecked Sendable {
     public static func shared(
         _ process: ProcessKind, container: AgentContainer, limits: RecorderLimits = RecorderLimits()
     ) throws -> Recorder {
-        try SharedRecorders.recorder(process, container.root.path) { try Recorder(process: process, container: container, limits: limits) }
+        let recorder = SharedRecorders.recorder(process, container.root.path) {
+            Recorder(process: process, place: .ready(container), limits: limits)
+        }
+        // Started before it returns, off the main thread, as a recorder made by `init` is; outside the lock above.
+        recorder.onDisk { _ = recorder.startIfNeeded() }
+        return recorder
     }
 
     /// Starts a recorder of its own for `process` in `container`. Prefer ``shared(_:container:limits:)``: two
@@ -160,7 +167,8 @@ public final class Recorder: @unchecked Sendable {
     @discardableResult
     public static func waitUntilWritten(timeout: TimeInterval = 1) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        Self.disk.async { done.signal() }
+        // A waiter of higher priority raises the queue's (a semaphore lends none): the main thread may be waiting.
+        Self.disk.async(qos: .userInitiated, flags: .enforceQoS) { done.signal() }
         return done.wait(timeout: .now() + max(0, timeout)) == .success
     }
 

@@ -56,7 +56,7 @@ public final class ServiceHandle<Content>: @unchecked Sendable {
     public func expire() {
         guard let handler = takeHandler() else { return }
         trace.expired()
-        trace.recorder.waitUntilWritten()
+        trace.recorder.waitUntilWritten(timeout: 0.2)  // iOS allows very little time after the expiry notice
         handler(lock.withLock { best })
     }
 

@@ -74,7 +74,9 @@
     /// ``content(for:delivery:)``.
     open class PushTraceServiceExtension: UNNotificationServiceExtension {
         private let lock = NSLock()
-        private var delivery: ServiceDelivery?
+        /// The notifications this instance is delivering, by request identifier: iOS does not promise an instance
+        /// per notification.
+        private var deliveries: [String: ServiceDelivery] = [:]
 
         /// The set-up this extension configures the agent with, at its first notification; nil when the process
         /// configures it another way (``PushTrace/configure(appGroup:server:token:appID:)``), or not at all (it then
@@ -88,9 +90,14 @@
             _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
         ) {
             if let configuration { PushTrace.configure(configuration) }
-            guard let recorder = PushTrace.recorder else { return contentHandler(request.content) }
-            let delivery = recorder.service.begin(request, contentHandler: contentHandler)
-            lock.withLock { self.delivery = delivery }
+            // Not configured, it still delivers through the hook; its records are only counted, never written.
+            let recorder = PushTrace.recorder ?? Recorder(process: .service, place: .unusable)
+            let identifier = request.identifier
+            let delivery = recorder.service.begin(request) { [weak self] content in
+                _ = self?.lock.withLock { self?.deliveries.removeValue(forKey: identifier) }
+                contentHandler(content)
+            }
+            lock.withLock { deliveries[identifier] = delivery }
             // iOS calls this instance once per notification and holds it until the handler runs; the hook reads
             // only what the subclass gives it, so handing both to the task is safe though neither is Sendable.
             nonisolated(unsafe) let request = request
@@ -99,7 +106,7 @@
         }
 
         open override func serviceExtensionTimeWillExpire() {
-            lock.withLock { delivery }?.expire()
+            for delivery in lock.withLock({ Array(deliveries.values) }) { delivery.expire() }
         }
 
         /// The content to deliver; runs off the main thread. By default the request's content with the media
@@ -134,7 +141,8 @@
         public init(_ configuration: PushTrace.Configuration? = nil, interactiveControls: Bool = true) {
             if let configuration { PushTrace.configure(configuration) }
             recorder = PushTrace.recorder
-            recorder?.recordContentExtensionConfig(appGroup: configuration?.appGroup, interactiveControls: interactiveControls)
+            recorder?.recordContentExtensionConfig(
+                appGroup: PushTrace.configuration?.appGroup, interactiveControls: interactiveControls)
         }
 
         /// `didReceive(_ notification:)`: records `content.received`; the card's handle says when it is ready.

@@ -50,6 +50,34 @@
         }
     }
 
+    extension PushTrace {
+        /// Uploads each time the app becomes active and each time it goes to the background (``upload(in:)``), from
+        /// UIApplication's own notifications, which a scene-based or SwiftUI app gets too: one line in
+        /// `application(_:didFinishLaunchingWithOptions:)`, after ``configure(_:)``. Calling it again does nothing.
+        @available(iOSApplicationExtension, unavailable)
+        @MainActor
+        public static func enableAutomaticUploads() { AutomaticUploads.shared.start() }
+    }
+
+    /// The observers ``PushTrace/enableAutomaticUploads()`` adds, once per process.
+    @available(iOSApplicationExtension, unavailable)
+    @MainActor
+    final class AutomaticUploads {
+        static let shared = AutomaticUploads()
+        private var observers: [NSObjectProtocol] = []
+
+        func start() {
+            guard observers.isEmpty else { return }
+            for name in [UIApplication.didBecomeActiveNotification, UIApplication.didEnterBackgroundNotification] {
+                // Posted on the main thread, and delivered on the main queue: the main actor's.
+                observers.append(
+                    NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) { _ in
+                        MainActor.assumeIsolated { _ = PushTrace.upload(in: UIApplication.shared) }
+                    })
+            }
+        }
+    }
+
     /// One upload pass inside background time: `pass` is given the seconds it has (nil in the foreground).
     @available(iOSApplicationExtension, unavailable)
     @MainActor

@@ -41,7 +41,7 @@
         public func register() -> Bool {
             guard Registrations.claim(identifier) else { return false }
             let this = self
-            return BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+            let registered = BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
                 this.schedule()
                 let completion = TaskCompletion(task)
                 let work = Task {
@@ -53,11 +53,19 @@
                     completion.complete(success: false)
                 }
             }
+            if !registered { Registrations.release(identifier) }
+            return registered
         }
 
         /// Asks for the next run, no earlier than `interval` from now. Errors (too many pending requests, background
         /// refresh off) are logged, not thrown: the app's own uploads go on regardless.
         public func schedule() {
+            // Submitting an identifier with no registered handler raises an Objective-C exception, which no Swift
+            // `catch` stops: without a registration there is nothing to schedule.
+            guard Registrations.contains(identifier) else {
+                _ = AgentError.badConfiguration("the background upload \(identifier) is not registered: call register() first").reported()
+                return
+            }
             let request = BGAppRefreshTaskRequest(identifier: identifier)
             request.earliestBeginDate = Date(timeIntervalSinceNow: interval)
             do {
@@ -94,5 +102,7 @@
         private var identifiers: Set<String> = []
 
         static func claim(_ identifier: String) -> Bool { shared.lock.withLock { shared.identifiers.insert(identifier).inserted } }
+        static func release(_ identifier: String) { _ = shared.lock.withLock { shared.identifiers.remove(identifier) } }
+        static func contains(_ identifier: String) -> Bool { shared.lock.withLock { shared.identifiers.contains(identifier) } }
     }
 #endif

@@ -1,5 +1,5 @@
 // SwiftUI, as far as docs/agent.md's SwiftUI app sample uses it: an App whose application delegate comes from
-// @UIApplicationDelegateAdaptor, and its scene phase.
+// @UIApplicationDelegateAdaptor.
 import Foundation
 import UIKit
 
@@ -55,32 +55,9 @@ extension App {
     public static func main() {}
 }
 
-@available(iOS 14.0, macOS 11.0, *)
-public enum ScenePhase: Comparable, Hashable, Sendable {
-    case background, inactive, active
-}
-
-@available(iOS 13.0, macOS 10.15, *)
-public struct EnvironmentValues {
-    @available(iOS 14.0, macOS 11.0, *)
-    public var scenePhase: ScenePhase { fatalError() }
-}
-
-@available(iOS 13.0, macOS 10.15, *)
-@propertyWrapper public struct Environment<Value> {
-    public init(_ keyPath: KeyPath<EnvironmentValues, Value>) {}
-    public var wrappedValue: Value { fatalError() }
-}
-
 @available(iOS 14.0, *)
 @available(iOSApplicationExtension, unavailable)
 @MainActor @preconcurrency @propertyWrapper public struct UIApplicationDelegateAdaptor<DelegateType: NSObject & UIApplicationDelegate> {
     public init(_ delegateType: DelegateType.Type = DelegateType.self) {}
     public var wrappedValue: DelegateType { fatalError() }
-}
-
-@available(iOS 14.0, macOS 11.0, *)
-extension Scene {
-    /// iOS 14's form (deprecated in iOS 17 for the two-parameter one, which an iOS 15 app cannot use unguarded).
-    public func onChange<V: Equatable>(of value: V, perform action: @escaping (V) -> Void) -> some Scene { self }
 }

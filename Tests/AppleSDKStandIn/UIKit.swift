@@ -51,6 +51,10 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
     }
+    @available(iOS 2.0, *)
+    nonisolated public static let didBecomeActiveNotification = Notification.Name("UIApplicationDidBecomeActiveNotification")
+    @available(iOS 4.0, *)
+    nonisolated public static let didEnterBackgroundNotification = Notification.Name("UIApplicationDidEnterBackgroundNotification")
     @available(iOSApplicationExtension, unavailable)
     open class var shared: UIApplication { fatalError() }
     @available(iOSApplicationExtension, unavailable)
