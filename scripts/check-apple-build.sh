@@ -4,7 +4,8 @@
 # the declaration-only stand-in of that API in Tests/AppleSDKStandIn; then every Swift sample of docs/agent.md and README.md
 # against the agent so built. Swift 6 language mode, strict concurrency. Also builds Agent/Package.swift (the
 # tools-6.0 manifest an iOS app points Xcode at), and refuses any API newer than the agent's deployment targets
-# (scripts/check-availability.py). Run by make test.
+# (scripts/check-availability.py), and runs the service extension's base class (Tests/AppleSDKStandIn/Run). Run by
+# make test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
@@ -107,6 +108,32 @@ python3 scripts/check-availability.py Agent/Package.swift \
     -- -swift-version 6 -parse-as-library -module-name PushTraceGzip -I "$modules" "${zlib[@]}" Sources/PushTraceGzip/*.swift \
     -- -swift-version 6 -parse-as-library -package-name pushtrace -module-name PushTraceAgent -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgent/*.swift \
     -- -swift-version 6 -parse-as-library -package-name pushtrace -module-name PushTraceAgentApp -I "$out" -I "$modules" "${zlib[@]}" Sources/PushTraceAgentApp/*.swift
+
+echo "== the service-extension base class, run (Tests/AppleSDKStandIn/Run)"
+# PushTraceAgent built for Linux with only the UserNotifications stand-in in view: the base class compiles, and the run
+# subclasses the stand-in's content types with real values. Darwin, os and UIKit stay absent, as on Linux, so no
+# other placeholder body can run. A rich push whose image a real HTTP server serves, then one whose image is missing.
+. scripts/lib.sh
+run=$out/run
+mkdir -p "$run/www" "$run/container"
+library() {  # library MODULE SWIFT-VERSION FILE…: a static library and its module in $run
+    local name=$1 version=$2; shift 2
+    swiftc -swift-version "$version" -parse-as-library -package-name pushtrace -module-name "$name" -I "$run" "${zlib[@]}" \
+        -emit-module -emit-module-path "$run/$name.swiftmodule" -emit-library -static -o "$run/lib$name.a" "$@"
+}
+library UserNotifications 5 Tests/AppleSDKStandIn/UserNotifications.swift
+library PushTraceRecords 6 Sources/PushTraceRecords/*.swift
+library PushTraceGzip 6 Sources/PushTraceGzip/*.swift
+library PushTraceAgent 6 Sources/PushTraceAgent/*.swift
+swiftc -swift-version 6 -I "$run" "${zlib[@]}" -L "$run" -lPushTraceAgent -lPushTraceGzip -lPushTraceRecords -lUserNotifications -lz \
+    -o "$run/service-extension-run" Tests/AppleSDKStandIn/Run/main.swift
+head -c 4096 /dev/urandom >"$run/www/pick.png"
+port=$(free_port)
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$run/www" >"$run/http.log" 2>&1 &
+http=$!
+trap 'kill $http 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/pick.png" && break; sleep 0.1; done
+"$run/service-extension-run" "$run/container" "http://127.0.0.1:$port/"
 
 echo "== the Swift samples of docs/agent.md and README.md"
 # Each block is its own file. The block that says it is "a member of all three targets" is compiled with every other

@@ -35,10 +35,17 @@ open class UNMutableNotificationContent: UNNotificationContent {
 
 @available(iOS 10.0, macOS 10.14, *)
 open class UNNotificationAttachment: NSObject {
-    open var identifier: String { fatalError() }
-    open var url: URL { fatalError() }
-    open var type: String { fatalError() }
-    public convenience init(identifier: String, url URL: URL, options: [AnyHashable: Any]? = nil) throws { fatalError() }
+    // Runnable, for the service-extension base class's run (Tests/AppleSDKStandIn/Run): like Apple's, it refuses a
+    // file that is not there, and takes the type from the file's extension.
+    private var values: (identifier: String, url: URL, type: String)?
+    open var identifier: String { values!.identifier }
+    open var url: URL { values!.url }
+    open var type: String { values!.type }
+    public convenience init(identifier: String, url URL: URL, options: [AnyHashable: Any]? = nil) throws {
+        guard FileManager.default.fileExists(atPath: URL.path) else { throw CocoaError(.fileNoSuchFile) }
+        self.init()
+        values = (identifier, URL, "public." + URL.pathExtension)
+    }
 }
 
 @available(iOS 10.0, macOS 10.14, *)

@@ -58,7 +58,8 @@ struct OneCallSetupTests {
             "image-url": server.url("pick.png").absoluteString,
         ]
         let delivered = Shared<[Card]>([])
-        // What PushTraceServiceExtension.didReceive does, with a plain value for Apple's content.
+        // What PushTraceServiceExtension.didReceive does, with a plain value for Apple's content; the class itself
+        // runs in scripts/check-apple-build.sh (Tests/AppleSDKStandIn/Run), over the UserNotifications stand-in.
         let handle = ServiceHandle(
             trace: recorder.service.begin("n-1", category: "DAILY_PICK"), original: Card(), copy: { $0 },
             contentHandler: { delivered.value.append($0) })
