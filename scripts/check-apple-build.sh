@@ -150,12 +150,18 @@ PY
 manifest_api=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/pm/ManifestAPI
 shared=("$out"/samples/*-shared.swift)
 [ -e "${shared[0]}" ] || { echo "docs/agent.md has no block that is 'a member of all three targets'"; exit 1; }
-for sample in "$out"/samples/*.swift; do
-    number=$(basename "$sample" | cut -c1-2)
-    case $sample in
-    *-manifest.swift) swiftc -swift-version 6 -package-description-version "$(head -1 "$sample" | sed "s/.*://")" -typecheck -I "$manifest_api" "$sample" ;;
-    *-shared.swift) swiftc "${flags[@]}" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" ;;
-    *) swiftc "${flags[@]}" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" "${shared[@]}" ;;
-    esac || { echo "docs/agent.md, then README.md: Swift block number $number does not compile (above)"; exit 1; }
+# Under both default actor isolations: a package's (nonisolated) and that of Xcode 26's new targets (MainActor).
+for isolation in nonisolated MainActor; do
+    for sample in "$out"/samples/*.swift; do
+        number=$(basename "$sample" | cut -c1-2)
+        case $sample in
+        *-manifest.swift)
+            [ "$isolation" = MainActor ] && continue
+            swiftc -swift-version 6 -package-description-version "$(head -1 "$sample" | sed "s/.*://")" -typecheck -I "$manifest_api" "$sample"
+            ;;
+        *-shared.swift) swiftc "${flags[@]}" -default-isolation "$isolation" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" ;;
+        *) swiftc "${flags[@]}" -default-isolation "$isolation" -typecheck -I "$out" -I "$modules" "${zlib[@]}" "$sample" "${shared[@]}" ;;
+        esac || { echo "docs/agent.md, then README.md: Swift block number $number does not compile with default isolation $isolation (above)"; exit 1; }
+    done
 done
-echo "the Apple-only code and $(ls "$out"/samples | wc -l) Swift samples of docs/agent.md and README.md type-check"
+echo "the Apple-only code and $(ls "$out"/samples | wc -l) Swift samples of docs/agent.md and README.md type-check (default isolation nonisolated and MainActor)"

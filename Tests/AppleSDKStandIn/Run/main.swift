@@ -32,7 +32,7 @@ final class Request: UNNotificationRequest {
 }
 
 /// The guide's NSE: the base class, configured elsewhere (below, into a folder rather than an App Group).
-final class NotificationService: PushTraceServiceExtension {}
+nonisolated final class NotificationService: PushTraceServiceExtension {}
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("service-extension run: \(message)\n".utf8))
