@@ -9,6 +9,7 @@ enum PostgresSchema {
     static let migrations: [(name: String, sql: String)] = [
         ("v1-blocks-summaries-rollups-tokens", v1),
         ("v2-cause-flags", v2),
+        ("v3-notifications-by-device", v3),
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -71,6 +72,11 @@ enum PostgresSchema {
     private static let v2 = """
         ALTER TABLE notification ADD COLUMN cause_flags bigint DEFAULT 2048;
         ALTER TABLE notification ALTER COLUMN cause_flags DROP DEFAULT
+        """
+
+    /// APNs's delivery rules read a device's later notifications (a push kept instead, one that replaced it).
+    private static let v3 = """
+        CREATE INDEX notification_by_device ON notification (app_id, device_id, sent_ts) WHERE device_reached = 1
         """
 
     /// The data model of SQLite's 14 migrations, in one: bundles, record blocks and their index, rejected lines,

@@ -165,7 +165,8 @@ struct PostgresDiagnosisReader: DiagnosisSource {
                 lastSeen: { device in
                     guard devices.contains(device) else { throw OtherDevice() }
                     return lastSeen[device]
-                })
+                },
+                neighbours: { try neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
         } catch is OtherDevice {
             return nil
         }
@@ -178,8 +179,11 @@ struct PostgresDiagnosisReader: DiagnosisSource {
         try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines, cut: cut,
             configs: { try configs(appID: appID, deviceID: $0, at: $1) },
-            lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
+            lastSeen: { try lastSeen(appID: appID, deviceID: $0) },
+            neighbours: { try neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
     }
+
+    var neighbourSession: PostgresSession { session }
 
     func lastSeen(appID: String, deviceID: String) throws -> Int64? {
         try session.query("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")

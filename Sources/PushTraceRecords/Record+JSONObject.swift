@@ -41,6 +41,11 @@ extension Record {
         suite = o[CodingKeys.suite.rawValue] as? String
         self.key = o[CodingKeys.key.rawValue] as? String
         found = o[CodingKeys.found.rawValue] as? Bool
+        notificationSettings = (o[CodingKeys.notificationSettings.rawValue] as? [String: Any])
+            .map(NotificationSettings.init(jsonObject:))
+        interruptionLevel = o[CodingKeys.interruptionLevel.rawValue] as? String
+        collapseID = o[CodingKeys.collapseID.rawValue] as? String
+        expiration = (o[CodingKeys.expiration.rawValue] as? NSNumber)?.int64Value
     }
 }
 
@@ -59,5 +64,18 @@ extension ContentExtensionPlist {
             initialContentSizeRatio: (o[CodingKeys.initialContentSizeRatio.rawValue] as? NSNumber)?.doubleValue,
             defaultContentHidden: o[CodingKeys.defaultContentHidden.rawValue] as? Bool,
             userInteractionEnabled: o[CodingKeys.userInteractionEnabled.rawValue] as? Bool)
+    }
+}
+
+extension NotificationSettings {
+    init(jsonObject o: [String: Any]) {
+        self.init()
+        authorization = o[CodingKeys.authorization.rawValue] as? String
+        alert = o[CodingKeys.alert.rawValue] as? String
+        lockScreen = o[CodingKeys.lockScreen.rawValue] as? String
+        notificationCenter = o[CodingKeys.notificationCenter.rawValue] as? String
+        alertStyle = o[CodingKeys.alertStyle.rawValue] as? String
+        scheduledDelivery = o[CodingKeys.scheduledDelivery.rawValue] as? String
+        timeSensitive = o[CodingKeys.timeSensitive.rawValue] as? String
     }
 }

@@ -65,6 +65,10 @@ extension Record {
         case .suite: return s.text(into: &suite)
         case .key: return s.text(into: &self.key)
         case .found: return s.boolean(into: &found)
+        case .notificationSettings: return s.settings(into: &notificationSettings)
+        case .interruptionLevel: return s.text(into: &interruptionLevel)
+        case .collapseID: return s.text(into: &collapseID)
+        case .expiration: return s.integer(into: &expiration)
         }
     }
 }

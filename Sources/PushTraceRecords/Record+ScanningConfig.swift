@@ -1,4 +1,4 @@
-/// The one-pass reader's nested fields of config records (docs/spec.md §4): `categories` and `info_plist`. A third of
+/// The one-pass reader's nested fields of config records (docs/spec.md §4): `categories`, `info_plist` and `notification_settings`. A third of
 /// an app's bundle lines are config records, and `JSONDecoder` read the nested ones at ten times the cost of a
 /// flat line. As for flat fields, these readers take only what they read exactly as the `Decodable` types do
 /// (`CategoryConfig`, `ContentExtensionPlist`) and report failure for anything else, which `JSONDecoder` then reads.
@@ -34,6 +34,26 @@ extension FlatJSONScanner {
         return true
     }
 
+    /// `notification_settings`: an object of strings.
+    mutating func settings(into field: inout NotificationSettings?) -> Bool {
+        var settings = NotificationSettings()
+        let read = object(keys: Self.settingsKeys) { key, s in
+            switch NotificationSettings.CodingKeys.allCases[key] {
+            case .authorization: return s.text(into: &settings.authorization)
+            case .alert: return s.text(into: &settings.alert)
+            case .lockScreen: return s.text(into: &settings.lockScreen)
+            case .notificationCenter: return s.text(into: &settings.notificationCenter)
+            case .alertStyle: return s.text(into: &settings.alertStyle)
+            case .scheduledDelivery: return s.text(into: &settings.scheduledDelivery)
+            case .timeSensitive: return s.text(into: &settings.timeSensitive)
+            }
+        }
+        guard read else { return false }
+        field = settings
+        return true
+    }
+
+    private static let settingsKeys = NotificationSettings.CodingKeys.allCases.map { Array($0.rawValue.utf8) }
     private static let plistKeys = ContentExtensionPlist.CodingKeys.allCases.map { Array($0.rawValue.utf8) }
     private static let categoryKeys = [Array("id".utf8), Array("actions".utf8)]
 

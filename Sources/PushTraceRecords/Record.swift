@@ -20,6 +20,7 @@ public struct Record: Codable, Sendable, Hashable {
     public var categories: [CategoryConfig]?
     public var interactiveControls: Bool?
     public var infoPlist: ContentExtensionPlist?
+    public var notificationSettings: NotificationSettings?
 
     // push.sent / push.apns_response
     public var category: String?
@@ -30,6 +31,12 @@ public struct Record: Codable, Sendable, Hashable {
     public var attachmentURL: String?
     public var status: Int64?
     public var reason: String?
+    /// The aps `interruption-level` (`push.sent`), or the level of the content handed back (`service.delivered`).
+    public var interruptionLevel: String?
+    /// The `apns-collapse-id` header.
+    public var collapseID: String?
+    /// The `apns-expiration` header, in epoch seconds (`0`: now or never).
+    public var expiration: Int64?
 
     // service.*
     public var urlHost: String?
@@ -79,6 +86,10 @@ public struct Record: Codable, Sendable, Hashable {
             case .categories: categories = try c.decodeIfPresent([CategoryConfig].self, forKey: k)
             case .interactiveControls: interactiveControls = try c.decodeIfPresent(Bool.self, forKey: k)
             case .infoPlist: infoPlist = try c.decodeIfPresent(ContentExtensionPlist.self, forKey: k)
+            case .notificationSettings: notificationSettings = try c.decodeIfPresent(NotificationSettings.self, forKey: k)
+            case .interruptionLevel: interruptionLevel = try c.decodeIfPresent(String.self, forKey: k)
+            case .collapseID: collapseID = try c.decodeIfPresent(String.self, forKey: k)
+            case .expiration: expiration = try c.decodeIfPresent(Int64.self, forKey: k)
             case .category: category = try c.decodeIfPresent(String.self, forKey: k)
             case .mutableContent: mutableContent = try c.decodeIfPresent(Bool.self, forKey: k)
             case .hasAlert: hasAlert = try c.decodeIfPresent(Bool.self, forKey: k)
@@ -138,6 +149,10 @@ public struct Record: Codable, Sendable, Hashable {
         case action, response
         case waitedMs = "waited_ms"
         case suite, key, found
+        case notificationSettings = "notification_settings"
+        case interruptionLevel = "interruption_level"
+        case collapseID = "collapse_id"
+        case expiration
     }
 
     /// Whether the field for `key` is present (non-nil).
@@ -178,6 +193,10 @@ public struct Record: Codable, Sendable, Hashable {
         case .suite: suite != nil
         case .key: self.key != nil
         case .found: found != nil
+        case .notificationSettings: notificationSettings != nil
+        case .interruptionLevel: interruptionLevel != nil
+        case .collapseID: collapseID != nil
+        case .expiration: expiration != nil
         }
     }
 }

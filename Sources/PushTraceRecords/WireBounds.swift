@@ -5,6 +5,8 @@ public enum WireBounds {
     /// Epoch milliseconds: from 2000-01-01 up to (not including) 2200-01-01 UTC. Any two instants in range differ
     /// by less than 2^43, so sums and differences of them and of the bounded durations below never overflow.
     public static let epochMilliseconds: ClosedRange<Int64> = 946_684_800_000...7_258_118_399_999
+    /// Epoch seconds (`expiration`, as APNs's `apns-expiration` header counts), over the same instants.
+    public static let epochSeconds: ClosedRange<Int64> = 946_684_800...7_258_118_399
     /// A duration in milliseconds (`duration_ms`, `elapsed_ms`, `waited_ms`): up to one day.
     public static let durationMilliseconds: ClosedRange<Int64> = 0...86_400_000
     /// A size in bytes (`payload_bytes`, `bytes`, `last_footprint_bytes`): up to 4 GiB, far past any attachment

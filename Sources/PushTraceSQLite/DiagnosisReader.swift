@@ -22,8 +22,11 @@ struct DiagnosisReader: DiagnosisSource {
         return try DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines, cut: blocks.cut,
             configs: { try configs(appID: appID, deviceID: $0, at: $1) },
-            lastSeen: { try lastSeen(appID: appID, deviceID: $0) })
+            lastSeen: { try lastSeen(appID: appID, deviceID: $0) },
+            neighbours: { try neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
     }
+
+    var neighbourSession: SQLiteSession { SQLiteSession(db: db) }
 
     func lastSeen(appID: String, deviceID: String) throws -> Int64? {
         try Int64.fetchOne(

@@ -336,6 +336,11 @@ enum Schema {
             // stored before has 2048, the flag that sends it to its records, as settling read them before.
             try db.execute(sql: "ALTER TABLE notification ADD COLUMN cause_flags INTEGER DEFAULT 2048")
         }
+        migrator.registerMigration("v16-notifications-by-device") { db in
+            // APNs's delivery rules read a device's later notifications (a push kept instead, one that replaced it).
+            try db.execute(
+                sql: "CREATE INDEX notification_by_device ON notification(app_id, device_id, sent_ts) WHERE device_reached = 1")
+        }
         return migrator
     }
 }

@@ -83,7 +83,7 @@ public enum Simulator {
         var serverRecords: [String: [PendingRecord]] = [:]
         var deviceRecords: [String: [PendingRecord]] = [:]
         var expectations: [SimulationSummary.Expectation] = []
-        let forced = Cause.allCases.filter { $0 != .unknownNotification }
+        let forced = Cause.allCases.filter { !Self.notSimulated.contains($0) }
         for i in 0..<options.notifications {
             let cause = i < forced.count * max(1, options.notifications / 400) ? forced[i % forced.count] : weightedCause(&rng)
             let app = SimulatedApp.all[i < forced.count * 3 ? i / forced.count % 3 : Int(rng.int(0...2))]
@@ -207,6 +207,12 @@ public enum Simulator {
             }
         return rng.pick(pools[DevicePool(app: app.id, flaw: flaw)]!)
     }
+
+    /// The causes no scenario produces yet: the user's settings and APNs's delivery rules.
+    public static let notSimulated: Set<Cause> = [
+        .unknownNotification, .notificationsDisabled, .expiredUndelivered, .coalescedOffline, .replaced,
+        .deliveredQuietly, .heldForSummary, .timeSensitiveOff,
+    ]
 
     /// Everyday traffic: mostly fine, with the failures real apps see at realistic rates.
     private static func weightedCause(_ rng: inout SeededRandom) -> Cause {

@@ -4,6 +4,9 @@ import PushTraceRecords
 /// What settling reads of an engine beside the summaries (``Settling``): the config in force, a device's latest
 /// upload, and the stored lines of the notifications a summary cannot decide.
 package protocol DiagnosisSource {
+    associatedtype NeighbourSession: SQLSession
+    /// The session ``neighbours(appID:deviceID:sentAfter:)`` reads summaries with.
+    var neighbourSession: NeighbourSession { get }
     /// The config record of each process in force at `at` on the device (``DiagnosisAssembly/configuredProcesses``).
     func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig]
     /// The corrected time of the device's latest upload, or nil when none is stored.
@@ -54,7 +57,8 @@ package enum Settling {
                 let input = try DiagnosisAssembly.input(
                     appID: key.appID, notificationID: key.notificationID, lines: lines[index],
                     configs: { try source.configs(appID: key.appID, deviceID: $0, at: $1) },
-                    lastSeen: { try source.lastSeen(appID: key.appID, deviceID: $0) })
+                    lastSeen: { try source.lastSeen(appID: key.appID, deviceID: $0) },
+                    neighbours: { try source.neighbours(appID: key.appID, deviceID: $0, sentAfter: $1) })
                 causes[at] = diagnoser.diagnose(input).cause
             }
         }

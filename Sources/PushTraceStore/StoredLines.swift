@@ -233,7 +233,8 @@ package enum DiagnosisAssembly {
     package static func input(
         appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil,
         configs: (_ deviceID: String, _ at: Int64) throws -> [ProcessKind: StoredConfig],
-        lastSeen: (_ deviceID: String) throws -> Int64?
+        lastSeen: (_ deviceID: String) throws -> Int64?,
+        neighbours: (_ deviceID: String, _ sentAfter: Int64) throws -> DeviceNeighbours
     ) throws -> DiagnosisInput {
         let entries = entries(lines, type: "event")
         let deviceID =
@@ -241,14 +242,53 @@ package enum DiagnosisAssembly {
             ?? entries.first(where: { $0.event == .pushSent })?.record.deviceID
         var config = ConfigInForce()
         var seen: Int64?
+        var settings: SettingsInForce?
         if let deviceID, let first = entries.first?.ts {
             config = try configInForce(configs(deviceID, first))
             seen = try lastSeen(deviceID)
+            settings = try settingsInForce(config, deviceID: deviceID, configs: configs)
+        }
+        // APNs's rules read the device's other notifications: asked only of a push with an expiration that the device
+        // never recorded though it uploaded later, and of one with a collapse ID the user never expanded.
+        var nearby: DeviceNeighbours?
+        if let sent = entries.first(where: { $0.event == .pushSent }), let deviceID {
+            let deviceEntries = entries.filter { $0.process != .server }
+            let unrecorded =
+                deviceEntries.isEmpty && sent.record.deviceID != nil && sent.record.expiration != nil && (seen ?? .min) > sent.ts
+            let collapsible =
+                !deviceEntries.isEmpty && sent.record.collapseID != nil
+                && !entries.contains { $0.event == .contentReceived || $0.event == .contentAction }
+            if unrecorded || collapsible { nearby = try neighbours(deviceID, sent.ts) }
         }
         return DiagnosisInput(
             appID: appID, notificationID: notificationID, entries: entries, config: config,
-            deviceLastSeen: seen, timelineCut: cut)
+            deviceLastSeen: seen, timelineCut: cut, settings: settings, neighbours: nearby)
     }
+
+    /// The settings in force among `config`; when they say nothing can be shown, with the first of the device's
+    /// earlier settings records that said so for the same reason, found by stepping back through the configs in
+    /// force (at most ``settingsSteps`` records back).
+    static func settingsInForce(
+        _ config: ConfigInForce, deviceID: String,
+        configs: (_ deviceID: String, _ at: Int64) throws -> [ProcessKind: StoredConfig]
+    ) throws -> SettingsInForce? {
+        guard var inForce = SettingsInForce(config), let reason = inForce.settings.nothingShown else {
+            return SettingsInForce(config)
+        }
+        var since = inForce.entry
+        for _ in 0..<settingsSteps {
+            guard since.ts > WireBounds.epochMilliseconds.lowerBound,
+                let earlier = SettingsInForce(try configInForce(configs(deviceID, since.ts - 1))),
+                earlier.settings.nothingShown == reason
+            else { break }
+            since = earlier.entry
+        }
+        inForce.disabledSince = since
+        return inForce
+    }
+
+    /// How many earlier settings records "since when" looks back through.
+    static let settingsSteps = 50
 
     /// The config records found in force, as diagnosis takes them.
     package static func configInForce(_ found: [ProcessKind: StoredConfig]) throws -> ConfigInForce {

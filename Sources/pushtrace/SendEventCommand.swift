@@ -17,6 +17,7 @@ struct SendEvent: AsyncParsableCommand {
             Examples:
               pushtrace send-event push.sent --app net.rorklab.dailypick --id 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10 \\
                 --category DAILY_PICK --mutable-content --has-alert --payload-bytes 412 --device-id d-7c1e0b \\
+                --interruption-level time-sensitive --collapse-id daily-pick --expiration 1763708400 \\
                 --server https://pushtrace.example.com
               pushtrace send-event push.apns_response --app net.rorklab.dailypick \\
                 --id 6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10 --status 200 --server https://pushtrace.example.com
@@ -41,6 +42,16 @@ struct SendEvent: AsyncParsableCommand {
     @Option(help: ArgumentHelp("push.sent: apns-push-type (alert, background, …).", valueName: "type")) var pushType: String?
     @Option(help: ArgumentHelp("push.sent: apns-priority.", valueName: "n")) var priority: Int64?
     @Option(help: ArgumentHelp("push.sent: the payload's attachment URL.", valueName: "url")) var attachmentURL: String?
+    @Option(
+        help: ArgumentHelp(
+            "push.sent: aps interruption-level (passive, active, time-sensitive, critical); active when left out.",
+            valueName: "level"))
+    var interruptionLevel: InterruptionLevelArgument?
+    @Option(help: ArgumentHelp("push.sent: the apns-collapse-id header.", valueName: "id")) var collapseID: String?
+    @Option(
+        help: ArgumentHelp(
+            "push.sent: the apns-expiration header, in epoch seconds (0: deliver now or never).", valueName: "seconds"))
+    var expiration: Int64?
 
     @Option(help: ArgumentHelp("push.apns_response: APNs's HTTP status.", valueName: "status")) var status: Int64?
     @Option(help: ArgumentHelp("push.apns_response: APNs's reason (BadDeviceToken, …).", valueName: "reason")) var reason: String?
@@ -55,6 +66,17 @@ struct SendEvent: AsyncParsableCommand {
         if app.isEmpty { throw ValidationError("--app is empty") }
         if id.isEmpty { throw ValidationError("--id is empty: it is the push's apns-id") }
         if let payloadBytes, payloadBytes < 0 { throw ValidationError("--payload-bytes \(payloadBytes) is negative") }
+        if let expiration, expiration != 0, !WireBounds.epochSeconds.contains(expiration) {
+            throw ValidationError(
+                "--expiration \(expiration) is not 0 or Unix epoch seconds (the apns-expiration header)"
+                    + (WireBounds.epochMilliseconds.contains(expiration) ? "; it looks like milliseconds" : ""))
+        }
+        if let collapseID, collapseID.utf8.count > 64 {
+            throw ValidationError("--collapse-id is \(collapseID.utf8.count) bytes; APNs takes at most 64")
+        }
+        if event == .apnsResponse, interruptionLevel != nil || collapseID != nil || expiration != nil {
+            throw ValidationError("--interruption-level, --collapse-id and --expiration describe push.sent, not push.apns_response")
+        }
         switch event {
         case .sent:
             guard let category, !category.isEmpty else {
@@ -76,6 +98,8 @@ struct SendEvent: AsyncParsableCommand {
                     ("has_alert", .bool(hasAlert)), ("payload_bytes", payloadBytes.map(JSONValue.int)),
                     ("device_id", deviceID.map(JSONValue.string)), ("push_type", pushType.map(JSONValue.string)),
                     ("priority", priority.map(JSONValue.int)), ("attachment_url", attachmentURL.map(JSONValue.string)),
+                    ("interruption_level", interruptionLevel.map { .string($0.level.rawValue) }),
+                    ("collapse_id", collapseID.map(JSONValue.string)), ("expiration", expiration.map(JSONValue.int)),
                 ]
             case .apnsResponse:
                 [
@@ -130,4 +154,16 @@ struct SendEvent: AsyncParsableCommand {
         try store.settleCauses()
         print("\(event.rawValue) \(id): stored in \(database.db)")
     }
+}
+
+/// An aps `interruption-level`, as `--interruption-level` takes it.
+struct InterruptionLevelArgument: ExpressibleByArgument {
+    let level: InterruptionLevel
+
+    init?(argument: String) {
+        guard let level = InterruptionLevel(rawValue: argument) else { return nil }
+        self.level = level
+    }
+
+    static var allValueStrings: [String] { InterruptionLevel.allCases.map(\.rawValue) }
 }

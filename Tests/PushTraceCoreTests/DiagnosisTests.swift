@@ -9,6 +9,7 @@ struct Story {
     var entries: [TimelineEntry] = []
     var config = ConfigInForce()
     var deviceLastSeen: Int64?
+    var neighbours: DeviceNeighbours?
 
     static func entry(_ at: Int64, _ process: String, _ type: String = "event", _ fields: [String: JSONValue]) -> TimelineEntry {
         var object = fields
@@ -88,7 +89,7 @@ struct Story {
         Diagnoser().diagnose(
             DiagnosisInput(
                 appID: "net.rorklab.dailypick", notificationID: "n-1", entries: entries,
-                config: config, deviceLastSeen: deviceLastSeen))
+                config: config, deviceLastSeen: deviceLastSeen, neighbours: neighbours))
     }
 
     /// Only the backend's two records.

@@ -10,6 +10,7 @@ struct FrozenPostgresMigrationsTests {
     static let released: [(String, String)] = [
         ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627"),
         ("v2-cause-flags", "c19dcd2aac6e4e63"),
+        ("v3-notifications-by-device", "a0c9ac0390273c69"),
     ]
 
     @Test("each released migration is the SQL it was released with")

@@ -36,7 +36,7 @@ struct StoreInterfaceTests {
         // Progress starts before the first batch is diagnosed, then follows each batch.
         #expect(progress == [0, 150, 300, 400])
         let expected = try #require(summary.expected)
-        #expect(Set(expected.map(\.cause)) == Set(Cause.allCases).subtracting([.unknownNotification]))
+        #expect(Set(expected.map(\.cause)) == Set(Cause.allCases).subtracting(Simulator.notSimulated))
         for expectation in expected {
             let why = try temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
             #expect(why.diagnosis.cause == expectation.cause, "\(expectation.notificationID)")

@@ -98,7 +98,7 @@ struct LineParser {
         if let why = checkBounds(record) { return why }
         for (value, key) in [
             (record.notificationID, Record.CodingKeys.notificationID), (record.category, .category),
-            (record.deviceID, .deviceID),
+            (record.deviceID, .deviceID), (record.collapseID, .collapseID),
         ] {
             if let value, !value.isEmpty, let why = WireBounds.identifierProblem(value) { return "`\(key.rawValue)` \(why)" }
         }
@@ -148,6 +148,12 @@ struct LineParser {
             if let value, !range.contains(value) {
                 return "`\(key.rawValue)` \(value) is out of range: it must be \(range.lowerBound) to \(range.upperBound) \(unit)"
             }
+        }
+        if let expiration = record.expiration, expiration != 0, !WireBounds.epochSeconds.contains(expiration) {
+            let looksLikeMilliseconds = WireBounds.epochMilliseconds.contains(expiration)
+            return "`expiration` \(expiration) is out of range: it must be 0 or Unix epoch seconds from "
+                + "\(WireBounds.epochSeconds.lowerBound) to \(WireBounds.epochSeconds.upperBound)"
+                + (looksLikeMilliseconds ? " (it looks like milliseconds: \(expiration / 1000)?)" : "")
         }
         return nil
     }

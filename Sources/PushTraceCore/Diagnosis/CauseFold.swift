@@ -56,6 +56,16 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
     /// A download or attachment of no stated kind larger than each kind's limit (three bits, by kind): over the
     /// limit of the URL's kind, it fails.
     private static let unkindedOverShift: Int64 = 18
+    /// The push's `interruption_level` (two bits: active or none, passive, time-sensitive, critical).
+    private static let pushLevelShift: Int64 = 21
+    /// The level of the content the service extension handed back (three bits: none, then each level).
+    private static let deliveredLevelShift: Int64 = 23
+    /// The push carries an `apns-collapse-id`: whether a later one replaced it only the device's other
+    /// notifications can tell.
+    public static let collapses = CauseFlags(rawValue: 1 << 26)
+    /// The push names its `apns-expiration`: whether it expired or was coalesced while the device could not be
+    /// reached only the device's other notifications can tell.
+    public static let expires = CauseFlags(rawValue: 1 << 27)
 
     /// What an ordinary notification's records set: a push sent to a device, which showed it and uploaded its steps.
     static let usual: CauseFlags = [.event, .deviceEvent, .eventFromDevice, .firstTsIsEvent, .sent, .sentNamesDevice, .shown]
@@ -80,6 +90,10 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
             if contains(.sent) { insert(.ambiguous) }
             insert(.sent)
             if record.deviceID != nil { insert(.sentNamesDevice) }
+            if record.collapseID != nil { insert(.collapses) }
+            if record.expiration != nil { insert(.expires) }
+            let level = Self.levelCode(record.interruptionLevel)
+            self = CauseFlags(rawValue: rawValue & ~(3 << Self.pushLevelShift) | (level - 1) << Self.pushLevelShift)
             if let url = record.attachmentURL {
                 let kind = AttachmentKind(fileExtension: AttachmentKind.fileExtension(of: AttachmentKind.fileName(ofURL: url)))
                 if let kind {
@@ -101,6 +115,11 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
                     insert(CauseFlags(rawValue: 1 << (Self.unkindedOverShift + Self.code(kind) - 1)))
                 }
             }
+        case .serviceDelivered:
+            guard record.interruptionLevel != nil else { break }
+            // Two deliveries that each name a level: which one the user saw only their times can tell.
+            if rawValue & (7 << Self.deliveredLevelShift) != 0 { insert(.ambiguous) }
+            self = CauseFlags(rawValue: rawValue | Self.levelCode(record.interruptionLevel) << Self.deliveredLevelShift)
         case .contentCompletionTimeout: insert(.completionTimeout)
         case .contentAction:
             insert(.shown)
@@ -117,6 +136,8 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
     /// ambiguities that depend on the summary's values (two devices, two categories) are the summary's to set.
     public mutating func merge(_ later: CauseFlags) {
         if contains(.sent) && later.contains(.sent) { insert(.ambiguous) }
+        let delivered: Int64 = 7 << Self.deliveredLevelShift
+        if rawValue & delivered != 0 && later.rawValue & delivered != 0 { insert(.ambiguous) }
         let kind =
             rawValue & Self.urlKindMask.rawValue != 0 ? rawValue & Self.urlKindMask.rawValue : later.rawValue & Self.urlKindMask.rawValue
         self = CauseFlags(rawValue: (rawValue | later.rawValue) & ~Self.urlKindMask.rawValue | kind)
@@ -131,6 +152,23 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
     /// Whether a download or attachment of no stated kind is larger than `kind`'s limit.
     func unkindedOver(_ kind: AttachmentKind) -> Bool {
         rawValue & (1 << (Self.unkindedOverShift + Self.code(kind) - 1)) != 0
+    }
+
+    /// The level the notification was shown at: the service extension's content's, else the push's.
+    var interruptionLevel: InterruptionLevel {
+        let delivered = rawValue >> Self.deliveredLevelShift & 7
+        let code = delivered != 0 ? delivered : (rawValue >> Self.pushLevelShift & 3) + 1
+        return [.active, .passive, .timeSensitive, .critical][Int(code) - 1]
+    }
+
+    /// A level's code (1 active, 2 passive, 3 time-sensitive, 4 critical): absent or unknown is active.
+    private static func levelCode(_ wire: String?) -> Int64 {
+        switch InterruptionLevel(wire: wire) {
+        case .active: 1
+        case .passive: 2
+        case .timeSensitive: 3
+        case .critical: 4
+        }
     }
 
     private static func code(_ kind: AttachmentKind) -> Int64 {
@@ -202,6 +240,17 @@ extension Diagnoser {
         else { return nil }
         let sent = flags.contains(.sent)
         if flags.contains(.apnsRejected) { return .apnsRejected }
+        // The config in force, fetched once and only when a rule reads it.
+        var fetched: ConfigInForce?
+        func inForce() throws -> ConfigInForce {
+            if let fetched { return fetched }
+            let found = try folded.deviceID.map { try config($0, WireBounds.clampedEpoch(firstTs)) } ?? ConfigInForce()
+            fetched = found
+            return found
+        }
+        if !flags.contains(.shown), try SettingsInForce(inForce())?.settings.nothingShown != nil {
+            return .notificationsDisabled
+        }
         if sent, folded.hasAlert == false { return .alertMissing }
         if sent, folded.mutableContent == false { return .mutableContentMissing }
         if sent, folded.mutableContent == true, folded.hasAlert == true, flags.contains(.shown), !folded.serviceReceived {
@@ -214,8 +263,7 @@ extension Diagnoser {
         {
             return .attachmentFailed
         }
-        var inForce = ConfigInForce()
-        if let deviceID = folded.deviceID { inForce = try config(deviceID, WireBounds.clampedEpoch(firstTs)) }
+        let inForce = try inForce()
         if let category = folded.category, !category.isEmpty {
             if let registered = inForce.app?.record.categories?.map(\.id), !registered.contains(category) {
                 return .categoryUnregistered
@@ -238,11 +286,28 @@ extension Diagnoser {
                 let seen = try lastSeen(deviceID).map(WireBounds.clampedEpoch),
                 seen >= WireBounds.clampedEpoch(sentTs) + settings.notDeliveredAfterMs
             {
-                return .notDelivered
+                // With an expiration, what APNs's rules make of it depends on the device's other notifications:
+                // read as `why` does.
+                return flags.contains(.expires) ? nil : .notDelivered
             }
             return .awaitingDeviceLogs
         }
-        if !folded.expanded { return .notExpanded }
+        if !folded.expanded {
+            if flags.contains(.collapses) { return nil }
+            let level = flags.interruptionLevel
+            let settings = SettingsInForce(inForce)?.settings
+            if level == .passive || settings?.authorizationStatus == .provisional
+                || settings?.alertStyleSetting == NotificationSettings.AlertStyle.none
+            {
+                return .deliveredQuietly
+            }
+            if settings?.scheduledDeliverySetting == .enabled,
+                level == .active || (level == .timeSensitive && settings?.timeSensitiveSetting == .disabled)
+            {
+                return .heldForSummary
+            }
+            return .notExpanded
+        }
         if flags.contains(.forwardedUnanswered) { return .forwardedActionUnhandled }
         return .ok
     }

@@ -1,7 +1,8 @@
 import PushTraceRecords
 
-/// Whether the device got the push and what the user did: `not_delivered`, `awaiting_device_logs`,
-/// `not_expanded`, `forwarded_action_unhandled`.
+/// Whether the device got the push and what the user did: `not_delivered` (or what APNs's rules make of it),
+/// `awaiting_device_logs`, `not_expanded` (or what the settings and APNs's rules make of it),
+/// `forwarded_action_unhandled`.
 enum DeliveryRules {
     static func findings(_ facts: Facts, settings: DiagnosisSettings) -> [Finding] {
         if facts.deviceEntries.isEmpty {
@@ -11,6 +12,8 @@ enum DeliveryRules {
             if sent.record.deviceID != nil, let lastSeen = facts.input.deviceLastSeen,
                 lastSeen >= sent.ts + settings.notDeliveredAfterMs
             {
+                let refined = APNsRules.undeliveredFindings(facts, sent: sent, accepted: Array(accepted))
+                guard refined.isEmpty else { return refined }
                 return [
                     Finding(
                         .notDelivered,
@@ -31,7 +34,9 @@ enum DeliveryRules {
         }
         var findings: [Finding] = []
         let expanded = facts.has(.contentReceived) || facts.has(.contentAction)
-        if !expanded {
+        let refined = expanded ? [] : APNsRules.replacedFindings(facts) + SettingsRules.quietFindings(facts)
+        findings += refined
+        if !expanded, refined.isEmpty {
             findings.append(
                 Finding(
                     .notExpanded,

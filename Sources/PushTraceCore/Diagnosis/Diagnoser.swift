@@ -23,6 +23,7 @@ public struct Diagnoser: Sendable {
         let facts = Facts(input)
         var findings: [Finding] = []
         findings += PayloadRules.findings(facts)
+        findings += SettingsRules.findings(facts)
         findings += ServiceRules.findings(facts)
         findings += ConfigurationRules.findings(facts)
         findings += ContentRules.findings(facts, settings: settings)
@@ -67,6 +68,15 @@ struct Facts {
     }
 
     var shownOnDevice: [TimelineEntry] { input.entries.filter { $0.event.map(EventName.shownOnDevice.contains) ?? false } }
+
+    /// The level it was delivered at, with the record that says so: the service extension's content handed back
+    /// wins over the push's; absent is `active`.
+    var interruptionLevel: (level: InterruptionLevel, entry: TimelineEntry?) {
+        if let delivered = all(.serviceDelivered).last(where: { $0.record.interruptionLevel != nil }) {
+            return (InterruptionLevel(wire: delivered.record.interruptionLevel), delivered)
+        }
+        return (InterruptionLevel(wire: sent?.record.interruptionLevel), sent)
+    }
 }
 
 /// Formats milliseconds as seconds for sentences ("28.0 s").

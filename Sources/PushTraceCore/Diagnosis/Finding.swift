@@ -4,12 +4,15 @@ public struct Finding: Sendable, Hashable {
     public var message: String
     public var evidence: [TimelineEntry]
     public var fix: String
+    /// Another notification the finding rests on (the one APNs kept instead, the one that replaced it), by ID.
+    public var related: String?
 
-    public init(_ code: Cause, _ message: String, evidence: [TimelineEntry], fix: String) {
+    public init(_ code: Cause, _ message: String, evidence: [TimelineEntry], fix: String, related: String? = nil) {
         self.code = code
         self.message = message
         self.evidence = evidence
         self.fix = fix
+        self.related = related
     }
 }
 

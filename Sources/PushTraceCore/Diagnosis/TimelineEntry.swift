@@ -94,10 +94,15 @@ public struct DiagnosisInput: Sendable {
     public var deviceLastSeen: Int64?
     /// Set when the store read only part of what it holds for the notification (``TimelineCut``).
     public var timelineCut: TimelineCut?
+    /// The user's notification settings in force on the device, when a config record carried them.
+    public var settings: SettingsInForce?
+    /// The device's other notifications, as APNs's delivery rules read them; nil when the store was not asked.
+    public var neighbours: DeviceNeighbours?
 
     public init(
         appID: String, notificationID: String, entries: [TimelineEntry], config: ConfigInForce = .init(),
-        deviceLastSeen: Int64? = nil, timelineCut: TimelineCut? = nil
+        deviceLastSeen: Int64? = nil, timelineCut: TimelineCut? = nil, settings: SettingsInForce? = nil,
+        neighbours: DeviceNeighbours? = nil
     ) {
         self.appID = appID
         self.notificationID = notificationID
@@ -105,6 +110,8 @@ public struct DiagnosisInput: Sendable {
         self.config = config
         self.deviceLastSeen = deviceLastSeen.map(WireBounds.clampedEpoch)
         self.timelineCut = timelineCut
+        self.settings = settings ?? SettingsInForce(config)
+        self.neighbours = neighbours
     }
 }
 

@@ -40,12 +40,14 @@ public struct WhyReport: Sendable {
             "cause": .string(diagnosis.cause.rawValue),
             "findings": .array(
                 diagnosis.findings.map { finding in
-                    .object([
+                    var object: [String: JSONValue] = [
                         "code": .string(finding.code.rawValue),
                         "message": .string(finding.message),
                         "evidence": .array(finding.evidence.map(\.jsonValue)),
                         "fix": .string(finding.fix),
-                    ])
+                    ]
+                    if let related = finding.related { object["related_notification_id"] = .string(related) }
+                    return .object(object)
                 }),
             "timeline": .array(timeline.map(\.jsonValue)),
         ]

@@ -1,0 +1,100 @@
+import Foundation
+import PushTraceCore
+import PushTraceSimulator
+import PushTraceStore
+import PushTraceTestSupport
+import Testing
+
+/// The user's settings and APNs's delivery rules read from a real store (docs/protocol.md, "Causes"): the settings in
+/// force from the device's config records, the device's later notifications from the summaries, on both engines;
+/// and settling answers as `why` does.
+@Suite("Settings and APNs's delivery rules, from the store")
+struct SettingsAndDeliveryStoreTests {
+    static let t0 = Lines.t0
+
+    static func settings(at: Int64, _ authorization: String, summary: String = "disabled") -> String {
+        #"{"type":"config","ts":\#(at),"process":"app","app_group":"group.a","categories":[{"id":"DAILY_PICK","actions":[]}],"notification_settings":{"authorization":"\#(authorization)","alert":"enabled","lock_screen":"enabled","notification_center":"enabled","alert_style":"banner","scheduled_delivery":"\#(summary)","time_sensitive":"enabled"}}"#
+    }
+
+    static func sent(_ id: String, at: Int64, extra: String = "") -> [String] {
+        Lines.sent(id, at: at).enumerated().map { index, line in
+            index == 0 ? String(line.dropLast()) + extra + "}" : line
+        }
+    }
+
+    static func received(_ id: String, at: Int64) -> String {
+        #"{"type":"event","ts":\#(at),"process":"service","event":"service.received","notification_id":"\#(id)","category":"DAILY_PICK"}"#
+    }
+
+    static func log(at: Int64) -> String {
+        #"{"type":"log","ts":\#(at),"process":"app","level":"info","message":"launched"}"#
+    }
+
+    func check(_ temporary: TemporaryStore, _ expected: [String: Cause], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        _ = try temporary.store.settleCauses()
+        for (id, cause) in expected {
+            let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: id)
+            #expect(why.diagnosis.cause == cause, "\(id)", sourceLocation: sourceLocation)
+        }
+        let (_, mismatches) = try SettleFromSummaryTests.compare(temporary.store)
+        #expect(mismatches.isEmpty, "\(mismatches)", sourceLocation: sourceLocation)
+    }
+
+    @Test("notifications turned off before the push: notifications_disabled; turned off after it: not_delivered", arguments: TestEngine.all)
+    func notificationsDisabled(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        try temporary.ingest([Lines.manifest(device: nil)] + Self.sent("N-1", at: Self.t0) + Self.sent("N-2", at: Self.t0 + 600_000))
+        try temporary.ingest([
+            Lines.manifest(), Self.settings(at: Self.t0 - 3_600_000, "authorized"),
+            Self.settings(at: Self.t0 - 60_000, "denied"), Self.settings(at: Self.t0 - 30_000, "denied"),
+            Self.settings(at: Self.t0 + 300_000, "authorized"),
+            Self.log(at: Self.t0 + 7_200_000),
+        ])
+        try check(temporary, ["N-1": .notificationsDisabled, "N-2": .notDelivered])
+        let finding = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "N-1").diagnosis.findings[0]
+        #expect(finding.message.contains("authorization denied"))
+        // Since the first record that said so, not the latest.
+        #expect(finding.message.contains("since 2025-11-20 06:59:00 UTC"))
+    }
+
+    @Test("Notification Summary on: a delivered push never expanded is held_for_summary", arguments: TestEngine.all)
+    func heldForSummary(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        try temporary.ingest([Lines.manifest(device: nil)] + Self.sent("N-1", at: Self.t0))
+        try temporary.ingest([
+            Lines.manifest(), Self.settings(at: Self.t0 - 60_000, "authorized", summary: "enabled"),
+            Self.received("N-1", at: Self.t0 + 800),
+        ])
+        try check(temporary, ["N-1": .heldForSummary])
+    }
+
+    @Test("apns-expiration 0, and a later push kept instead while the device was offline", arguments: TestEngine.all)
+    func expiredAndCoalesced(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        try temporary.ingest(
+            [Lines.manifest(device: nil)] + Self.sent("N-1", at: Self.t0, extra: #","expiration":0"#)
+                + Self.sent("N-2", at: Self.t0 + 60_000, extra: #","expiration":\#((Self.t0 + 86_400_000) / 1000)"#)
+                + Self.sent("N-3", at: Self.t0 + 1_800_000))
+        // The device comes back an hour later and records only the last push.
+        try temporary.ingest([
+            Lines.manifest(), Self.received("N-3", at: Self.t0 + 3_600_000), Self.log(at: Self.t0 + 7_200_000),
+        ])
+        try check(temporary, ["N-1": .expiredUndelivered, "N-2": .coalescedOffline, "N-3": .notExpanded])
+        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "N-2")
+        #expect(why.diagnosis.findings[0].related == "N-3")
+        #expect(why.jsonValue.jsonText(pretty: false).contains(#""related_notification_id":"N-3""#))
+    }
+
+    @Test("a later push with the same collapse ID reached the device: replaced", arguments: TestEngine.all)
+    func replaced(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let collapse = #","collapse_id":"score-42""#
+        try temporary.ingest(
+            [Lines.manifest(device: nil)] + Self.sent("N-1", at: Self.t0, extra: collapse)
+                + Self.sent("N-2", at: Self.t0 + 600_000, extra: collapse))
+        try temporary.ingest([
+            Lines.manifest(), Self.received("N-1", at: Self.t0 + 800), Self.received("N-2", at: Self.t0 + 600_800),
+        ])
+        try check(temporary, ["N-1": .replaced, "N-2": .notExpanded])
+    }
+}
