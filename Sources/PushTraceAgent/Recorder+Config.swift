@@ -2,21 +2,24 @@ import Foundation
 import PushTraceRecords
 
 extension Recorder {
-    /// Records what this process is configured with (docs/spec.md §4): the App Group it uses; for the app, the categories it
-    /// registers; for the content extension, its `NSExtensionAttributes` and whether it handles actions.
+    /// Records what this process is configured with (docs/protocol.md): the App Group it uses; for the app, the categories
+    /// it registers and the user's notification settings; for the content extension, its `NSExtensionAttributes` and
+    /// whether it handles actions.
     ///
     /// The line is written when the configuration differs from the one this process last recorded, and the uploader
     /// repeats the latest one in every bundle, so the server always knows the configuration in force. Comparing with
     /// the saved one reads a file: like every disk step, that runs on the agent's queue (see ``Recorder``).
     public func config(
         appGroup: String?, categories: [CategoryConfig]? = nil,
-        extensionAttributes: ContentExtensionPlist? = nil, interactiveControls: Bool? = nil
+        extensionAttributes: ContentExtensionPlist? = nil, interactiveControls: Bool? = nil,
+        notificationSettings: NotificationSettings? = nil
     ) {
         let fields: [(String, JSONValue?)] = [
             ("app_group", appGroup.map(JSONValue.string)),
             ("categories", categories.map { .array($0.map(\.jsonValue)) }),
             ("interactive_controls", interactiveControls.map(JSONValue.bool)),
             ("info_plist", extensionAttributes?.jsonValue),
+            ("notification_settings", notificationSettings.flatMap { $0.isEmpty ? nil : $0.jsonValue }),
         ]
         let line = encode(.config, fields)
         onDisk { [self] in saveConfig(line) }
@@ -65,5 +68,18 @@ extension ContentExtensionPlist {
         members["UNNotificationExtensionDefaultContentHidden"] = defaultContentHidden.map(JSONValue.bool)
         members["UNNotificationExtensionUserInteractionEnabled"] = userInteractionEnabled.map(JSONValue.bool)
         return .object(members)
+    }
+}
+
+extension NotificationSettings {
+    var jsonValue: JSONValue {
+        let fields: [(CodingKeys, String?)] = [
+            (.authorization, authorization), (.alert, alert), (.lockScreen, lockScreen),
+            (.notificationCenter, notificationCenter), (.alertStyle, alertStyle),
+            (.scheduledDelivery, scheduledDelivery), (.timeSensitive, timeSensitive),
+        ]
+        var object: [String: JSONValue] = [:]
+        for (key, value) in fields { if let value { object[key.rawValue] = .string(value) } }
+        return .object(object)
     }
 }

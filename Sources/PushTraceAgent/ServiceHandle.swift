@@ -21,11 +21,17 @@ public final class ServiceHandle<Content>: @unchecked Sendable {
     private var contentHandler: ((Content) -> Void)?
     private var best: Content
     private let copy: (Content) -> Content
+    /// The aps interruption level of a content (`UNNotificationContent.interruptionLevel`), as the wire spells it.
+    private let level: (Content) -> String?
 
-    init(trace: ServiceTrace, original: Content, copy: @escaping (Content) -> Content, contentHandler: @escaping (Content) -> Void) {
+    init(
+        trace: ServiceTrace, original: Content, copy: @escaping (Content) -> Content,
+        level: @escaping (Content) -> String? = { _ in nil }, contentHandler: @escaping (Content) -> Void
+    ) {
         self.trace = trace
         best = original
         self.copy = copy
+        self.level = level
         self.contentHandler = contentHandler
     }
 
@@ -42,11 +48,12 @@ public final class ServiceHandle<Content>: @unchecked Sendable {
     /// The content ``expire()`` would deliver now.
     var bestAttempt: Content { lock.withLock { best } }
 
-    /// Records `service.delivered` and calls the content handler with `content`. The handler is called exactly once
+    /// Records `service.delivered` (with the content's interruption level) and calls the content handler with
+    /// `content`. The handler is called exactly once
     /// between this and ``expire()``, whichever comes first, even if the trace was ended by hand.
     public func deliver(_ content: Content) {
         guard let handler = takeHandler() else { return }
-        trace.delivered()
+        trace.delivered(interruptionLevel: level(content))
         trace.recorder.waitUntilWritten()
         handler(content)
         uploadAfterwards()

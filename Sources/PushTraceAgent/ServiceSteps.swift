@@ -56,9 +56,12 @@ public struct ServiceSteps: Sendable {
             ])
     }
 
-    /// The content handler was called, `elapsedMs` after `didReceive`.
-    public func delivered(_ notificationID: String, elapsedMs: Int64) {
-        recorder.event(.serviceDelivered, notificationID: notificationID, ["elapsed_ms": .int(elapsedMs)])
+    /// The content handler was called, `elapsedMs` after `didReceive`, with content of `interruptionLevel` (the aps
+    /// `interruption-level` as the wire spells it: `passive`, `active`, `time-sensitive`, `critical`).
+    public func delivered(_ notificationID: String, elapsedMs: Int64, interruptionLevel: String? = nil) {
+        recorder.event(
+            .serviceDelivered, notificationID: notificationID,
+            ["elapsed_ms": .int(elapsedMs), "interruption_level": interruptionLevel.map(JSONValue.string)])
         recorder.endWork(on: notificationID)
     }
 
@@ -127,12 +130,13 @@ public final class ServiceTrace: @unchecked Sendable {
         recorder.log(message, level: level, notificationID: notificationID)
     }
 
-    /// The content handler is being called now. Records `service.delivered` with the elapsed time; false (and
+    /// The content handler is being called now. Records `service.delivered` with the elapsed time (and the level of
+    /// the content handed back, when given); false (and
     /// nothing recorded) when the notification had already ended.
     @discardableResult
-    public func delivered() -> Bool {
+    public func delivered(interruptionLevel: String? = nil) -> Bool {
         guard end() else { return false }
-        recorder.service.delivered(notificationID, elapsedMs: elapsedMs)
+        recorder.service.delivered(notificationID, elapsedMs: elapsedMs, interruptionLevel: interruptionLevel)
         return true
     }
 

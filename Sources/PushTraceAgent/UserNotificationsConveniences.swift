@@ -37,7 +37,7 @@
         ) {
             self.init(
                 trace: trace, original: original, copy: { ($0.copy() as? UNNotificationContent) ?? $0 },
-                contentHandler: contentHandler)
+                level: { InterruptionLevel($0.interruptionLevel)?.rawValue }, contentHandler: contentHandler)
         }
 
         /// Downloads `url` (``ServiceHandle/downloadMedia(from:timeout:session:)``) and makes the attachment: records
@@ -186,11 +186,17 @@
             config(appGroup: appGroup, categories: configs.sorted { $0.id < $1.id })
         }
 
-        /// Records the app's config (docs/spec.md §4) with the categories the notification center has registered now.
+        /// Records the app's config (docs/protocol.md) with the categories the notification center has registered now
+        /// and the user's notification settings (`notificationSettings()`), both asked off the calling thread: a
+        /// record is written only when they changed.
         public func recordRegisteredCategories(appGroup: String?) {
             UNUserNotificationCenter.current().getNotificationCategories { [self] categories in
                 let configs = categories.map { CategoryConfig(id: $0.identifier, actions: $0.actions.map(\.identifier)) }
-                config(appGroup: appGroup, categories: configs.sorted { $0.id < $1.id })
+                UNUserNotificationCenter.current().getNotificationSettings { [self] settings in
+                    config(
+                        appGroup: appGroup, categories: configs.sorted { $0.id < $1.id },
+                        notificationSettings: NotificationSettings(settings))
+                }
             }
         }
 
@@ -200,6 +206,64 @@
             config(
                 appGroup: appGroup, extensionAttributes: ContentExtensionPlist(infoDictionary: Bundle.main.infoDictionary ?? [:]),
                 interactiveControls: interactiveControls)
+        }
+    }
+
+    // Apple's enums are open to new cases: each switch names all but one and lets `default` tell that one from a
+    // case this version does not know, which it leaves out (unknown). The same code compiles without a warning
+    // against the SDK and against the stand-in.
+    extension NotificationSettings {
+        /// The settings as `UNUserNotificationCenter.notificationSettings()` gives them; a value this version does not
+        /// know is left out (unknown).
+        public init(_ settings: UNNotificationSettings) {
+            self.init()
+            let status = settings.authorizationStatus
+            switch status {
+            case .notDetermined: authorization = Authorization.notDetermined.rawValue
+            case .denied: authorization = Authorization.denied.rawValue
+            case .authorized: authorization = Authorization.authorized.rawValue
+            case .provisional: authorization = Authorization.provisional.rawValue
+            default:
+                // Ephemeral authorization (App Clips) exists on iOS only.
+                #if os(iOS)
+                    authorization = status == .ephemeral ? Authorization.ephemeral.rawValue : nil
+                #else
+                    authorization = nil
+                #endif
+            }
+            alert = Self.name(settings.alertSetting)
+            lockScreen = Self.name(settings.lockScreenSetting)
+            notificationCenter = Self.name(settings.notificationCenterSetting)
+            let style = settings.alertStyle
+            switch style {
+            case .none: alertStyle = AlertStyle.none.rawValue
+            case .banner: alertStyle = AlertStyle.banner.rawValue
+            default: alertStyle = style == .alert ? AlertStyle.alert.rawValue : nil
+            }
+            scheduledDelivery = Self.name(settings.scheduledDeliverySetting)
+            timeSensitive = Self.name(settings.timeSensitiveSetting)
+        }
+
+        private static func name(_ setting: UNNotificationSetting) -> String? {
+            switch setting {
+            case .notSupported: Setting.notSupported.rawValue
+            case .disabled: Setting.disabled.rawValue
+            default: setting == .enabled ? Setting.enabled.rawValue : nil
+            }
+        }
+    }
+
+    extension InterruptionLevel {
+        /// The level of `UNNotificationInterruptionLevel`; nil for one this version does not know.
+        public init?(_ level: UNNotificationInterruptionLevel) {
+            switch level {
+            case .passive: self = .passive
+            case .active: self = .active
+            case .timeSensitive: self = .timeSensitive
+            default:
+                guard level == .critical else { return nil }
+                self = .critical
+            }
         }
     }
 #endif

@@ -10,7 +10,56 @@ open class UNNotificationContent: NSObject {
     open var body: String { fatalError() }
     open var userInfo: [AnyHashable: Any] { fatalError() }
     open var attachments: [UNNotificationAttachment] { fatalError() }
+    @available(iOS 15.0, macOS 12.0, *)
+    open var interruptionLevel: UNNotificationInterruptionLevel { fatalError() }
     open override func mutableCopy() -> Any { fatalError() }
+}
+
+@available(iOS 15.0, macOS 12.0, *)
+public enum UNNotificationInterruptionLevel: UInt, @unchecked Sendable {
+    case passive = 0
+    case active = 1
+    case timeSensitive = 2
+    case critical = 3
+}
+
+@available(iOS 10.0, macOS 10.14, *)
+public enum UNAuthorizationStatus: Int, @unchecked Sendable {
+    case notDetermined = 0
+    case denied = 1
+    case authorized = 2
+    @available(iOS 12.0, macOS 10.14, *)
+    case provisional = 3
+    @available(iOS 14.0, *)
+    @available(macOS, unavailable)
+    case ephemeral = 4
+}
+
+@available(iOS 10.0, macOS 10.14, *)
+public enum UNNotificationSetting: Int, @unchecked Sendable {
+    case notSupported = 0
+    case disabled = 1
+    case enabled = 2
+}
+
+@available(iOS 10.0, macOS 10.14, *)
+public enum UNAlertStyle: Int, @unchecked Sendable {
+    case none = 0
+    case banner = 1
+    case alert = 2
+}
+
+@available(iOS 10.0, macOS 10.14, *)
+open class UNNotificationSettings: NSObject {
+    open var authorizationStatus: UNAuthorizationStatus { fatalError() }
+    open var alertSetting: UNNotificationSetting { fatalError() }
+    open var lockScreenSetting: UNNotificationSetting { fatalError() }
+    open var notificationCenterSetting: UNNotificationSetting { fatalError() }
+    open var alertStyle: UNAlertStyle { fatalError() }
+    @available(iOS 15.0, macOS 12.0, *)
+    open var scheduledDeliverySetting: UNNotificationSetting { fatalError() }
+    @available(iOS 15.0, macOS 12.0, *)
+    open var timeSensitiveSetting: UNNotificationSetting { fatalError() }
 }
 
 @available(iOS 10.0, macOS 10.14, *)
@@ -28,6 +77,11 @@ open class UNMutableNotificationContent: UNNotificationContent {
         set {}
     }
     open override var attachments: [UNNotificationAttachment] {
+        get { fatalError() }
+        set {}
+    }
+    @available(iOS 15.0, macOS 12.0, *)
+    open override var interruptionLevel: UNNotificationInterruptionLevel {
         get { fatalError() }
         set {}
     }
@@ -135,6 +189,8 @@ open class UNUserNotificationCenter: NSObject {
     open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {}
     open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {}
     open func notificationCategories() async -> Set<UNNotificationCategory> { fatalError() }
+    open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {}
+    open func notificationSettings() async -> UNNotificationSettings { fatalError() }
     open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool { fatalError() }
 }
 

@@ -135,11 +135,20 @@ struct RecorderTests {
             "n-1", urlHost: "cdn.example.com", durationMs: 420, httpStatus: 200, bytes: 1_000,
             mime: "image/jpeg")
         recorder.shared.read(suite: "group.x", key: "k\n\"quoted\"", found: false, notificationID: "n-1")
-        recorder.service.delivered("n-1", elapsedMs: 640)
+        recorder.service.delivered("n-1", elapsedMs: 640, interruptionLevel: InterruptionLevel.timeSensitive.rawValue)
+        let settings = NotificationSettings(
+            authorization: .provisional, alert: .enabled, lockScreen: .disabled, notificationCenter: .enabled,
+            alertStyle: NotificationSettings.AlertStyle.none, scheduledDelivery: .enabled, timeSensitive: .notSupported)
+        recorder.config(appGroup: "group.x", notificationSettings: settings)
+        recorder.waitUntilWritten()
         let file = try Data(contentsOf: try #require(recorder.currentFile))
         let records = try file.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(Record.self, from: Data($0)) }
-        #expect(records.map(\.event) == ["service.received", "service.download", "shared.read", "service.delivered"])
-        #expect(records.allSatisfy { $0.ts == 1_763_622_000_000 && $0.process == "service" && $0.notificationID == "n-1" })
+        #expect(records.map(\.event) == ["service.received", "service.download", "shared.read", "service.delivered", nil])
+        #expect(records.allSatisfy { $0.ts == 1_763_622_000_000 && $0.process == "service" })
+        #expect(records.dropLast().allSatisfy { $0.notificationID == "n-1" })
+        #expect(records[3].interruptionLevel == "time-sensitive")
+        // The settings as the server reads them, every field by the wire's name.
+        #expect(records[4].notificationSettings == settings)
         #expect(records[1].httpStatus == 200 && records[1].mime == "image/jpeg")
         #expect(records[2].key == "k\n\"quoted\"" && records[2].found == false)
         for record in records {

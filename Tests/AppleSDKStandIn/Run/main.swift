@@ -8,9 +8,17 @@ import UserNotifications
 
 /// A push's content, with the values Apple's would hold.
 final class Content: UNMutableNotificationContent {
-    private var stored: (category: String, userInfo: [AnyHashable: Any], attachments: [UNNotificationAttachment])
-    init(category: String, userInfo: [AnyHashable: Any], attachments: [UNNotificationAttachment] = []) {
-        stored = (category, userInfo, attachments)
+    private var stored:
+        (category: String, userInfo: [AnyHashable: Any], attachments: [UNNotificationAttachment], level: UNNotificationInterruptionLevel)
+    init(
+        category: String, userInfo: [AnyHashable: Any], attachments: [UNNotificationAttachment] = [],
+        level: UNNotificationInterruptionLevel = .timeSensitive
+    ) {
+        stored = (category, userInfo, attachments, level)
+    }
+    override var interruptionLevel: UNNotificationInterruptionLevel {
+        get { stored.level }
+        set { stored.level = newValue }
     }
     override var categoryIdentifier: String {
         get { stored.category }
@@ -21,7 +29,9 @@ final class Content: UNMutableNotificationContent {
         get { stored.attachments }
         set { stored.attachments = newValue }
     }
-    override func mutableCopy() -> Any { Content(category: stored.category, userInfo: stored.userInfo, attachments: stored.attachments) }
+    override func mutableCopy() -> Any {
+        Content(category: stored.category, userInfo: stored.userInfo, attachments: stored.attachments, level: stored.level)
+    }
 }
 
 final class Request: UNNotificationRequest {
@@ -96,4 +106,8 @@ let attachment = events["run-1"]!.first { $0["event"] as? String == "service.att
 guard attachment["ok"] as? Bool == true, attachment["uti"] as? String == "public.png" else { fail("run-1: \(attachment)") }
 let status = events["run-2"]!.first { $0["event"] as? String == "service.download" }!["http_status"] as? Int
 guard status == 404 else { fail("run-2: the download recorded status \(String(describing: status)), not 404") }
-print("the base class delivered once each: run-1 with its image attached, run-2 without; recorded \(names("run-1")) and \(names("run-2"))")
+let level = events["run-1"]!.first { $0["event"] as? String == "service.delivered" }!["interruption_level"] as? String
+guard level == "time-sensitive" else { fail("run-1: service.delivered recorded the level \(String(describing: level))") }
+print(
+    "the base class delivered once each: run-1 with its image attached, run-2 without; recorded \(names("run-1")) and \(names("run-2")), delivered at level \(level!)"
+)
