@@ -40,7 +40,8 @@ example() { # the earliest notification stored with that cause
   "$bin" sql --db "$db" --format csv \
     "SELECT notification_id FROM notification WHERE cause = '$1' ORDER BY first_ts LIMIT 1" | tail -n 1
 }
-for cause in category_not_handled service_timeout attachment_failed dismissed_before_update apns_rejected not_delivered ok; do
+for cause in category_not_handled service_timeout attachment_failed dismissed_before_update apns_rejected not_delivered \
+  held_for_summary coalesced_offline ok; do
   id=$(example "$cause")
   echo
   echo "== pushtrace why $id --server $server"

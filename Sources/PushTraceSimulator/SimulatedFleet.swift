@@ -53,6 +53,8 @@ struct SimulatedDevice {
     /// How far the device clock is ahead of true time.
     let skewMs: Int64
     let flaw: DeviceFlaw
+    /// The user's notification settings its app records; none for most simulated devices, whose agents predate them.
+    var settings: NotificationSettings? = nil
 
     static let models = ["iPhone15,2", "iPhone15,3", "iPhone16,1", "iPhone14,5", "iPhone17,1", "iPhone13,2"]
     static let systems = ["iOS 17.6.1", "iOS 18.0.1", "iOS 18.1", "iOS 18.2", "iOS 26.0"]
@@ -78,10 +80,12 @@ struct SimulatedDevice {
         return [
             (
                 .app,
-                JSONLine([
-                    "type": "config", "ts": .int(ts), "process": "app", "app_group": .string(appSuite),
-                    "categories": .array(categories),
-                ]).text
+                JSONLine(
+                    fields: [
+                        ("type", "config"), ("ts", .int(ts)), ("process", "app"), ("app_group", .string(appSuite)),
+                        ("categories", .array(categories)), ("notification_settings", settings?.simulatedJSON),
+                    ]
+                ).text
             ),
             (
                 .service,
@@ -98,5 +102,18 @@ struct SimulatedDevice {
                 ]).text
             ),
         ]
+    }
+}
+
+extension NotificationSettings {
+    /// The settings as a config record carries them.
+    var simulatedJSON: JSONValue {
+        let fields: [(CodingKeys, String?)] = [
+            (.authorization, authorization), (.alert, alert), (.lockScreen, lockScreen),
+            (.notificationCenter, notificationCenter), (.alertStyle, alertStyle),
+            (.scheduledDelivery, scheduledDelivery), (.timeSensitive, timeSensitive),
+        ]
+        return .object(
+            Dictionary(uniqueKeysWithValues: fields.compactMap { key, value in value.map { (key.rawValue, JSONValue.string($0)) } }))
     }
 }

@@ -83,7 +83,7 @@ public enum Simulator {
         var serverRecords: [String: [PendingRecord]] = [:]
         var deviceRecords: [String: [PendingRecord]] = [:]
         var expectations: [SimulationSummary.Expectation] = []
-        let forced = Cause.allCases.filter { !Self.notSimulated.contains($0) }
+        let forced = Self.everyday
         for i in 0..<options.notifications {
             let cause = i < forced.count * max(1, options.notifications / 400) ? forced[i % forced.count] : weightedCause(&rng)
             let app = SimulatedApp.all[i < forced.count * 3 ? i / forced.count % 3 : Int(rng.int(0...2))]
@@ -101,6 +101,7 @@ public enum Simulator {
             if i % 10_000 == 9_999 { progress?(i + 1, options.notifications) }
         }
         progress?(options.notifications, options.notifications)
+        let everydayCount = expectations.count
         // Drawn only when asked for, after the everyday traffic: without an incident, every file stays as it was.
         if let incident = options.incident {
             let app = SimulatedApp.all.first { $0.id == SimulatedIncident.appID }!
@@ -129,6 +130,16 @@ public enum Simulator {
             }
         }
 
+        // The settings and delivery-rule causes, from a stream of their own (the traffic above is unchanged by them).
+        var ruleRandom = SeededRandom(seed: options.seed ^ 0x5e77_1465_a9e5_0001)
+        var taken: [String: Set<UInt64>] = [:]
+        for device in fleet { taken[device.app.id, default: []].insert(UInt64(device.id.dropFirst(2), radix: 16) ?? 0) }
+        let rules = DeliveryRuleScenarios(
+            perCause: max(1, options.notifications / 1_000), start: start, end: options.end, taken: &taken, &ruleRandom)
+        for (app, records) in rules.server { serverRecords[app, default: []] += records }
+        // Listed before the campaign's, which stay last.
+        expectations.insert(contentsOf: rules.expectations, at: everydayCount)
+
         var writer = try BundleFileWriter(directory: directory)
         for device in fleet where device.flaw != .offline {
             var records = deviceRecords[device.key] ?? []
@@ -140,6 +151,14 @@ public enum Simulator {
         }
         for app in SimulatedApp.all {
             try writer.writeServer(app: app, records: serverRecords[app.id] ?? [], end: options.end, &rng)
+        }
+        for device in rules.devices {
+            var records = rules.device[device.key] ?? []
+            records.append(
+                PendingRecord(
+                    ts: options.end - ruleRandom.int(60_000...2_400_000), process: .app, type: "log",
+                    fields: [("level", "info"), ("message", "app became active")]))
+            try writer.writeDevice(device, records: records, start: start, end: options.end, &ruleRandom)
         }
         var examples: [String: [SimulationSummary.Expectation]] = [:]
         for expectation in expectations where examples[expectation.cause.rawValue, default: []].count < 3 {
@@ -169,7 +188,7 @@ public enum Simulator {
     }
 
     /// A device of `app` whose ID is not in `taken` (and is added to it).
-    private static func makeDevice(
+    static func makeDevice(
         app: SimulatedApp, flaw: DeviceFlaw, taken: inout Set<UInt64>,
         _ rng: inout SeededRandom
     ) -> SimulatedDevice {
@@ -208,11 +227,11 @@ public enum Simulator {
         return rng.pick(pools[DevicePool(app: app.id, flaw: flaw)]!)
     }
 
-    /// The causes no scenario produces yet: the user's settings and APNs's delivery rules.
-    public static let notSimulated: Set<Cause> = [
-        .unknownNotification, .notificationsDisabled, .expiredUndelivered, .coalescedOffline, .replaced,
-        .deliveredQuietly, .heldForSummary, .timeSensitiveOff,
-    ]
+    /// The causes no simulated notification is written to have: an unknown one has no records, and
+    /// `time_sensitive_off` only ever comes beside `held_for_summary`.
+    public static let notSimulated: Set<Cause> = [.unknownNotification, .timeSensitiveOff]
+    /// The causes the everyday traffic is forced through (``DeliveryRuleScenarios`` writes the others).
+    static let everyday = Cause.allCases.filter { !notSimulated.contains($0) && !DeliveryRuleScenarios.causes.contains($0) }
 
     /// Everyday traffic: mostly fine, with the failures real apps see at realistic rates.
     private static func weightedCause(_ rng: inout SeededRandom) -> Cause {

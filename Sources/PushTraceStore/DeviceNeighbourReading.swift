@@ -40,7 +40,13 @@ extension DiagnosisSource {
 
     /// How long after a push the device's later notifications are looked at: longer than APNs keeps a notification
     /// for a device it cannot reach.
-    package var neighbourWindowMs: Int64 { 30 * 86_400_000 }
+    package var neighbourWindowMs: Int64 { DeviceNeighbourWindow.milliseconds }
     /// The most later notifications read.
     package var neighbourLimit: Int { 20 }
+}
+
+/// How long after a push the device's later notifications are read for APNs's rules (``DiagnosisSource/neighbours``),
+/// and how long before a notification with a collapse ID the ones it may have replaced are settled again.
+package enum DeviceNeighbourWindow {
+    package static let milliseconds: Int64 = 30 * 86_400_000
 }

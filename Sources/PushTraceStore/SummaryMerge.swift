@@ -1,3 +1,6 @@
+import PushTraceCore
+import PushTraceRecords
+
 /// A notification's key in the order keys are compared everywhere (byte by byte, PostgreSQL's `COLLATE "C"`): the
 /// order summaries are locked and written in.
 package struct NotificationRowKey: Hashable {
@@ -69,6 +72,9 @@ extension SQLSession {
         entries.sort { NotificationRowKey.precedes($0.key, $1.key) }
         let rollups = RollupDeltas()
         let write = SummaryStatements(dialect)
+        // Notifications with a collapse ID that reached their device, by when they were sent: they may replace the
+        // device's earlier ones (`replaced`).
+        var replacers: [AwaitingDevice] = []
         if locks {
             let creating = entries.filter { $0.facts != nil }.map(\.key)
             for start in stride(from: 0, to: creating.count, by: Self.chunk) {
@@ -104,6 +110,11 @@ extension SQLSession {
                         merged.merge(new)
                     }
                     try execute(rendered: write.upsert, [.text(key.appID), .text(key.notificationID), .null] + merged.storedValues)
+                    if merged.causeFlags.contains(.collapses), merged.deviceIDFromDevice, let device = merged.deviceID,
+                        let sent = merged.sentTs
+                    {
+                        replacers.append(AwaitingDevice(appID: key.appID, deviceID: device, sentBy: sent))
+                    }
                 } else if let waited = waiting[key], let (facts, cause) = old, cause == "awaiting_device_logs",
                     facts.deviceID == waited.deviceID, let sentTs = facts.sentTs, sentTs <= waited.sentBy
                 {
@@ -112,7 +123,34 @@ extension SQLSession {
                 }
             }
         }
+        try unsettleReplaceable(by: replacers, rollups: rollups, unsettle: write.unsettle)
         try rollups.write(to: self)
+    }
+
+    /// Unsettles the notifications a later one with a collapse ID may have replaced (docs/protocol.md, `replaced`):
+    /// those of the same app and device, sent within ``DeviceNeighbourWindow`` before it, settled `not_expanded`,
+    /// that carried a collapse ID themselves. Their cause is decided again, reading the device's later notifications.
+    /// Where rows are locked, one another server holds is passed over: its merge unsettles it anyway.
+    private func unsettleReplaceable(by replacers: [AwaitingDevice], rollups: RollupDeltas, unsettle: String) throws {
+        for replacer in Set(replacers) {
+            let from = WireBounds.clampedEpoch(replacer.sentBy) - DeviceNeighbourWindow.milliseconds
+            for row in try rows(
+                """
+                SELECT app_id, notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList)
+                FROM notification\(unsafeRaw: dialect.indexedBy("notification_by_device"))
+                WHERE app_id = \(replacer.appID) AND device_id = \(replacer.deviceID) AND device_reached = 1
+                    AND sent_ts >= \(from) AND sent_ts < \(replacer.sentBy)
+                    AND cause = \(Cause.notExpanded.rawValue)\(unsafeRaw: dialect.rowLockSkippingLocked)
+                """)
+            {
+                let facts = try NotificationFacts(stored: row)
+                guard facts.causeFlags.contains(.collapses) else { continue }
+                let id: String = try row.decode("notification_id")
+                rollups.add(
+                    appID: replacer.appID, notificationID: id, facts: facts, cause: Cause.notExpanded.rawValue, sign: -1)
+                try execute(rendered: unsettle, [.text(replacer.appID), .text(id)])
+            }
+        }
     }
 
     /// Keys to a statement: few enough for either engine's limit on bound values.

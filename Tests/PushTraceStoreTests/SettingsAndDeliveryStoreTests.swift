@@ -97,4 +97,21 @@ struct SettingsAndDeliveryStoreTests {
         ])
         try check(temporary, ["N-1": .replaced, "N-2": .notExpanded])
     }
+
+    @Test(
+        "a notification settled not_expanded is settled again as replaced when the later one reaches the device", arguments: TestEngine.all)
+    func replacedLater(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let collapse = #","collapse_id":"score-42""#
+        try temporary.ingest([Lines.manifest(device: nil)] + Self.sent("N-1", at: Self.t0, extra: collapse))
+        try temporary.ingest([Lines.manifest(), Self.received("N-1", at: Self.t0 + 800)])
+        try check(temporary, ["N-1": .notExpanded])
+        try temporary.ingest([Lines.manifest(device: nil)] + Self.sent("N-2", at: Self.t0 + 600_000, extra: collapse))
+        try temporary.ingest([Lines.manifest(), Self.received("N-2", at: Self.t0 + 600_800)])
+        try check(temporary, ["N-1": .replaced, "N-2": .notExpanded])
+        // The report counts it once, under its new cause.
+        let counts = try temporary.store.report(appID: "net.rorklab.dailypick", period: ReportPeriod(weekContaining: Self.t0)).figures
+            .causes
+        #expect(counts["replaced"] == 1 && counts["not_expanded"] == 1)
+    }
 }

@@ -20,6 +20,8 @@ public protocol SQLDialect: Sendable {
     /// PostgreSQL; nil for SQLite, whose one writer is this transaction. Where it is nil, rows are neither locked nor
     /// created ahead of their writes.
     var rowLock: String? { get }
+    /// ``rowLock``, passing over rows another transaction holds; empty where rows are not locked.
+    var rowLockSkippingLocked: String { get }
     /// Follows a table name to name the index a query must use: SQLite's `INDEXED BY`, which holds its planner to a
     /// partial index; nothing for PostgreSQL, whose planner picks one by statistics.
     func indexedBy(_ index: String) -> String
