@@ -1,6 +1,7 @@
 import NIOCore
 import PostgresNIO
 import PushTraceCore
+import PushTraceRecords
 import PushTraceStore
 
 extension PostgresStore {
@@ -24,9 +25,17 @@ extension PostgresStore {
                     let (action, response, count) = try row.decode((String, String, Int64).self)
                     return ActionCount(action: action, response: response, count: Int(count))
                 },
-                examples: try Self.causeExamples(session, appID: appID, period: period))
+                examples: try Self.causeExamples(session, appID: appID, period: period),
+                audience: try audience(session, appID: appID, period: period),
+                previousAudience: try audience(session, appID: appID, period: previous))
         }
         return DeliveryReport(input)
+    }
+
+    private func audience(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [NotificationSettings?] {
+        try AudienceReading.audience(session, appID: appID, period: period) { [dictionaries] in
+            dictionaries.lookup($0, session)
+        }
     }
 
     private static func dailyRows(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [DailyCounts] {

@@ -1,5 +1,6 @@
 import GRDB
 import PushTraceCore
+import PushTraceRecords
 import PushTraceStore
 
 extension SQLiteStore {
@@ -22,9 +23,17 @@ extension SQLiteStore {
                         """, arguments: [appID, period.days.lowerBound, period.days.upperBound]
                 )
                 .map { ActionCount(action: $0[0], response: $0[1], count: $0[2]) },
-                examples: try Self.causeExamples(db, appID: appID, period: period))
+                examples: try Self.causeExamples(db, appID: appID, period: period),
+                audience: try audience(db, appID: appID, period: period),
+                previousAudience: try audience(db, appID: appID, period: previous))
         }
         return DeliveryReport(input)
+    }
+
+    private func audience(_ db: Database, appID: String, period: ReportPeriod) throws -> [NotificationSettings?] {
+        try AudienceReading.audience(SQLiteSession(db: db), appID: appID, period: period) { [dictionaries] in
+            dictionaries.lookup($0, in: db)
+        }
     }
 
     /// The apps that have notifications, in order.

@@ -148,6 +148,15 @@ package enum ConfigBody {
         }
         return String(decoding: line, as: UTF8.self)
     }
+
+    /// A stored body's line: deflated, or (a SQLite store written before bodies were) the text itself.
+    package static func text(stored value: SQLValue, dictionaries: (UInt32) -> [UInt8]?) throws -> String {
+        switch value {
+        case .bytes(let bytes): return try text(compressed: bytes, dictionaries: dictionaries)
+        case .text(let text): return text
+        default: throw SQLRowError.wrongType("body", expected: "bytes", found: value)
+        }
+    }
 }
 
 /// The digest a config body is found again by (`config_body.digest`): 64-bit FNV-1a of the line's UTF-8 bytes.

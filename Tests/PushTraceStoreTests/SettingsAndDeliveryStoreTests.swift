@@ -51,6 +51,14 @@ struct SettingsAndDeliveryStoreTests {
             Self.log(at: Self.t0 + 7_200_000),
         ])
         try check(temporary, ["N-1": .notificationsDisabled, "N-2": .notDelivered])
+        // The report's audience: the device, its latest settings at the week's end (authorized again).
+        let audience = try temporary.store.report(appID: "net.rorklab.dailypick", period: ReportPeriod(weekContaining: Self.t0))
+            .figures.audience
+        #expect(audience.devices == 1 && audience.withSettings == 1 && audience.notificationsDisabled == 0)
+        try temporary.ingest([Lines.manifest(), Self.settings(at: Self.t0 + 600_000, "denied", summary: "enabled")])
+        let later = try temporary.store.report(appID: "net.rorklab.dailypick", period: ReportPeriod(weekContaining: Self.t0))
+            .figures.audience
+        #expect(later.notificationsDisabled == 1 && later.scheduledDelivery == 1 && later.provisional == 0)
         let finding = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "N-1").diagnosis.findings[0]
         #expect(finding.message.contains("authorization denied"))
         // Since the first record that said so, not the latest.

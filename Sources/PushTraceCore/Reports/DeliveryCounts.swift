@@ -1,3 +1,5 @@
+import PushTraceRecords
+
 /// Counts over a set of notifications, as the store's daily rollup keeps them (see `docs/schema.md`, `daily`).
 public struct DeliveryCounts: Sendable, Hashable {
     public var notifications = 0
@@ -112,12 +114,18 @@ public struct ReportInput: Sendable {
     public var actions: [ActionCount]
     /// One notification per cause in the period, to run `pushtrace why` on.
     public var examples: [String: String]
+    /// The period's devices, each with its latest notification settings at or before the period's end.
+    public var audience: [NotificationSettings?]
+    public var previousAudience: [NotificationSettings?]
 
     public init(
         appID: String, period: ReportPeriod, previousPeriod: ReportPeriod, rows: [DailyCounts],
         previousRows: [DailyCounts], durations: [(ms: Int64, count: Int)],
-        previousDurations: [(ms: Int64, count: Int)], actions: [ActionCount], examples: [String: String]
+        previousDurations: [(ms: Int64, count: Int)], actions: [ActionCount], examples: [String: String],
+        audience: [NotificationSettings?] = [], previousAudience: [NotificationSettings?] = []
     ) {
+        self.audience = audience
+        self.previousAudience = previousAudience
         self.appID = appID
         self.period = period
         self.previousPeriod = previousPeriod

@@ -1,3 +1,5 @@
+import PushTraceRecords
+
 /// The delivery report of one app for one period against the period before it (docs/spec.md §7, `pushtrace report`).
 ///
 /// Its JSON holds the period's figures at the top level and the previous period's under `previous`. Rates are
@@ -25,8 +27,11 @@ public struct DeliveryReport: Encodable, Sendable {
 
     public init(_ input: ReportInput) {
         appID = input.appID
-        figures = PeriodFigures(period: input.period, rows: input.rows, durations: input.durations)
-        previous = PeriodFigures(period: input.previousPeriod, rows: input.previousRows, durations: input.previousDurations)
+        figures = PeriodFigures(
+            period: input.period, rows: input.rows, durations: input.durations, audience: input.audience)
+        previous = PeriodFigures(
+            period: input.previousPeriod, rows: input.previousRows, durations: input.previousDurations,
+            audience: input.previousAudience)
         var byDay: [Int64: DeliveryCounts] = [:]
         for row in input.rows { byDay[row.day, default: DeliveryCounts()] += row.counts }
         timeoutRateByDay = input.period.days.map { day in
@@ -80,9 +85,12 @@ public struct PeriodFigures: Encodable, Sendable {
     public var attachments: AttachmentFigures
     /// Primary cause → notifications.
     public var causes: [String: Int]
+    /// The devices of the period and their notification settings.
+    public var audience: AudienceFigures
 
-    init(period: ReportPeriod, rows: [DailyCounts], durations: [(ms: Int64, count: Int)]) {
+    init(period: ReportPeriod, rows: [DailyCounts], durations: [(ms: Int64, count: Int)], audience: [NotificationSettings?]) {
         self.period = period
+        self.audience = AudienceFigures(devices: audience)
         let total = rows.reduce(into: DeliveryCounts()) { $0 += $1.counts }
         notifications = total.notifications
         funnel = FunnelStep.steps(total)
@@ -97,7 +105,7 @@ public struct PeriodFigures: Encodable, Sendable {
         self.causes = causes.filter { $0.value > 0 }
     }
 
-    enum CodingKeys: String, CodingKey { case period, notifications, funnel, service, attachments, causes }
+    enum CodingKeys: String, CodingKey { case period, notifications, funnel, service, attachments, causes, audience }
 }
 
 /// One step of the delivery funnel.

@@ -94,6 +94,25 @@ public enum ReportText {
         }
         blocks.append(.table(causes))
 
+        // Who could be reached: the devices of the period, and what their users' settings allow (docs/protocol.md).
+        blocks.append(.heading("Audience (devices, by their latest notification settings)"))
+        let audience = now.audience, earlier = before.audience
+        var people = Table(["", "devices", "share", "prev"], right: [1, 2, 3])
+        people.add(["active", grouped(audience.devices), "", grouped(earlier.devices)])
+        people.add([
+            "with settings", grouped(audience.withSettings), share(audience.withSettings, of: audience.devices),
+            grouped(earlier.withSettings),
+        ])
+        for (name, count, previous) in [
+            ("notifications disabled", audience.notificationsDisabled, earlier.notificationsDisabled),
+            ("provisional", audience.provisional, earlier.provisional),
+            ("Summary on", audience.scheduledDelivery, earlier.scheduledDelivery),
+            ("time-sensitive off", audience.timeSensitiveDisabled, earlier.timeSensitiveDisabled),
+        ] {
+            people.add([name, grouped(count), share(count, of: audience.withSettings), grouped(previous)])
+        }
+        blocks.append(audience.devices == 0 ? .line("no device recorded anything") : .table(people))
+
         for (title, rows) in [
             ("By category", report.byCategory), ("By app version", report.byAppVersion),
             ("By OS version", report.byOSVersion),
@@ -123,6 +142,11 @@ public enum ReportText {
         }
         blocks.append(byAction.isEmpty ? .line("no actions") : .table(actions))
         return blocks
+    }
+
+    /// `count` as a share of `total` ("12.5%"), or "-" of none.
+    private static func share(_ count: Int, of total: Int) -> String {
+        percent(total == 0 ? nil : Double(count) / Double(total))
     }
 
     private static let stepNames = [
