@@ -1,6 +1,6 @@
 import PushTraceRecords
 
-/// The main app's steps (docs/spec.md §3): `recorder.app.willPresent(…)`.
+/// The main app's steps (docs/protocol.md#events): `recorder.app.willPresent(…)`.
 public struct AppSteps: Sendable {
     let recorder: Recorder
 

@@ -1,7 +1,7 @@
 import Foundation
 import PushTraceRecords
 
-/// The Notification Content Extension's steps (docs/spec.md §3): `recorder.content.received(…)`.
+/// The Notification Content Extension's steps (docs/protocol.md#events): `recorder.content.received(…)`.
 ///
 /// `received` marks the notification in flight until the card is ready (`image` or `ready`): if the process dies in
 /// between (often an oversized image in the memory-limited extension), the next recorder to start records

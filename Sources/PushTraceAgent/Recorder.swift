@@ -2,7 +2,7 @@ import Foundation
 import PushTraceRecords
 
 /// Records what one process (the app, its service extension or its content extension) does with each notification,
-/// as NDJSON lines in the App Group container (docs/spec.md §2–§4).
+/// as NDJSON lines in the App Group container (docs/protocol.md#bundles, #events, #config-records).
 ///
 /// Use one per process: ``PushTrace/configure(appGroup:server:token:appID:)`` makes it (``PushTrace/recorder``), and
 /// ``shared(_:appGroup:limits:)`` gives every caller in a process the same recorder, however many
@@ -234,7 +234,7 @@ public final class Recorder: @unchecked Sendable {
         if let target = file, notice.withUnsafeBytes({ target.append($0) }) { unwritten = 0 }
     }
 
-    /// Records a lifecycle step (docs/spec.md §3) of notification `notificationID` with its fields.
+    /// Records a lifecycle step (docs/protocol.md#events) of notification `notificationID` with its fields.
     public func event(_ name: EventName, notificationID: String, _ fields: KeyValuePairs<String, JSONValue?> = [:]) {
         record(
             type: .event,

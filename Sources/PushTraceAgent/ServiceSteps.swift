@@ -5,7 +5,7 @@ import PushTraceRecords
     import FoundationNetworking
 #endif
 
-/// The Notification Service Extension's steps (docs/spec.md §3), by notification ID: `recorder.service.received(…)`.
+/// The Notification Service Extension's steps (docs/protocol.md#events), by notification ID: `recorder.service.received(…)`.
 /// ``begin(_:category:)`` gives a ``ServiceTrace`` that carries the ID and the elapsed time itself.
 ///
 /// `received` marks the notification in flight until `delivered` or `expired`: if the process dies in between (the

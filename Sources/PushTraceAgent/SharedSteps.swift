@@ -1,7 +1,7 @@
 import Foundation
 import PushTraceRecords
 
-/// Shared state between the processes through an App Group suite (docs/spec.md §3 `shared.write` / `shared.read`): what
+/// Shared state between the processes through an App Group suite (docs/protocol.md#events `shared.write` / `shared.read`): what
 /// shows an App Group name that drifted between targets, or a card dismissed before the save it triggered showed.
 public struct SharedSteps: Sendable {
     let recorder: Recorder

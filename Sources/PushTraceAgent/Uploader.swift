@@ -7,7 +7,7 @@ import PushTraceRecords
 #endif
 
 /// The main app's side of delivery: packs what the three processes recorded into bundles on disk, then sends them
-/// to the server (docs/spec.md §2, `POST /v1/bundles`).
+/// to the server (docs/protocol.md#bundles, `POST /v1/bundles`).
 ///
 /// Nothing is lost and nothing is sent twice as new:
 /// - a bundle is written to `outbox/` (and the upload cursors moved past its records) before any attempt to send;

@@ -179,7 +179,7 @@
     }
 
     extension Recorder {
-        /// Records the app's config (docs/spec.md §4) with `categories`, the set the app passes to `setNotificationCategories`
+        /// Records the app's config (docs/protocol.md#config-records) with `categories`, the set the app passes to `setNotificationCategories`
         /// (reading them back at once can still return the previous set).
         public func recordCategories(_ categories: Set<UNNotificationCategory>, appGroup: String?) {
             let configs = categories.map { CategoryConfig(id: $0.identifier, actions: $0.actions.map(\.identifier)) }
@@ -200,7 +200,7 @@
             }
         }
 
-        /// Records the content extension's config (docs/spec.md §4): its `NSExtensionAttributes` from its own Info.plist, and
+        /// Records the content extension's config (docs/protocol.md#config-records): its `NSExtensionAttributes` from its own Info.plist, and
         /// whether it handles action buttons itself (`didReceive(_:completionHandler:)`).
         public func recordContentExtensionConfig(appGroup: String?, interactiveControls: Bool) {
             config(

@@ -65,7 +65,7 @@ public enum FuzzHarness {
             case .manifest: line = 1
             case .record(let record):
                 line = record.line
-                // Known kinds need `ts` and `process`; a kind this version does not know is kept as it came (docs/spec.md §2).
+                // Known kinds need `ts` and `process`; a kind this version does not know is kept as it came (docs/protocol.md#bundles).
                 precondition(
                     record.record.recordType == nil || (record.record.ts != nil && record.record.processKind != nil),
                     "a \(record.record.type ?? "") record passed without ts or a known process")

@@ -81,7 +81,7 @@ public enum AttachmentKind: String, Sendable, CaseIterable {
         }
     }
 
-    /// The last path component of a URL, without its query or fragment (docs/spec.md §6).
+    /// The last path component of a URL, without its query or fragment (docs/protocol.md#causes).
     public static func fileName(ofURL url: String) -> String {
         // Byte by byte: the delimiters are ASCII, and diagnosis asks this of every notification with an attachment.
         var url = url

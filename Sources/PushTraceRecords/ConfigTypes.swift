@@ -1,4 +1,4 @@
-/// A category the main app registers with `UNUserNotificationCenter.setNotificationCategories` (docs/spec.md §4).
+/// A category the main app registers with `UNUserNotificationCenter.setNotificationCategories` (docs/protocol.md#config-records).
 public struct CategoryConfig: Codable, Sendable, Hashable {
     public var id: String
     public var actions: [String]?
@@ -9,7 +9,7 @@ public struct CategoryConfig: Codable, Sendable, Hashable {
     }
 }
 
-/// The content extension's `NSExtensionAttributes` from its Info.plist (docs/spec.md §4).
+/// The content extension's `NSExtensionAttributes` from its Info.plist (docs/protocol.md#config-records).
 public struct ContentExtensionPlist: Codable, Sendable, Hashable {
     /// `UNNotificationExtensionCategory`: a string or an array of strings in the real plist; always a list here.
     public var categories: [String]?

@@ -1,4 +1,4 @@
-/// A lifecycle step's name (docs/spec.md §3). Open: a name this version does not know is stored as it came.
+/// A lifecycle step's name (docs/protocol.md#events). Open: a name this version does not know is stored as it came.
 public struct EventName: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -23,7 +23,7 @@ public struct EventName: RawRepresentable, Hashable, Sendable, Codable, Expressi
     public static let appWillPresent: EventName = "app.will_present"
     public static let appResponse: EventName = "app.response"
 
-    /// The fields docs/spec.md §3 requires for each known event, beyond `ts`, `process`, `event` and `notification_id`.
+    /// The fields docs/protocol.md#events requires for each known event, beyond `ts`, `process`, `event` and `notification_id`.
     public static let requiredFields: [EventName: [Record.CodingKeys]] = [
         .pushSent: [.category, .mutableContent, .hasAlert, .payloadBytes],
         .pushAPNsResponse: [.status],
@@ -38,6 +38,6 @@ public struct EventName: RawRepresentable, Hashable, Sendable, Codable, Expressi
         .appResponse: [.action],
     ]
 
-    /// The events that show the device displayed the notification (docs/spec.md §6).
+    /// The events that show the device displayed the notification (docs/protocol.md#causes).
     public static let shownOnDevice: Set<EventName> = [.appWillPresent, .appResponse, .contentReceived, .contentAction]
 }

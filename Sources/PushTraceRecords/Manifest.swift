@@ -1,4 +1,4 @@
-/// The first line of every bundle (docs/spec.md §2): who uploaded it, and when by their clock.
+/// The first line of every bundle (docs/protocol.md#bundles): who uploaded it, and when by their clock.
 public struct Manifest: Codable, Sendable, Hashable {
     public var type: String?
     public var schema: Int?

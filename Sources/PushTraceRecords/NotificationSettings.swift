@@ -1,5 +1,5 @@
 /// The user's notification settings as the app read them from `UNUserNotificationCenter.notificationSettings()`,
-/// carried by a config record (docs/protocol.md, "Notification settings"). A field left out is unknown. Values
+/// carried by a config record (docs/protocol.md#notification-settings). A field left out is unknown. Values
 /// are kept as written, so that a value a newer agent sends is stored and read as unknown rather than rejected.
 public struct NotificationSettings: Codable, Sendable, Hashable {
     /// `UNAuthorizationStatus`: `not_determined`, `denied`, `authorized`, `provisional`, `ephemeral`.

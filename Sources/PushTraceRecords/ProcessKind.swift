@@ -1,4 +1,4 @@
-/// The process that wrote a record (docs/spec.md §2): the main app, its two extensions, or the push-sending backend.
+/// The process that wrote a record (docs/protocol.md#bundles): the main app, its two extensions, or the push-sending backend.
 public enum ProcessKind: String, Codable, Sendable, CaseIterable, Comparable {
     case app
     case service
@@ -10,7 +10,7 @@ public enum ProcessKind: String, Codable, Sendable, CaseIterable, Comparable {
     }
 }
 
-/// The kind of a bundle line (docs/spec.md §2). Unknown kinds are kept, not rejected.
+/// The kind of a bundle line (docs/protocol.md#bundles). Unknown kinds are kept, not rejected.
 public enum RecordType: String, Codable, Sendable, CaseIterable {
     case manifest
     case event

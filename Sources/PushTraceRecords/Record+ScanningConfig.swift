@@ -1,4 +1,4 @@
-/// The one-pass reader's nested fields of config records (docs/spec.md §4): `categories`, `info_plist` and `notification_settings`. A third of
+/// The one-pass reader's nested fields of config records (docs/protocol.md#config-records): `categories`, `info_plist` and `notification_settings`. A third of
 /// an app's bundle lines are config records, and `JSONDecoder` read the nested ones at ten times the cost of a
 /// flat line. As for flat fields, these readers take only what they read exactly as the `Decodable` types do
 /// (`CategoryConfig`, `ContentExtensionPlist`) and report failure for anything else, which `JSONDecoder` then reads.

@@ -1,4 +1,4 @@
-/// One bundle line after the manifest (docs/spec.md §2–§4), with the fields of the v1 vocabulary pushtrace reads.
+/// One bundle line after the manifest (docs/protocol.md#bundles, #events, #config-records), with the fields of the v1 vocabulary pushtrace reads.
 ///
 /// Every field is optional so that one type decodes events, logs and config records alike; which fields are
 /// required is checked after decoding, so that the error can name the line and the field. Fields not listed here
@@ -120,7 +120,7 @@ public struct Record: Codable, Sendable, Hashable {
 
     /// The record's kind, when it is one this version knows.
     public var recordType: RecordType? { type.flatMap(RecordType.init(rawValue:)) }
-    /// The writing process, when it is one of the four of docs/spec.md §2.
+    /// The writing process, when it is one of the four of docs/protocol.md#bundles.
     public var processKind: ProcessKind? { process.flatMap(ProcessKind.init(rawValue:)) }
     /// The event name (open vocabulary).
     public var eventName: EventName? { event.map(EventName.init(rawValue:)) }

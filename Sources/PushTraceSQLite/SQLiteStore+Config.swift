@@ -6,7 +6,7 @@ import PushTraceStore
 
 extension SQLiteStore {
     /// What app `appID` is configured with, from the latest config record of each process on any of its devices
-    /// (docs/spec.md §4): the categories the app registers, those its content extension handles, whether it has a service
+    /// (docs/protocol.md#config-records): the categories the app registers, those its content extension handles, whether it has a service
     /// extension. Nil when no config record of that app is stored.
     public func latestConfiguration(appID: String) throws -> AppConfiguration? {
         try pool.read { db in

@@ -274,7 +274,7 @@ struct IngestRoutes: Sendable {
     /// The header with which an admin replays archived uploads: when they were originally received (epoch ms).
     static let receivedAtHeader = HTTPField.Name("Pushtrace-Received-At")!
 
-    /// When the bundle was received: the reference for device clock correction (docs/spec.md §5). Now, unless an admin
+    /// When the bundle was received: the reference for device clock correction (docs/protocol.md#clocks). Now, unless an admin
     /// (or anyone under `--no-auth`) replays an archived upload with `Pushtrace-Received-At`.
     static func receivedAt(of request: Request, caller: Authenticator.Caller) throws -> Int64 {
         guard let replayed = request.headers[receivedAtHeader] else { return Int64(Date().timeIntervalSince1970 * 1000) }

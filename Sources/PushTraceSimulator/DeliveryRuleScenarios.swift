@@ -1,7 +1,7 @@
 import PushTraceCore
 import PushTraceRecords
 
-/// The causes of the user's notification settings and of APNs's delivery rules (docs/protocol.md, "Causes"), each on
+/// The causes of the user's notification settings and of APNs's delivery rules (docs/protocol.md#causes), each on
 /// new devices of its own. They are drawn from a random stream of their own, after the everyday traffic and the
 /// incident, so that every other simulated notification is written exactly as without them.
 struct DeliveryRuleScenarios {

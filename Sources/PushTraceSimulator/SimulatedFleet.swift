@@ -29,7 +29,7 @@ struct SimulatedApp {
     ]
 }
 
-/// How a simulated device's configuration departs from a healthy one; each produces one cause of docs/spec.md §6.
+/// How a simulated device's configuration departs from a healthy one; each produces one cause of docs/protocol.md#causes.
 enum DeviceFlaw: CaseIterable {
     case none
     /// Its content extension's UNNotificationExtensionCategory lacks the app's second category.
@@ -65,7 +65,7 @@ struct SimulatedDevice {
     /// The App Group the main app uses for shared state.
     var appSuite: String { flaw == .appGroupDrift ? app.appGroup + ".shared" : app.appGroup }
 
-    /// The three config records (docs/spec.md §4) as this device's processes write them.
+    /// The three config records (docs/protocol.md#config-records) as this device's processes write them.
     func configLines(at ts: Int64) -> [(ProcessKind, String)] {
         let categories: [JSONValue] = app.categories.map { category in
             .object(["id": .string(category.id), "actions": .array(category.actions.map(JSONValue.string))])

@@ -67,7 +67,7 @@ public struct SimulationSummary: Codable, Sendable {
 }
 
 /// Writes realistic bundles: three apps, their devices (some with drifted configuration, some with wrong clocks),
-/// normal traffic, and every cause of docs/spec.md §6 at least once.
+/// normal traffic, and every cause of docs/protocol.md#causes at least once.
 public enum Simulator {
     /// Simulates into `directory` (one folder per app) and writes `scenarios.json` there.
     public static func run(

@@ -7,7 +7,7 @@ import PushTraceRecords
 package struct BundleTally {
     package let manifest: Manifest
     package let receivedAt: Int64
-    /// The bundle's clock offset (docs/spec.md §5): what its lines' times are corrected by.
+    /// The bundle's clock offset (docs/protocol.md#clocks): what its lines' times are corrected by.
     package let offset: Int64
     package private(set) var accepted = 0
     package private(set) var rejected = 0

@@ -4,7 +4,7 @@ import PushTraceCore
 /// Ingests bundle files (gzip or plain NDJSON) exactly as the server would, decoding on one thread while the
 /// store writes on another. Each file is one bundle, stored all-or-nothing; many share a commit.
 public struct FileIngestor: Sendable {
-    /// When a file is taken to have been received (the reference for device clock correction, docs/spec.md §5).
+    /// When a file is taken to have been received (the reference for device clock correction, docs/protocol.md#clocks).
     public enum ReceivedAt: Sendable, Hashable {
         /// The file's last modification: when it was written to disk on arrival.
         case fileModificationTime

@@ -9,7 +9,7 @@ public struct IngestResult: Sendable, Hashable, Codable {
     /// The first rejected lines with their reasons (the first 1,000 are stored, ``RejectedLineBatch``; this is what
     /// is shown).
     public var rejections: [Rejection]
-    /// The device clock offset applied to every `ts` of the bundle (docs/spec.md §5), in milliseconds.
+    /// The device clock offset applied to every `ts` of the bundle (docs/protocol.md#clocks), in milliseconds.
     public var clockOffsetMs: Int64
 
     package init(

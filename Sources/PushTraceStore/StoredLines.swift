@@ -223,7 +223,7 @@ package enum DiagnosisAssembly {
             .map { TimelineEntry(ts: $0.ts ?? 0, deviceTs: $0.deviceTs, deviceID: $0.deviceID, record: $0.record, json: $0.body) }
     }
 
-    /// The processes that record config (docs/spec.md §4): what ``input(appID:notificationID:lines:cut:configs:lastSeen:)``
+    /// The processes that record config (docs/protocol.md#config-records): what ``input(appID:notificationID:lines:cut:configs:lastSeen:)``
     /// asks the config in force of.
     package static let configuredProcesses: [ProcessKind] = [.app, .service, .content]
 

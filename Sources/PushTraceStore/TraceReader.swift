@@ -7,7 +7,7 @@ public protocol TraceReader: StoreAccess {
     func appIDs() throws -> [String]
     /// The apps a notification ID is stored for, sorted (usually one).
     func apps(forNotification id: String) throws -> [String]
-    /// Why the notification's card showed or not (docs/spec.md §6), from its stored records.
+    /// Why the notification's card showed or not (docs/protocol.md#causes), from its stored records.
     func why(appID: String, notificationID: String) throws -> WhyReport
     /// The notification's records in corrected time order.
     func logs(appID: String, notificationID: String) throws -> [TimelineEntry]

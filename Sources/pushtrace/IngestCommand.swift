@@ -13,7 +13,7 @@ struct Ingest: ParsableCommand {
             its reason, and the rest is stored. A bundle already stored (same app_id and bundle_id) is reported as \
             a duplicate and stored nothing twice.
 
-            Device clocks are corrected per bundle (docs/spec.md §5) against the time the file was received, taken by \
+            Device clocks are corrected per bundle (docs/protocol.md#clocks) against the time the file was received, taken by \
             default from its modification time.
 
             Examples:

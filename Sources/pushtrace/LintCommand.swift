@@ -10,7 +10,7 @@ struct Lint: ParsableCommand {
             Finds the mistakes that make a rich notification silently lose its card: no alert, no \
             "mutable-content": 1 when the app has a service extension (or the payload carries an attachment URL), \
             a payload over 4096 bytes, an attachment URL whose file name has no extension the system recognises. \
-            With --app, the category is checked against what that app's processes last recorded (docs/spec.md §4): \
+            With --app, the category is checked against what that app's processes last recorded (docs/protocol.md#config-records): \
             registered by the app (else no action buttons) and handled by its content extension (else no custom \
             card), with the nearest name when it is a near miss.
 

@@ -25,7 +25,7 @@ struct PushTrace: AsyncParsableCommand {
             Serve.self, TokenCommand.self, SendEvent.self, Lint.self, Vacuum.self, Export.self, Check.self, Copy.self,
         ])
 
-    /// What `--version` prints: the release, the bundle format it reads (docs/spec.md §2) and the store schema it writes.
+    /// What `--version` prints: the release, the bundle format it reads (docs/protocol.md#bundles) and the store schema it writes.
     static let versionText =
         "pushtrace \(PushTraceVersion.release) (bundle schema \(PushTraceVersion.bundleSchema), "
         + "store schema \(SQLiteStore.schemaVersion))"

@@ -6,6 +6,17 @@ import Testing
 struct ConversionCLITests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/blocks-conversion")
 
+    /// A report's JSON without the `audience` figures, which releases before them did not print.
+    static func withoutAudience(_ json: String) throws -> NSDictionary {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        object["audience"] = nil
+        if var previous = object["previous"] as? [String: Any] {
+            previous["audience"] = nil
+            object["previous"] = previous
+        }
+        return object as NSDictionary
+    }
+
     static func answer(_ name: String) throws -> String {
         try String(contentsOf: fixture.appendingPathComponent("answers/\(name)"), encoding: .utf8)
     }
@@ -38,7 +49,10 @@ struct ConversionCLITests {
             #expect(try work.run("why", "--app", app, "--format", "json", id).stdout == (try Self.answer("why-\(id).json")), "why \(id)")
             #expect(try work.run("logs", "--app", app, "--format", "json", id).stdout == (try Self.answer("logs-\(id).json")), "logs \(id)")
         }
-        #expect(try work.run("report", "--app", app, "--week", "2026-W46", "--format", "json").stdout == (try Self.answer("report.json")))
+        // The report as that release printed it; this one adds the audience (docs/protocol.md#reports-the-audience).
+        let report = try work.run("report", "--app", app, "--week", "2026-W46", "--format", "json").stdout
+        #expect(try Self.withoutAudience(report) == (try Self.withoutAudience(try Self.answer("report.json"))))
+        #expect(report.contains(#""audience" : {"#))
         #expect(try work.run("alerts", "--now", "2026-11-12T15:00:00Z", "--format", "json").stdout == (try Self.answer("alerts.json")))
     }
 }

@@ -2,7 +2,7 @@ import PushTraceCore
 import PushTraceGzip
 import Testing
 
-@Suite("Bundle decoding (docs/spec.md §2)")
+@Suite("Bundle decoding (docs/protocol.md#bundles)")
 struct BundleDecoderTests {
     @Test("several gzip members are all read, whatever the chunking")
     func multiMemberGzip() {

@@ -96,7 +96,7 @@ struct Story {
     mutating func serverOnly() { entries.removeAll { $0.record.process != "server" } }
 }
 
-@Suite("Diagnosis: every cause of docs/spec.md §6")
+@Suite("Diagnosis: every cause of docs/protocol.md#causes")
 struct DiagnosisTests {
     @Test func ok() {
         let d = Story.healthy.diagnosis
@@ -284,7 +284,7 @@ struct DiagnosisTests {
         #expect(d.cause == .serviceTimeout)
     }
 
-    @Test("every cause has a test, and the order is docs/spec.md §6's")
+    @Test("every cause has a test, and the order is docs/protocol.md#causes's")
     func order() {
         #expect(Cause.allCases.first == .unknownNotification)
         #expect(Cause.allCases.last == .ok)

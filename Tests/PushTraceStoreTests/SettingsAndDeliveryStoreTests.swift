@@ -5,7 +5,7 @@ import PushTraceStore
 import PushTraceTestSupport
 import Testing
 
-/// The user's settings and APNs's delivery rules read from a real store (docs/protocol.md, "Causes"): the settings in
+/// The user's settings and APNs's delivery rules read from a real store (docs/protocol.md#causes): the settings in
 /// force from the device's config records, the device's later notifications from the summaries, on both engines;
 /// and settling answers as `why` does.
 @Suite("Settings and APNs's delivery rules, from the store")

@@ -1,4 +1,4 @@
-/// Device clock correction (docs/spec.md §5).
+/// Device clock correction (docs/protocol.md#clocks).
 public enum ClockCorrection {
     /// Offsets within this tolerance (either direction) are taken as transit time, not a wrong clock.
     public static let toleranceMs: Int64 = 5_000

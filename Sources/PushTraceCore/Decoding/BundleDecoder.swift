@@ -1,7 +1,7 @@
 import PushTraceGzip
 import PushTraceRecords
 
-/// Decodes a bundle (docs/spec.md §2) as its bytes arrive: decompression, line splitting, the manifest, and each record.
+/// Decodes a bundle (docs/protocol.md#bundles) as its bytes arrive: decompression, line splitting, the manifest, and each record.
 ///
 /// Memory stays bounded by the compression window and the longest line, whatever the bundle's size. A whole-bundle
 /// failure is thrown as ``BundleError``; a bad record line is handed on as ``BundleItem/rejected(_:)`` and decoding goes on.

@@ -1,6 +1,6 @@
 import PushTraceRecords
 
-/// APNs's own delivery rules (docs/protocol.md, "Causes"): what they make of a push that never arrived
+/// APNs's own delivery rules (docs/protocol.md#causes): what they make of a push that never arrived
 /// (`expired_undelivered`, `coalesced_offline`) and of one delivered but never expanded (`replaced`).
 enum APNsRules {
     /// The refinements of `not_delivered`: the push expired while the device could not be reached, or APNs kept

@@ -1,4 +1,4 @@
-/// The answer codes of docs/spec.md §6, in priority order: the primary cause of a notification is its first finding in
+/// The answer codes of docs/protocol.md#causes, in priority order: the primary cause of a notification is its first finding in
 /// this order.
 public enum Cause: String, Codable, Sendable, CaseIterable, Comparable {
     case unknownNotification = "unknown_notification"
@@ -28,7 +28,7 @@ public enum Cause: String, Codable, Sendable, CaseIterable, Comparable {
     /// `time-sensitive`, and the user turned time-sensitive notifications off, so it was held like any other.
     case timeSensitiveOff = "time_sensitive_off"
     case notExpanded = "not_expanded"
-    /// Not in docs/spec.md §6: an action the content extension forwarded (`dismissAndForwardAction`) that the main app's
+    /// Not in docs/protocol.md#causes: an action the content extension forwarded (`dismissAndForwardAction`) that the main app's
     /// response handler never reported. Without it such a notification would have no fitting answer.
     case forwardedActionUnhandled = "forwarded_action_unhandled"
     case ok

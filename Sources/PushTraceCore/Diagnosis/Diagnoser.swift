@@ -1,6 +1,6 @@
 import PushTraceRecords
 
-/// Answers "why" for one notification (docs/spec.md §6): runs every rule over its records and the config in force, and
+/// Answers "why" for one notification (docs/protocol.md#causes): runs every rule over its records and the config in force, and
 /// orders the findings by ``Cause`` priority. Pure: no clock, no database, no I/O.
 public struct Diagnoser: Sendable {
     public var settings: DiagnosisSettings

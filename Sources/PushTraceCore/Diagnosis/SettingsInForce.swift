@@ -1,6 +1,6 @@
 import PushTraceRecords
 
-/// The user's notification settings in force for a notification (docs/protocol.md, "Notification settings"): those
+/// The user's notification settings in force for a notification (docs/protocol.md#notification-settings): those
 /// of the latest config record that carries them, of the same app and device, at or before the notification's first
 /// record.
 public struct SettingsInForce: Sendable, Hashable {
@@ -43,7 +43,7 @@ public struct SettingsInForce: Sendable, Hashable {
     }
 }
 
-/// The device's other notifications that APNs's delivery rules read (docs/protocol.md, "Causes"): those sent after
+/// The device's other notifications that APNs's delivery rules read (docs/protocol.md#causes): those sent after
 /// this one that the device recorded, and when the device first recorded anything after this push.
 public struct DeviceNeighbours: Sendable, Hashable {
     /// The corrected time of the device's first record, of any notification, after this one's `push.sent`.

@@ -1,6 +1,6 @@
 import PushTraceRecords
 
-/// What the user's notification settings and the push's interruption level explain (docs/protocol.md, "Causes"):
+/// What the user's notification settings and the push's interruption level explain (docs/protocol.md#causes):
 /// `notifications_disabled`, and the refinements of `not_expanded`: `delivered_quietly`, `held_for_summary` and its
 /// companion `time_sensitive_off`.
 enum SettingsRules {

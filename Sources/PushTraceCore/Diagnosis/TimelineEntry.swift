@@ -2,7 +2,7 @@ import PushTraceRecords
 
 /// One stored record as the diagnosis and the timeline see it: its corrected time and the decoded fields.
 public struct TimelineEntry: Sendable, Hashable {
-    /// Corrected time (docs/spec.md §5), epoch milliseconds.
+    /// Corrected time (docs/protocol.md#clocks), epoch milliseconds.
     public var ts: Int64
     /// The writer's own clock, when it differs from `ts` (corrected, or held back behind `push.sent`).
     public var deviceTs: Int64?
@@ -66,7 +66,7 @@ public struct TimelineEntry: Sendable, Hashable {
     }
 }
 
-/// The config records in force for a notification (docs/spec.md §4, §6): the latest of each process at or before the
+/// The config records in force for a notification (docs/protocol.md#config-records, #causes): the latest of each process at or before the
 /// notification's first record.
 public struct ConfigInForce: Sendable, Hashable {
     public var app: TimelineEntry?

@@ -1,7 +1,7 @@
 import Foundation
 import PushTraceRecords
 
-/// What an app is configured with, as its processes last recorded it (docs/spec.md §4): what `pushtrace lint` checks a
+/// What an app is configured with, as its processes last recorded it (docs/protocol.md#config-records): what `pushtrace lint` checks a
 /// payload against.
 public struct AppConfiguration: Sendable, Equatable {
     /// The categories the main app registers (nil when no app config record is stored).
@@ -22,7 +22,7 @@ public struct AppConfiguration: Sendable, Equatable {
 public struct LintFinding: Sendable, Equatable, Encodable {
     public enum Severity: String, Sendable, Encodable { case error, warning }
     public var severity: Severity
-    /// The cause this would produce (docs/spec.md §6), or a lint code of its own.
+    /// The cause this would produce (docs/protocol.md#causes), or a lint code of its own.
     public var code: String
     public var message: String
     public var fix: String

@@ -1,6 +1,6 @@
 import PushTraceRecords
 
-/// Who could be reached in a period (docs/protocol.md, "Reports"): the devices that recorded anything for the app in
+/// Who could be reached in a period (docs/protocol.md#reports-the-audience): the devices that recorded anything for the app in
 /// it, those of them whose app recorded the user's notification settings, and, by each one's latest settings at or
 /// before the period's end, how many cannot be shown anything, are provisional, have Notification Summary on, and
 /// have time-sensitive notifications off.

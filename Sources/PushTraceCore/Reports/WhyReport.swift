@@ -6,7 +6,7 @@ public struct WhyReport: Sendable {
     public var appID: String
     public var notificationID: String
     public var diagnosis: Diagnosis
-    /// The notification's events in time order, device steps never before `push.sent` (docs/spec.md §5).
+    /// The notification's events in time order, device steps never before `push.sent` (docs/protocol.md#clocks).
     public var timeline: [TimelineEntry]
     /// Set when only part of the notification's stored records were read.
     public var timelineCut: TimelineCut?
