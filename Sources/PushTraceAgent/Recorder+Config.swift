@@ -70,16 +70,3 @@ extension ContentExtensionPlist {
         return .object(members)
     }
 }
-
-extension NotificationSettings {
-    var jsonValue: JSONValue {
-        let fields: [(CodingKeys, String?)] = [
-            (.authorization, authorization), (.alert, alert), (.lockScreen, lockScreen),
-            (.notificationCenter, notificationCenter), (.alertStyle, alertStyle),
-            (.scheduledDelivery, scheduledDelivery), (.timeSensitive, timeSensitive),
-        ]
-        var object: [String: JSONValue] = [:]
-        for (key, value) in fields { if let value { object[key.rawValue] = .string(value) } }
-        return .object(object)
-    }
-}

@@ -77,6 +77,18 @@ public struct NotificationSettings: Codable, Sendable, Hashable {
 
     /// Whether nothing is known: every field left out.
     public var isEmpty: Bool { self == NotificationSettings() }
+
+    /// The object a config record carries, with the fields that are known.
+    public var jsonValue: JSONValue {
+        let fields: [(CodingKeys, String?)] = [
+            (.authorization, authorization), (.alert, alert), (.lockScreen, lockScreen),
+            (.notificationCenter, notificationCenter), (.alertStyle, alertStyle),
+            (.scheduledDelivery, scheduledDelivery), (.timeSensitive, timeSensitive),
+        ]
+        var object: [String: JSONValue] = [:]
+        for (key, value) in fields { if let value { object[key.rawValue] = .string(value) } }
+        return .object(object)
+    }
 }
 
 /// The aps `interruption-level` (`UNNotificationInterruptionLevel`), as the wire spells it; absent means `active`.

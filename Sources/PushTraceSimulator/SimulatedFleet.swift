@@ -83,7 +83,7 @@ struct SimulatedDevice {
                 JSONLine(
                     fields: [
                         ("type", "config"), ("ts", .int(ts)), ("process", "app"), ("app_group", .string(appSuite)),
-                        ("categories", .array(categories)), ("notification_settings", settings?.simulatedJSON),
+                        ("categories", .array(categories)), ("notification_settings", settings?.jsonValue),
                     ]
                 ).text
             ),
@@ -102,18 +102,5 @@ struct SimulatedDevice {
                 ]).text
             ),
         ]
-    }
-}
-
-extension NotificationSettings {
-    /// The settings as a config record carries them.
-    var simulatedJSON: JSONValue {
-        let fields: [(CodingKeys, String?)] = [
-            (.authorization, authorization), (.alert, alert), (.lockScreen, lockScreen),
-            (.notificationCenter, notificationCenter), (.alertStyle, alertStyle),
-            (.scheduledDelivery, scheduledDelivery), (.timeSensitive, timeSensitive),
-        ]
-        return .object(
-            Dictionary(uniqueKeysWithValues: fields.compactMap { key, value in value.map { (key.rawValue, JSONValue.string($0)) } }))
     }
 }
