@@ -89,7 +89,25 @@ extension PostgresStore {
     }
 
     public func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport {
-        try RollupReading.alerts(rules, now: now, appID: appID, samples: alertSamples)
+        try RollupReading.alerts(rules, now: now, appID: appID, samples: alertSamples, audience: audienceSamples)
+    }
+
+    /// The `notifications_disabled` metric's samples per app (``AudienceReading/alertSamples(_:apps:spans:dictionaries:)``),
+    /// in one snapshot.
+    public func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
+        try reading { session in
+            try AudienceReading.alertSamples(session, apps: appID.map { [$0] } ?? Self.appIDs(session), spans: spans) {
+                [dictionaries] in dictionaries.lookup($0, session)
+            }
+        }
+    }
+
+    public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] {
+        try reading { session in
+            try AudienceReading.figures(session, apps: Self.appIDs(session), period: period) { [dictionaries] in
+                dictionaries.lookup($0, session)
+            }
+        }
     }
 
     /// Counts per app and category over settled notifications (``RollupReading/alertSamples(_:hourly:minutely:settled:)``),

@@ -7,7 +7,24 @@ extension SQLiteStore {
     /// The alert rules judged as of `now` (epoch milliseconds): notifications first seen after `now` are ignored.
     /// With `appID`, only that app's samples are judged and counted (what a read token of one app may see).
     public func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport {
-        try RollupReading.alerts(rules, now: now, appID: appID, samples: alertSamples)
+        try RollupReading.alerts(rules, now: now, appID: appID, samples: alertSamples, audience: audienceSamples)
+    }
+
+    /// The `notifications_disabled` metric's samples per app (``AudienceReading/alertSamples(_:apps:spans:dictionaries:)``).
+    public func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
+        try pool.read { db in
+            try AudienceReading.alertSamples(SQLiteSession(db: db), apps: appID.map { [$0] } ?? appIDs(db), spans: spans) {
+                [dictionaries] in dictionaries.lookup($0, in: db)
+            }
+        }
+    }
+
+    public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] {
+        try pool.read { db in
+            try AudienceReading.figures(SQLiteSession(db: db), apps: appIDs(db), period: period) { [dictionaries] in
+                dictionaries.lookup($0, in: db)
+            }
+        }
     }
 
     /// Counts per app and category over settled notifications (``RollupReading/alertSamples(_:hourly:minutely:settled:)``).

@@ -5,7 +5,8 @@ import PushTraceStore
 import ServiceLifecycle
 
 /// Evaluates the alert rules every `interval` and exports `pushtrace_alert_firing{rule,app,category}`: 1 while a
-/// rule fires for that app and category, 0 once it stops.
+/// rule fires for that app and category, 0 once it stops. Beside it, each app's devices of the last 7 days by their
+/// notification settings, `pushtrace_audience_devices{app,group}`.
 final class AlertMonitor: Service, Sendable {
     private let store: any TraceReader & StoreUpkeep
     private let rules: [AlertRule]
@@ -24,23 +25,45 @@ final class AlertMonitor: Service, Sendable {
     func run() async throws {
         // On shutdown the sleep is cancelled and the loop ends: a normal stop, not an error.
         await cancelWhenGracefulShutdown {
-            var firing = Set<ServerMetrics.AlertKey>()
+            var exported = Exported()
             while !Task.isCancelled {
-                firing = await self.evaluate(previous: firing)
+                exported = await self.evaluate(previous: exported)
                 try? await Task.sleep(for: self.interval)
             }
         }
     }
 
-    private func evaluate(previous: Set<ServerMetrics.AlertKey>) async -> Set<ServerMetrics.AlertKey> {
+    /// The series set at the last evaluation, which the next one zeroes if they are gone.
+    private struct Exported {
+        var firing = Set<ServerMetrics.AlertKey>()
+        var audienceApps = Set<String>()
+        /// Evaluations since the audience was last read: devices over a week change slowly, and reading them walks
+        /// every active device's settings, so the gauge is refreshed every ``AlertMonitor/audienceEvery``
+        /// evaluations (every 10 minutes at the default interval).
+        var sinceAudience: Int?
+    }
+
+    /// How many evaluations apart `pushtrace_audience_devices` is read.
+    static let audienceEvery = 10
+
+    private func evaluate(previous: Exported) async -> Exported {
+        let readAudience = previous.sinceAudience.map { $0 + 1 >= Self.audienceEvery } ?? true
         do {
-            // With several servers on one database, one of them judges the rules and exports the gauge (whichever
+            // With several servers on one database, one of them judges the rules and exports the gauges (whichever
             // holds the role: another takes it over once that one is gone); the others export none firing.
-            let report = try await BlockingWork.run { [store, rules] () -> AlertReport? in
+            let result = try await BlockingWork.run { [store, rules] () -> (AlertReport, [String: AudienceFigures]?)? in
                 guard try store.leads(.alertMonitor) else { return nil }
-                return try store.alerts(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let report = try store.alerts(rules, now: now)
+                guard readAudience else { return (report, nil) }
+                let week = ReportPeriod(label: "the last 7 days", start: now - 7 * 86_400_000, end: now)
+                return (report, try store.audiences(period: week))
             }
-            guard let report else { return metrics.alertsFiring([], previous: previous) }
+            guard let (report, audiences) = result else {
+                return Exported(
+                    firing: metrics.alertsFiring([], previous: previous.firing),
+                    audienceApps: metrics.audiences([:], previous: previous.audienceApps))
+            }
             for alert in report.firing {
                 logger.warning(
                     "alert firing",
@@ -49,7 +72,15 @@ final class AlertMonitor: Service, Sendable {
                         "category": "\(alert.category)", "text": "\(alert.text)",
                     ])
             }
-            return metrics.alertsFiring(report.firing, previous: previous)
+            var exported = previous
+            exported.firing = metrics.alertsFiring(report.firing, previous: previous.firing)
+            if let audiences {
+                exported.audienceApps = metrics.audiences(audiences, previous: previous.audienceApps)
+                exported.sinceAudience = 0
+            } else {
+                exported.sinceAudience = (previous.sinceAudience ?? 0) + 1
+            }
+            return exported
         } catch {
             logger.warning("evaluating alert rules failed; will retry", metadata: ["error": "\(error)"])
             return previous

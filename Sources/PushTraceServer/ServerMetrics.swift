@@ -159,6 +159,30 @@ public final class ServerMetrics: Sendable {
         return Set(firing.keys)
     }
 
+    /// Sets `pushtrace_audience_devices{app,group}`: each app's devices active in the last 7 days (`active`), those
+    /// with a settings record (`with_settings`), and by their latest settings `notifications_disabled`,
+    /// `provisional`, `scheduled_delivery` and `time_sensitive_disabled` (the report's audience). Apps no longer
+    /// present drop to zero; returns the app labels set.
+    func audiences(_ figures: [String: AudienceFigures], previous: Set<String>) -> Set<String> {
+        // Apps folded into one label (over the label limit) add up.
+        var counts: [String: [Int]] = [:]
+        for (appID, audience) in figures {
+            let values = [
+                audience.devices, audience.withSettings, audience.notificationsDisabled, audience.provisional,
+                audience.scheduledDelivery, audience.timeSensitiveDisabled,
+            ]
+            let app = labels.app(appID)
+            counts[app] = zip(counts[app] ?? values.map { _ in 0 }, values).map(+)
+        }
+        let groups = ["active", "with_settings", "notifications_disabled", "provisional", "scheduled_delivery", "time_sensitive_disabled"]
+        for app in Set(counts.keys).union(previous) {
+            for (index, group) in groups.enumerated() {
+                gauge("pushtrace_audience_devices", [("app", app), ("group", group)], apps: true).record(counts[app]?[index] ?? 0)
+            }
+        }
+        return Set(counts.keys)
+    }
+
     // MARK: Handles
 
     /// The handles made so far, by name and label values. Making one goes through the registry (its lock, a check

@@ -48,4 +48,34 @@ package enum AudienceReading {
         }
         return devices.keys.sorted().map { devices[$0]! }
     }
+
+    /// Each app's audience in `apps` over `period`; an app with no device active in it is left out.
+    package static func figures(
+        _ session: some SQLSession, apps: [String], period: ReportPeriod, dictionaries: (UInt32) -> [UInt8]?
+    ) throws -> [String: AudienceFigures] {
+        var figures: [String: AudienceFigures] = [:]
+        for app in apps {
+            let devices = try audience(session, appID: app, period: period, dictionaries: dictionaries)
+            if !devices.isEmpty { figures[app] = AudienceFigures(devices: devices) }
+        }
+        return figures
+    }
+
+    /// The `notifications_disabled` alert metric's samples (``RateCounts/init(audience:)``), one per app in `apps`
+    /// with a device active in the window or the baseline: each span's devices, by their settings at its end.
+    package static func alertSamples(
+        _ session: some SQLSession, apps: [String], spans: AlertSpans, dictionaries: (UInt32) -> [UInt8]?
+    ) throws -> [AlertSample] {
+        let window = try figures(
+            session, apps: apps, period: ReportPeriod(label: "window", start: spans.windowStart, end: spans.windowEnd),
+            dictionaries: dictionaries)
+        let baseline = try figures(
+            session, apps: apps, period: ReportPeriod(label: "baseline", start: spans.baselineStart, end: spans.baselineEnd),
+            dictionaries: dictionaries)
+        return Set(window.keys).union(baseline.keys).sorted().map { app in
+            AlertSample(
+                appID: app, category: "", window: window[app].map(RateCounts.init(audience:)) ?? RateCounts(),
+                baseline: baseline[app].map(RateCounts.init(audience:)) ?? RateCounts())
+        }
+    }
 }

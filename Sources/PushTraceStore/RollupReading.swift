@@ -102,18 +102,28 @@ package enum RollupReading {
         return samples.values.sorted { ($0.appID, $0.category) < ($1.appID, $1.category) }
     }
 
-    /// The alert rules judged at `now` over the samples `samples(spans)` gives; with `appID`, only that app's.
+    /// The alert rules judged at `now` over the samples `samples(spans)` gives, or for a rule over devices
+    /// `audience(spans, appID)`; with `appID`, only that app's.
     package static func alerts(
         _ rules: [AlertRule], now: Int64, appID: String?,
-        samples: (AlertSpans) throws -> [AlertSample]
+        samples: (AlertSpans) throws -> [AlertSample],
+        audience: (AlertSpans, _ appID: String?) throws -> [AlertSample]
     ) rethrows -> AlertReport {
         var firing: [FiringAlert] = []
         var judged = 0
         var memo: [AlertSpans: [AlertSample]] = [:]
+        var audienceMemo: [AlertSpans: [AlertSample]] = [:]
         for rule in rules {
             let spans = AlertSpans(rule: rule, now: now)
-            if memo[spans] == nil { memo[spans] = try samples(spans).filter { appID == nil || $0.appID == appID } }
-            let result = AlertEvaluator.evaluate(rule, samples: memo[spans] ?? [], spans: spans)
+            let ruleSamples: [AlertSample]
+            if rule.metric.byCategory {
+                if memo[spans] == nil { memo[spans] = try samples(spans).filter { appID == nil || $0.appID == appID } }
+                ruleSamples = memo[spans] ?? []
+            } else {
+                if audienceMemo[spans] == nil { audienceMemo[spans] = try audience(spans, appID) }
+                ruleSamples = audienceMemo[spans] ?? []
+            }
+            let result = AlertEvaluator.evaluate(rule, samples: ruleSamples, spans: spans)
             firing += result.firing
             judged += result.judged
         }

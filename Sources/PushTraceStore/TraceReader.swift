@@ -19,6 +19,9 @@ public protocol TraceReader: StoreAccess {
     func report(appID: String, period: ReportPeriod) throws -> DeliveryReport
     /// The alert rules judged at `now`, over every app or one.
     func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport
+    /// Each app's audience over `period` (devices active in it, by their latest notification settings at its end);
+    /// apps with no such device are left out.
+    func audiences(period: ReportPeriod) throws -> [String: AudienceFigures]
     /// The latest configuration each process of the app recorded, or nil when none did.
     func latestConfiguration(appID: String) throws -> AppConfiguration?
     /// Every stored line `filter` selects, exactly as received, one at a time, in the order stored: memory stays

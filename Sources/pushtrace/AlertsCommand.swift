@@ -17,6 +17,11 @@ struct Alerts: AsyncParsableCommand {
               attachment_failure_spike  failed downloads or attachments per notification that tried one
               extension_crash_spike     extension abnormal exits per notification an extension ran for
 
+            And one per app, week over week (window 7 days, min_window 50 devices in each week, factor 1.5,
+            min_increase 0.03):
+              notifications_disabled_rise  devices whose notification settings show nothing per device with
+                                           settings, among the app's devices active in the week
+
             --rules FILE changes them (YAML; see docs/alerts.md):
               rules:
                 - name: service_timeout_spike

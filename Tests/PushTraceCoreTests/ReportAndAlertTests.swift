@@ -76,6 +76,34 @@ struct ReportAndAlertTests {
         #expect(fires(sample(20, of: 60, baseline: (0, 0))))
     }
 
+    @Test(
+        "notifications_disabled_rise: a clear week-over-week rise fires; a small rise, few devices, or a share only now recorded do not"
+    )
+    func notificationsDisabledRise() throws {
+        let rule = try #require(AlertRule.builtIn.first { $0.name == "notifications_disabled_rise" })
+        #expect(rule.metric == .notificationsDisabled && rule.windowMinutes == 10_080 && rule.baselineDays == 7)
+        let spans = AlertSpans(rule: rule, now: 1_794_744_000_000)
+        func sample(_ disabled: Int, of devices: Int, baseline: (Int, Int)) -> AlertSample {
+            var window = RateCounts(), base = RateCounts()
+            (window.devicesDisabled, window.devicesWithSettings) = (disabled, devices)
+            (base.devicesDisabled, base.devicesWithSettings) = baseline
+            return AlertSample(appID: "a", category: "", window: window, baseline: base)
+        }
+        func evaluate(_ sample: AlertSample) -> (firing: [FiringAlert], judged: Int) {
+            AlertEvaluator.evaluate(rule, samples: [sample], spans: spans)
+        }
+        let rise = evaluate(sample(60, of: 400, baseline: (20, 400)))
+        #expect(rise.firing.count == 1)
+        #expect(
+            rise.firing.first?.text.hasPrefix(
+                "notifications_disabled_rise: a: devices with notifications disabled 15.0% (60 of 400) in the 7 days to 2026-11-15 12:00:00 UTC, against 5.0% (20 of 400) over the 7 days before"
+            ) == true, "\(rise.firing)")
+        #expect(evaluate(sample(26, of: 400, baseline: (20, 400))).firing.isEmpty)
+        #expect(evaluate(sample(20, of: 40, baseline: (2, 400))) == ([], 0))
+        // Settings only start to be recorded (a new agent version): nothing to rise from.
+        #expect(evaluate(sample(60, of: 400, baseline: (1, 10))) == ([], 0))
+    }
+
     @Test("with nothing firing, the text says how many windows were judged, or that none had the volume")
     func quietText() {
         let now: Int64 = 1_794_744_000_000
@@ -103,7 +131,8 @@ struct ReportAndAlertTests {
                     window_minutes: 15
                 """)
         #expect(set.rules.first { $0.name == "service_timeout_spike" }?.minWindow == 100)
-        #expect(set.active.map(\.name) == ["service_timeout_spike", "attachment_failure_spike", "fast_timeouts"])
+        #expect(
+            set.active.map(\.name) == ["service_timeout_spike", "attachment_failure_spike", "notifications_disabled_rise", "fast_timeouts"])
         #expect(set.rules.last?.windowMinutes == 15)
         #expect(throws: AlertConfigError.self) { try AlertRuleSet(yaml: "rules:\n  - name: x\n") }
         do {

@@ -87,4 +87,40 @@ import Testing
             #expect((window ?? 0) > 2 * (baseline ?? 1), "\(rates)")
         }
     }
+
+    @Test("the audience gauge: each app's devices of the last 7 days, by their latest notification settings", arguments: TestEngine.all)
+    func exportsTheAudienceOfTheLastWeek(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine) { $0.alertInterval = .milliseconds(200) }
+        let now = Int64(Date().timeIntervalSince1970 * 1000), day: Int64 = 86_400_000
+        func settings(_ authorization: String, summary: String) -> String {
+            #"{"type":"config","ts":\#(now - day),"process":"app","categories":[],"notification_settings":{"authorization":"\#(authorization)","scheduled_delivery":"\#(summary)"}}"#
+        }
+        try server.folder.ingest(
+            [Lines.manifest(app: TestServer.app, device: "d-1"), settings("denied", summary: "disabled")], receivedAt: now)
+        try server.folder.ingest(
+            [Lines.manifest(app: TestServer.app, device: "d-2"), settings("authorized", summary: "enabled")], receivedAt: now)
+        try server.folder.ingest(
+            [Lines.manifest(app: TestServer.app, device: "d-3")] + Lines.serviceSteps("N-1", at: now - day, expired: false), receivedAt: now
+        )
+        try server.folder.store.settleCauses()
+        try await server.run { client in
+            var gauges: [String: Double] = [:]
+            for _ in 0..<50 where gauges.isEmpty {
+                try await Task.sleep(for: .milliseconds(100))
+                for line in try await client.get("/metrics", token: server.metricsToken).text.split(separator: "\n")
+                where line.hasPrefix("pushtrace_audience_devices{") && line.contains(#"app="\#(TestServer.app)""#) {
+                    let group = line.split(separator: "group=\"")[1].prefix { $0 != "\"" }
+                    gauges[String(group)] = Double(line.split(separator: " ").last!)
+                }
+            }
+            #expect(
+                gauges == [
+                    "active": 3, "with_settings": 2, "notifications_disabled": 1, "provisional": 0, "scheduled_delivery": 1,
+                    "time_sensitive_disabled": 0,
+                ])
+            // Without a metrics token, /metrics names no app.
+            let anonymous = try await client.get("/metrics", token: nil).text
+            #expect(!anonymous.contains("pushtrace_audience_devices"))
+        }
+    }
 }

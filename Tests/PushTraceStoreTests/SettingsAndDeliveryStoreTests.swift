@@ -122,4 +122,37 @@ struct SettingsAndDeliveryStoreTests {
             .causes
         #expect(counts["replaced"] == 1 && counts["not_expanded"] == 1)
     }
+
+    @Test("notifications_disabled_rise: more devices turned notifications off this week than the week before", arguments: TestEngine.all)
+    func notificationsDisabledRise(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let day: Int64 = 86_400_000
+        // 60 devices record their settings three days before t0 (3 of them denied) and three days after (20).
+        for device in 0..<60 {
+            try temporary.ingest([
+                Lines.manifest(device: "d-\(device)"), Self.settings(at: Self.t0 - 3 * day, device < 3 ? "denied" : "authorized"),
+                Self.settings(at: Self.t0 + 3 * day, device < 20 ? "denied" : "authorized"),
+            ])
+        }
+        // Another app's ten devices, all denied: too few to judge, and not this app's.
+        for device in 0..<10 {
+            try temporary.ingest([
+                Lines.manifest(app: "net.rorklab.other", device: "o-\(device)"), Self.settings(at: Self.t0 + 3 * day, "denied"),
+            ])
+        }
+        try temporary.ingest([Lines.manifest(device: nil)] + Self.sent("N-1", at: Self.t0))
+        try temporary.ingest([Lines.manifest(app: "net.rorklab.other", device: nil)] + Self.sent("N-1", at: Self.t0))
+        _ = try temporary.store.settleCauses()
+        let rules = AlertRule.builtIn.filter { $0.metric == .notificationsDisabled }
+        let report = try temporary.store.alerts(rules, now: Self.t0 + 7 * day)
+        #expect(report.evaluated == 1)
+        let alert = try #require(report.firing.first)
+        #expect(alert.appID == "net.rorklab.dailypick" && alert.category == "")
+        #expect((alert.windowFailures, alert.windowTotal, alert.baselineFailures, alert.baselineTotal) == (20, 60, 3, 60))
+        #expect(try temporary.store.alerts(rules, now: Self.t0 + 7 * day, appID: "net.rorklab.other").evaluated == 0)
+        // A week before, the share had not risen.
+        #expect(try temporary.store.alerts(rules, now: Self.t0).firing.isEmpty)
+        let audiences = try temporary.store.audiences(period: ReportPeriod(label: "week", start: Self.t0, end: Self.t0 + 7 * day))
+        #expect(audiences["net.rorklab.dailypick"]?.notificationsDisabled == 20 && audiences["net.rorklab.other"]?.devices == 10)
+    }
 }

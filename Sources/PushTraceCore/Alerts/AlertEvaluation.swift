@@ -1,7 +1,7 @@
 import Foundation
 import PushTraceRecords
 
-/// Failures and totals of the three alert metrics for one app and category over some span.
+/// Failures and totals of the alert metrics for one app and category over some span.
 public struct RateCounts: Sendable, Hashable {
     public var serviceRan = 0
     public var serviceTimeouts = 0
@@ -9,8 +9,17 @@ public struct RateCounts: Sendable, Hashable {
     public var attachmentFailures = 0
     public var extensionRuns = 0
     public var extensionCrashes = 0
+    /// The app's devices active in the span with a settings record, and those of them with notifications disabled.
+    public var devicesWithSettings = 0
+    public var devicesDisabled = 0
 
     public init() {}
+
+    /// The device counts of an app's audience over the span.
+    public init(audience: AudienceFigures) {
+        devicesWithSettings = audience.withSettings
+        devicesDisabled = audience.notificationsDisabled
+    }
 
     /// Adds the counts of `rhs` (two spans of the same app and category).
     public static func += (lhs: inout RateCounts, rhs: RateCounts) {
@@ -20,6 +29,8 @@ public struct RateCounts: Sendable, Hashable {
         lhs.attachmentFailures += rhs.attachmentFailures
         lhs.extensionRuns += rhs.extensionRuns
         lhs.extensionCrashes += rhs.extensionCrashes
+        lhs.devicesWithSettings += rhs.devicesWithSettings
+        lhs.devicesDisabled += rhs.devicesDisabled
     }
 
     /// (failures, total) of `metric`.
@@ -28,6 +39,7 @@ public struct RateCounts: Sendable, Hashable {
         case .serviceTimeout: (serviceTimeouts, serviceRan)
         case .attachmentFailure: (attachmentFailures, attachmentTries)
         case .extensionCrash: (extensionCrashes, extensionRuns)
+        case .notificationsDisabled: (devicesDisabled, devicesWithSettings)
         }
     }
 }
@@ -131,7 +143,7 @@ public enum AlertEvaluator {
         var judged = 0
         for sample in samples {
             let window = sample.window.counts(rule.metric), baseline = sample.baseline.counts(rule.metric)
-            guard window.total >= rule.minWindow else { continue }
+            guard window.total >= rule.minWindow, rule.metric.byCategory || baseline.total >= rule.minWindow else { continue }
             judged += 1
             let windowRate = Double(window.failures) / Double(window.total)
             let baselineRate = baseline.total > 0 ? Double(baseline.failures) / Double(baseline.total) : 0
@@ -140,10 +152,14 @@ public enum AlertEvaluator {
             guard lower > threshold else { continue }
             let percent = { (rate: Double) in ReportText.fixed(rate * 100, 1) + "%" }
             let category = sample.category.isEmpty ? "(no category)" : TerminalText.escaped(sample.category)
+            let subject = TerminalText.escaped(sample.appID) + (rule.metric.byCategory ? " / \(category)" : "")
+            let span =
+                rule.windowMinutes % 1440 == 0
+                ? "\(rule.windowMinutes / 1440) \(rule.windowMinutes == 1440 ? "day" : "days")" : "\(rule.windowMinutes) min"
             let text =
-                "\(rule.name): \(TerminalText.escaped(sample.appID)) / \(category): "
+                "\(rule.name): \(subject): "
                 + "\(rule.metric.noun) \(percent(windowRate)) (\(window.failures) of \(window.total)) in the "
-                + "\(rule.windowMinutes) min to \(InstantText.format(spans.windowEnd)) UTC, against \(percent(baselineRate)) "
+                + "\(span) to \(InstantText.format(spans.windowEnd)) UTC, against \(percent(baselineRate)) "
                 + "(\(baseline.failures) of \(baseline.total)) over the \(rule.baselineDays) days before; at least "
                 + "\(percent(lower)) with \(ReportText.fixed(rule.confidence * 100, 0))% confidence, threshold \(percent(threshold))"
             firing.append(

@@ -1,8 +1,9 @@
-/// A rule that compares a failure rate of the last window with the same app and category's baseline.
+/// A rule that compares a rate of the last window with the same app and category's baseline.
 ///
-/// It fires only when the rise is clear: the window must hold at least `minWindow` notifications the rate is
-/// taken over, and the lower bound of the window rate's one-sided Wilson interval (at `confidence`) must exceed
-/// both `baseline × factor` and `baseline + minIncrease`.
+/// It fires only when the rise is clear: the window must hold at least `minWindow` notifications (or devices) the
+/// rate is taken over, and the lower bound of the window rate's one-sided Wilson interval (at `confidence`) must
+/// exceed both `baseline × factor` and `baseline + minIncrease`. A rule over devices needs as many in its baseline
+/// too: a share that only starts to be recorded (a new agent version) has not risen.
 public struct AlertRule: Codable, Sendable, Hashable {
     /// What a rule measures.
     public enum Metric: String, Codable, Sendable, CaseIterable {
@@ -12,6 +13,9 @@ public struct AlertRule: Codable, Sendable, Hashable {
         case attachmentFailure = "attachment_failure"
         /// Extension abnormal exits (service or content) per notification an extension ran for.
         case extensionCrash = "extension_crash"
+        /// Devices whose latest notification settings show nothing (docs/protocol.md#notification-settings) per device
+        /// with settings, among the app's devices active in the span: an app-wide share, not one per category.
+        case notificationsDisabled = "notifications_disabled"
 
         /// How the rate reads in an alert's text.
         public var noun: String {
@@ -19,8 +23,12 @@ public struct AlertRule: Codable, Sendable, Hashable {
             case .serviceTimeout: "service-extension timeouts"
             case .attachmentFailure: "attachment failures"
             case .extensionCrash: "extension crashes"
+            case .notificationsDisabled: "devices with notifications disabled"
             }
         }
+
+        /// Whether the rate is taken per category (per notification), or over the app's devices.
+        public var byCategory: Bool { self != .notificationsDisabled }
     }
 
     public var name: String
@@ -30,7 +38,7 @@ public struct AlertRule: Codable, Sendable, Hashable {
     public var windowMinutes: Int
     /// The baseline is the days before the window.
     public var baselineDays: Int
-    /// The fewest notifications in the window (the rate's denominator) worth judging.
+    /// The fewest notifications (or devices) in the window, the rate's denominator, worth judging.
     public var minWindow: Int
     public var factor: Double
     /// The least rise over the baseline, as a fraction (0.02 = 2 percentage points).
@@ -58,6 +66,10 @@ public struct AlertRule: Codable, Sendable, Hashable {
         AlertRule(name: "service_timeout_spike", metric: .serviceTimeout),
         AlertRule(name: "attachment_failure_spike", metric: .attachmentFailure),
         AlertRule(name: "extension_crash_spike", metric: .extensionCrash, minIncrease: 0.01),
+        // Week over week: the devices active in the last 7 days against those of the 7 days before.
+        AlertRule(
+            name: "notifications_disabled_rise", metric: .notificationsDisabled, windowMinutes: 10_080, minWindow: 50,
+            factor: 1.5, minIncrease: 0.03),
     ]
 
     enum CodingKeys: String, CodingKey {
