@@ -5,7 +5,8 @@
 # The store's notification summaries are generated in SQL (three apps, 14 days, the causes at the simulator's
 # rates, an action for 40% of notifications) and then settled, which fires the same triggers that keep the rollups
 # current at ingest. Reports and alerts read only those summaries and rollups, never raw records, so the store has
-# none: generating 60 M records through `ingest` is the scale benchmark's job (make bench, issue 6).
+# none: generating 60 M records through `ingest` is the scale benchmark's job (make bench). Its devices and their
+# config rows (with notification settings) are generated too, for the audience both read.
 set -euo pipefail
 bin=${BIN:-.build/release/pushtrace}
 n=${NOTIFICATIONS:-10000000}
@@ -52,6 +53,42 @@ UPDATE notification SET action_list = json_array(json_array(CASE records % 2 WHE
 WHERE actions > 0;
 COMMIT;
 BEGIN;
+-- The audience (the report's, and notifications_disabled_rise): each app's 40,000 devices seen over the 14 days,
+-- each with two app config records carrying notification settings, a week apart; 8% then 12% disabled. The rows
+-- keep their settings summary (SettingsSummary: 1 recorded, 2 nothing shown, 4 provisional, 8 Notification
+-- Summary, 16 time-sensitive off), so the one body they share is never read.
+INSERT INTO config_body (id, digest, app_group, body) VALUES (1, NULL, NULL, '{"type":"config","ts":0,"process":"app"}');
+WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < 39999),
+a(app) AS (VALUES ('net.rorklab.dailypick'), ('com.example.newsbrief'), ('io.acme.fitlog'))
+INSERT INTO device (app_id, device_id, first_seen, last_seen) SELECT app, 'd-' || k, 1793577600000, 1793577600000 + 14 * 86400000 - 1 FROM a, i;
+WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < 39999),
+a(app) AS (VALUES ('net.rorklab.dailypick'), ('com.example.newsbrief'), ('io.acme.fitlog')),
+w(week, disabled) AS (VALUES (0, 8), (1, 12))
+INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref, settings)
+SELECT app, 'd-' || k, 'app', 1793577600000 + (week * 7 + k % 7) * 86400000 + k, NULL, 1,
+    1 | (CASE WHEN k % 100 < disabled THEN 2 ELSE 0 END) | (CASE WHEN k % 100 BETWEEN 20 AND 24 THEN 4 ELSE 0 END)
+      | (CASE WHEN k % 100 BETWEEN 30 AND 39 THEN 8 ELSE 0 END) | (CASE WHEN k % 100 BETWEEN 40 AND 44 THEN 16 ELSE 0 END)
+FROM a, i, w;
+-- Each device's latest summary and since when it has held, and the same before, as ingest keeps them
+-- (deviceSettingsChanged in Sources/PushTraceStore/SQLSession+BundleRows.swift; no summary here is unknown).
+UPDATE device SET settings = coalesce((SELECT c.settings FROM config c
+    WHERE c.app_id = device.app_id AND c.device_id = device.device_id AND c.process = 'app' AND c.settings <> 0
+    ORDER BY c.ts DESC LIMIT 1), 0);
+UPDATE device SET settings_since = (SELECT min(c.ts) FROM config c
+    WHERE c.app_id = device.app_id AND c.device_id = device.device_id AND c.process = 'app' AND c.settings = device.settings
+        AND c.ts > coalesce((SELECT max(b.ts) FROM config b WHERE b.app_id = device.app_id AND b.device_id = device.device_id
+            AND b.process = 'app' AND b.settings <> 0 AND b.settings <> device.settings), -1));
+UPDATE device SET previous_settings = coalesce((SELECT c.settings FROM config c
+    WHERE c.app_id = device.app_id AND c.device_id = device.device_id AND c.process = 'app' AND c.settings <> 0
+        AND c.ts < device.settings_since ORDER BY c.ts DESC LIMIT 1), 0);
+UPDATE device SET previous_since = CASE WHEN previous_settings = 0 THEN -1 ELSE (SELECT min(c.ts) FROM config c
+    WHERE c.app_id = device.app_id AND c.device_id = device.device_id AND c.process = 'app'
+        AND c.settings = device.previous_settings AND c.ts < device.settings_since
+        AND c.ts > coalesce((SELECT max(b.ts) FROM config b WHERE b.app_id = device.app_id AND b.device_id = device.device_id
+            AND b.process = 'app' AND b.ts < device.settings_since AND b.settings <> 0
+            AND b.settings <> device.previous_settings), -1)) END;
+COMMIT;
+BEGIN;
 -- Settling; the rollups are then recomputed from the settled summaries (pushtrace vacuum --rebuild-rollups).
 UPDATE notification SET cause = CASE
     WHEN records < 330 THEN 'not_expanded' WHEN records < 360 THEN 'service_timeout'
@@ -64,7 +101,7 @@ SQL
   "$bin" vacuum --db "$db" --rebuild-rollups
   echo "generated in $(( $(date +%s) - start )) s"
 fi
-"$bin" sql --db "$db" "SELECT (SELECT count(*) FROM notification) AS notifications, (SELECT count(*) FROM daily) AS daily_rows, (SELECT count(*) FROM hourly) AS hourly_rows, (SELECT count(*) FROM minutely) AS minutely_rows, (SELECT count(*) FROM daily_duration) AS duration_rows"
+"$bin" sql --db "$db" "SELECT (SELECT count(*) FROM notification) AS notifications, (SELECT count(*) FROM device) AS devices, (SELECT count(*) FROM config) AS config_rows, (SELECT count(*) FROM daily) AS daily_rows, (SELECT count(*) FROM hourly) AS hourly_rows, (SELECT count(*) FROM minutely) AS minutely_rows, (SELECT count(*) FROM daily_duration) AS duration_rows"
 echo "database: $(du -h "$db" | cut -f1)"
 
 time_ms() { # median wall time of $runs runs of the command, in ms

@@ -10,6 +10,7 @@ enum PostgresSchema {
         ("v1-blocks-summaries-rollups-tokens", v1),
         ("v2-cause-flags", v2),
         ("v3-notifications-by-device", v3),
+        ("v4-settings-summaries", v4),
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -77,6 +78,19 @@ enum PostgresSchema {
     /// APNs's delivery rules read a device's later notifications (a push kept instead, one that replaced it).
     private static let v3 = """
         CREATE INDEX notification_by_device ON notification (app_id, device_id, sent_ts) WHERE device_reached = 1
+        """
+
+    /// What the audience counts of notification settings (`SettingsSummary`), as SQLite's `v17-settings-summaries`:
+    /// a config record's, 0 when it carries none; a device's latest and since when it has held, and the same before
+    /// that. NULL on rows stored before, which are read the long way instead. The index the audience counts devices
+    /// from, and the index of the pushes settled `not_delivered` by device, settled again when a later one reaches it.
+    private static let v4 = """
+        ALTER TABLE config ADD COLUMN settings bigint;
+        ALTER TABLE device ADD COLUMN settings bigint, ADD COLUMN settings_since bigint,
+            ADD COLUMN previous_settings bigint, ADD COLUMN previous_since bigint;
+        CREATE INDEX device_settings ON device (
+            app_id, settings, previous_settings, last_seen, first_seen, settings_since, previous_since);
+        CREATE INDEX notification_undelivered ON notification (app_id, device_id, sent_ts) WHERE cause = 'not_delivered'
         """
 
     /// The data model of SQLite's 14 migrations, in one: bundles, record blocks and their index, rejected lines,

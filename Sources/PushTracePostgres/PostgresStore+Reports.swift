@@ -32,7 +32,7 @@ extension PostgresStore {
         return DeliveryReport(input)
     }
 
-    private func audience(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [NotificationSettings?] {
+    private func audience(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> AudienceFigures {
         try AudienceReading.audience(session, appID: appID, period: period) { [dictionaries] in
             dictionaries.lookup($0, session)
         }

@@ -30,7 +30,7 @@ extension SQLiteStore {
         return DeliveryReport(input)
     }
 
-    private func audience(_ db: Database, appID: String, period: ReportPeriod) throws -> [NotificationSettings?] {
+    private func audience(_ db: Database, appID: String, period: ReportPeriod) throws -> AudienceFigures {
         try AudienceReading.audience(SQLiteSession(db: db), appID: appID, period: period) { [dictionaries] in
             dictionaries.lookup($0, in: db)
         }

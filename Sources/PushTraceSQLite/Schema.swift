@@ -341,6 +341,28 @@ enum Schema {
             try db.execute(
                 sql: "CREATE INDEX notification_by_device ON notification(app_id, device_id, sent_ts) WHERE device_reached = 1")
         }
+        migrator.registerMigration("v17-settings-summaries") { db in
+            // The audience counts devices by their latest notification settings: a config record keeps what it
+            // counts of them (`SettingsSummary`), 0 when it carries none, and a device the summary of its latest
+            // app config record that carries them, with the time since which every such record has had it
+            // (`settings_since`), and the same before that (`previous_…`), so that most devices are counted without
+            // reading their config records. Rows stored before have NULL: config bodies, and the devices' config
+            // records, are read instead.
+            try db.execute(sql: "ALTER TABLE config ADD COLUMN settings INTEGER")
+            for column in ["settings", "settings_since", "previous_settings", "previous_since"] {
+                try db.execute(sql: "ALTER TABLE device ADD COLUMN \(column) INTEGER")
+            }
+            // The audience counts an app's active devices by summary from this index alone, in its order.
+            try db.execute(
+                sql: """
+                    CREATE INDEX device_settings ON device(
+                        app_id, settings, previous_settings, last_seen, first_seen, settings_since, previous_since)
+                    """)
+            // A device's pushes settled not_delivered, settled again when a later one reaches it: APNs may have
+            // kept that one instead (coalesced_offline).
+            try db.execute(
+                sql: "CREATE INDEX notification_undelivered ON notification(app_id, device_id, sent_ts) WHERE cause = 'not_delivered'")
+        }
         return migrator
     }
 }

@@ -2,51 +2,107 @@ import PushTraceCore
 import PushTraceRecords
 
 /// The report's audience (``AudienceFigures``), read the same in every engine: the app's devices whose records span
-/// (`device.first_seen` to `last_seen`) meets the period, each with the notification settings of its latest config
-/// record that carries them at or before the period's end. Each config body is read once, however many devices
-/// share it.
+/// (`device.first_seen` to `last_seen`) meets the period, each with the notification settings of its latest app
+/// config record that carries them at or before the period's end.
+///
+/// A config row keeps what the audience counts of its settings (`config.settings`, a ``SettingsSummary``), and a
+/// device row its latest (`device.settings`) and the time since which every app config record carrying settings has
+/// had it (`settings_since`), and the same of the records before (`previous_settings`, `previous_since`), kept by
+/// ``SQLSession/deviceSettingsChanged(appID:deviceID:)``. So a device whose settings changed at most once after
+/// the period's end is counted from its row alone, in one grouped query; only the others read their config rows. Rows stored before these columns existed have NULL there: their devices
+/// read their config rows, and those rows their bodies, once however many devices share one.
 package enum AudienceReading {
     /// `dictionaries` finds a block dictionary by its Adler-32, which config bodies are compressed against.
     package static func audience(
         _ session: some SQLSession, appID: String, period: ReportPeriod, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [NotificationSettings?] {
-        var devices: [String: NotificationSettings?] = [:]
+    ) throws -> AudienceFigures {
+        var figures = AudienceFigures()
+        let active: SQLStatement = "app_id = \(appID) AND last_seen >= \(period.start) AND first_seen < \(period.end)"
+        let current: SQLStatement = "settings = 0 OR (settings > 0 AND settings_since < \(period.end))"
+        let previous: SQLStatement =
+            "settings > 0 AND settings_since >= \(period.end) AND previous_settings IS NOT NULL AND previous_since < \(period.end)"
+        var unknown = 0
+        for row in try session.rows(
+            """
+            SELECT settings, previous_settings, count(*) AS devices,
+                sum(CASE WHEN \(current) THEN 1 ELSE 0 END) AS current,
+                sum(CASE WHEN \(previous) THEN 1 ELSE 0 END) AS previous
+            FROM device WHERE \(active)
+            GROUP BY settings, previous_settings
+            """)
+        {
+            let devices: Int = try row.decode("devices"), inCurrent: Int = try row.decode("current")
+            let inPrevious: Int = try row.decode("previous")
+            if inCurrent > 0 { figures.add(SettingsSummary(rawValue: try row.decode("settings")), devices: inCurrent) }
+            if inPrevious > 0 {
+                figures.add(SettingsSummary(rawValue: try row.decode("previous_settings")), devices: inPrevious)
+            }
+            unknown += devices - inCurrent - inPrevious
+        }
+        guard unknown > 0 else { return figures }
+        var others: [String] = []
         for row in try session.rows(
             """
             SELECT device_id FROM device
-            WHERE app_id = \(appID) AND last_seen >= \(period.start) AND first_seen < \(period.end)
+            WHERE \(active) AND NOT (CASE WHEN \(current) THEN 1 WHEN \(previous) THEN 1 ELSE 0 END = 1)
             """)
         {
-            devices[try row.decode("device_id")] = .some(nil)
+            others.append(try row.decode("device_id"))
         }
-        guard !devices.isEmpty else { return [] }
-        // Each device's config records up to the period's end, newest first: the first that carries settings wins.
-        var references: [(device: String, body: Int64)] = []
-        for row in try session.rows(
-            """
-            SELECT c.device_id, c.body_ref FROM config c JOIN device d ON d.app_id = c.app_id AND d.device_id = c.device_id
-            WHERE d.app_id = \(appID) AND d.last_seen >= \(period.start) AND d.first_seen < \(period.end)
-                AND c.ts < \(period.end)
-            ORDER BY c.device_id, c.ts DESC
-            """)
-        {
-            references.append((try row.decode("device_id"), try row.decode("body_ref")))
-        }
-        var settings: [Int64: NotificationSettings?] = [:]
-        let bodies = Array(Set(references.map(\.body))).sorted()
-        for start in stride(from: 0, to: bodies.count, by: 500) {
-            let ids = SQLStatement.joined(bodies[start..<min(start + 500, bodies.count)].map { "\($0)" }, separator: ", ")
-            for row in try session.rows("SELECT id, body FROM config_body WHERE id IN (\(ids))") {
-                var line = try ConfigBody.text(stored: row.values[row.columns.position(of: "body")!], dictionaries: dictionaries)
-                let record = StoredRecord.record(storedBody: &line)
-                settings[try row.decode("id")] = record?.notificationSettings.flatMap { $0.isEmpty ? nil : $0 }
+        for start in stride(from: 0, to: others.count, by: 500) {
+            for summary in try configSummaries(
+                session, appID: appID, devices: others[start..<min(start + 500, others.count)], before: period.end,
+                dictionaries: dictionaries)
+            {
+                figures.add(summary, devices: 1)
             }
         }
-        for (device, body) in references {
-            guard let found = settings[body] ?? nil, devices[device] == .some(nil) else { continue }
-            devices[device] = found
+        return figures
+    }
+
+    /// The summaries of `devices`' latest app config records carrying settings before `end`, read from their config
+    /// rows (empty for a device with none).
+    private static func configSummaries(
+        _ session: some SQLSession, appID: String, devices: ArraySlice<String>, before end: Int64,
+        dictionaries: (UInt32) -> [UInt8]?
+    ) throws -> [SettingsSummary] {
+        var summaries = Dictionary(uniqueKeysWithValues: devices.map { ($0, SettingsSummary?.none) })
+        let ids = SQLStatement.joined(devices.map { id -> SQLStatement in "\(id)" }, separator: ", ")
+        // Each device's app config rows before the end that may carry settings, newest first: the first that does
+        // wins.
+        var rows: [(device: String, body: Int64, summary: Int64?)] = []
+        for row in try session.rows(
+            """
+            SELECT device_id, body_ref, settings FROM config
+            WHERE app_id = \(appID) AND device_id IN (\(ids)) AND process = \(ProcessKind.app.rawValue) AND ts < \(end)
+                AND (settings IS NULL OR settings <> 0)
+            ORDER BY device_id, ts DESC
+            """)
+        {
+            rows.append((try row.decode("device_id"), try row.decode("body_ref"), try row.decode("settings")))
         }
-        return devices.keys.sorted().map { devices[$0]! }
+        let unsummarised = try bodySummaries(session, Set(rows.filter { $0.summary == nil }.map(\.body)), dictionaries: dictionaries)
+        for (device, body, stored) in rows where summaries[device] == .some(nil) {
+            let summary = stored.map(SettingsSummary.init(rawValue:)) ?? unsummarised[body] ?? []
+            if summary.contains(.recorded) { summaries[device] = summary }
+        }
+        return summaries.values.map { $0 ?? [] }
+    }
+
+    /// The settings summaries of config bodies stored before rows kept them, read from the bodies.
+    private static func bodySummaries(
+        _ session: some SQLSession, _ bodies: Set<Int64>, dictionaries: (UInt32) -> [UInt8]?
+    ) throws -> [Int64: SettingsSummary] {
+        var summaries: [Int64: SettingsSummary] = [:]
+        let sorted = bodies.sorted()
+        for start in stride(from: 0, to: sorted.count, by: 500) {
+            let ids = SQLStatement.joined(sorted[start..<min(start + 500, sorted.count)].map { "\($0)" }, separator: ", ")
+            for row in try session.rows("SELECT id, body FROM config_body WHERE id IN (\(ids))") {
+                var line = try ConfigBody.text(stored: row.values[row.columns.position(of: "body")!], dictionaries: dictionaries)
+                summaries[try row.decode("id")] = SettingsSummary(StoredRecord.record(storedBody: &line)?.notificationSettings)
+            }
+        }
+        return summaries
     }
 
     /// Each app's audience in `apps` over `period`; an app with no device active in it is left out.
@@ -55,8 +111,8 @@ package enum AudienceReading {
     ) throws -> [String: AudienceFigures] {
         var figures: [String: AudienceFigures] = [:]
         for app in apps {
-            let devices = try audience(session, appID: app, period: period, dictionaries: dictionaries)
-            if !devices.isEmpty { figures[app] = AudienceFigures(devices: devices) }
+            let audience = try audience(session, appID: app, period: period, dictionaries: dictionaries)
+            if audience.devices > 0 { figures[app] = audience }
         }
         return figures
     }

@@ -18,6 +18,8 @@ package struct BundleWriter<Rows: BundleRows> {
     private var blocks = BlockBuilder(dictionary: .none)
     /// What blocks and config bodies are compressed against: the app's, once the manifest names it.
     private var dictionary = BlockDictionary.none
+    /// Whether the bundle stored an app config record carrying notification settings, which the device's row sums up.
+    private var storedSettings = false
 
     package init(rows: Rows, source: String?, receivedAt: Int64) {
         self.rows = rows
@@ -80,12 +82,15 @@ package struct BundleWriter<Rows: BundleRows> {
         let record = decoded.record
         if record.recordType == .config, let deviceID = progress.tally!.deviceID, let ts, let process = record.process {
             let body = try rows.configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, rows: rows)
-            try rows.session.execute(
+            let settings = SettingsSummary(record.notificationSettings)
+            let inserted = try rows.session.execute(
                 """
-                INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref)
-                VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body))
+                INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref, settings)
+                VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body), \(settings.rawValue))
                 ON CONFLICT DO NOTHING
                 """)
+            // A repeat of a stored record (every upload repeats them) changes nothing.
+            if inserted > 0, process == ProcessKind.app.rawValue, !settings.isEmpty { storedSettings = true }
         }
     }
 
@@ -95,6 +100,7 @@ package struct BundleWriter<Rows: BundleRows> {
             try rows.session.deviceSeen(
                 appID: device.appID, deviceID: device.deviceID, firstSeen: device.first, lastSeen: device.last,
                 manifest: tally.manifest)
+            if storedSettings { try rows.session.deviceSettingsChanged(appID: device.appID, deviceID: device.deviceID) }
             try rows.heardFrom(device)
         }
         let rows = self.rows

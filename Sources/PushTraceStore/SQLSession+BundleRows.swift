@@ -6,14 +6,67 @@ extension SQLSession {
     package func deviceSeen(appID: String, deviceID: String, firstSeen: Int64, lastSeen: Int64, manifest: Manifest) throws {
         try execute(
             """
-            INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model)
-            VALUES (\(appID), \(deviceID), \(firstSeen), \(lastSeen), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel))
+            INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model, settings)
+            VALUES (\(appID), \(deviceID), \(firstSeen), \(lastSeen), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel), 0)
             ON CONFLICT (app_id, device_id) DO UPDATE SET
                 first_seen = \(unsafeRaw: dialect.least)(device.first_seen, excluded.first_seen),
                 last_seen = \(unsafeRaw: dialect.greatest)(device.last_seen, excluded.last_seen),
                 app_version = coalesce(excluded.app_version, device.app_version),
                 os = coalesce(excluded.os, device.os),
                 device_model = coalesce(excluded.device_model, device.device_model)
+            """)
+    }
+
+    /// Brings the device's settings summaries up to date after its bundle stored app config records that carry
+    /// settings (docs/schema.md#device): the summary of its latest such record (NULL when that one was stored
+    /// before records kept a summary) and the time of the earliest record since which every one has had it; then
+    /// the same of the records before that time (`previous_settings` 0 and `previous_since` the smallest time when
+    /// there are none). All are recomputed from the device's config rows, so a record arriving late, older than the
+    /// latest, counts as much as one arriving in order. Each statement reads what the one before it wrote.
+    package func deviceSettingsChanged(appID: String, deviceID: String) throws {
+        let app = ProcessKind.app.rawValue
+        let device: SQLStatement = "app_id = \(appID) AND device_id = \(deviceID)"
+        let records: SQLStatement =
+            "c.app_id = device.app_id AND c.device_id = device.device_id AND c.process = \(app)"
+        let breakers: SQLStatement =
+            "b.app_id = device.app_id AND b.device_id = device.device_id AND b.process = \(app)"
+        // The latest record carrying settings, or whose summary is unknown (-1, then NULL); 0 when there is none.
+        try execute(
+            """
+            UPDATE device SET settings = nullif(coalesce((
+                SELECT coalesce(c.settings, -1) FROM config c
+                WHERE \(records) AND (c.settings IS NULL OR c.settings <> 0) ORDER BY c.ts DESC LIMIT 1), 0), -1)
+            WHERE \(device)
+            """)
+        try execute(
+            """
+            UPDATE device SET settings_since = (
+                SELECT min(c.ts) FROM config c
+                WHERE \(records) AND c.settings = device.settings AND c.ts > coalesce((
+                    SELECT max(b.ts) FROM config b
+                    WHERE \(breakers) AND (b.settings IS NULL OR (b.settings <> 0 AND b.settings <> device.settings))),
+                    \(Int64.min)))
+            WHERE \(device)
+            """)
+        try execute(
+            """
+            UPDATE device SET previous_settings = CASE WHEN settings_since IS NULL THEN NULL ELSE nullif(coalesce((
+                SELECT coalesce(c.settings, -1) FROM config c
+                WHERE \(records) AND (c.settings IS NULL OR c.settings <> 0) AND c.ts < device.settings_since
+                ORDER BY c.ts DESC LIMIT 1), 0), -1) END
+            WHERE \(device)
+            """)
+        try execute(
+            """
+            UPDATE device SET previous_since = CASE WHEN previous_settings = 0 THEN \(Int64.min) ELSE (
+                SELECT min(c.ts) FROM config c
+                WHERE \(records) AND c.settings = device.previous_settings AND c.ts < device.settings_since
+                    AND c.ts > coalesce((
+                        SELECT max(b.ts) FROM config b
+                        WHERE \(breakers) AND b.ts < device.settings_since
+                            AND (b.settings IS NULL OR (b.settings <> 0 AND b.settings <> device.previous_settings))),
+                        \(Int64.min))) END
+            WHERE \(device)
             """)
     }
 

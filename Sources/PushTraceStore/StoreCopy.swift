@@ -11,8 +11,13 @@ import PushTraceCore
 public enum StoreCopy {
     /// The tables whose rows are the same, column for column, in every engine: copied as rows.
     public static let tables: [CopiedTable] = [
-        CopiedTable("config", ["app_id", "device_id", "process", "ts", "device_ts", "body_ref"]),
-        CopiedTable("device", ["app_id", "device_id", "first_seen", "last_seen", "app_version", "os", "device_model"]),
+        CopiedTable("config", ["app_id", "device_id", "process", "ts", "device_ts", "body_ref", "settings"]),
+        CopiedTable(
+            "device",
+            [
+                "app_id", "device_id", "first_seen", "last_seen", "app_version", "os", "device_model", "settings", "settings_since",
+                "previous_settings", "previous_since",
+            ]),
         CopiedTable(
             "notification",
             [

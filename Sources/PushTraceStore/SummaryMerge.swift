@@ -73,8 +73,10 @@ extension SQLSession {
         let rollups = RollupDeltas()
         let write = SummaryStatements(dialect)
         // Notifications with a collapse ID that reached their device, by when they were sent: they may replace the
-        // device's earlier ones (`replaced`).
+        // device's earlier ones (`replaced`). And each device's latest-sent notification its records now reach:
+        // APNs may have kept it instead of the device's earlier pushes (`coalesced_offline`).
         var replacers: [AwaitingDevice] = []
+        var keepers: [AwaitingDevice] = []
         if locks {
             let creating = entries.filter { $0.facts != nil }.map(\.key)
             for start in stride(from: 0, to: creating.count, by: Self.chunk) {
@@ -115,6 +117,9 @@ extension SQLSession {
                     {
                         replacers.append(AwaitingDevice(appID: key.appID, deviceID: device, sentBy: sent))
                     }
+                    if new.deviceIDFromDevice, let device = merged.deviceID, let sent = merged.sentTs {
+                        keepers.append(AwaitingDevice(appID: key.appID, deviceID: device, sentBy: sent))
+                    }
                 } else if let waited = waiting[key], let (facts, cause) = old, cause == "awaiting_device_logs",
                     facts.deviceID == waited.deviceID, let sentTs = facts.sentTs, sentTs <= waited.sentBy
                 {
@@ -123,32 +128,42 @@ extension SQLSession {
                 }
             }
         }
-        try unsettleReplaceable(by: replacers, rollups: rollups, unsettle: write.unsettle)
+        try unsettleNeighbours(of: replacers, settled: .notExpanded, flag: .collapses, rollups: rollups, unsettle: write.unsettle)
+        // The latest-sent of each device only: it reaches back furthest.
+        let latest = Dictionary(keepers.map { ("\($0.appID)\u{0}\($0.deviceID)", $0) }) { $0.sentBy >= $1.sentBy ? $0 : $1 }
+        try unsettleNeighbours(
+            of: Array(latest.values), settled: .notDelivered, flag: .expires, rollups: rollups, unsettle: write.unsettle)
         try rollups.write(to: self)
     }
 
-    /// Unsettles the notifications a later one with a collapse ID may have replaced (docs/protocol.md, `replaced`):
-    /// those of the same app and device, sent within ``DeviceNeighbourWindow`` before it, settled `not_expanded`,
-    /// that carried a collapse ID themselves. Their cause is decided again, reading the device's later notifications.
-    /// Where rows are locked, one another server holds is passed over: its merge unsettles it anyway.
-    private func unsettleReplaceable(by replacers: [AwaitingDevice], rollups: RollupDeltas, unsettle: String) throws {
-        for replacer in Set(replacers) {
-            let from = WireBounds.clampedEpoch(replacer.sentBy) - DeviceNeighbourWindow.milliseconds
+    /// Unsettles the notifications a later one that reached the same device may change the answer of
+    /// (docs/protocol.md#causes): those sent within ``DeviceNeighbourWindow`` before it, settled `settled`, whose
+    /// flags hold `flag`. A `not_expanded` one that carried a collapse ID may now be `replaced`; a `not_delivered` one
+    /// with an expiration, `coalesced_offline`. Their cause is decided again, reading the device's later
+    /// notifications. Where rows are locked, one another server holds is passed over: its merge unsettles it anyway.
+    private func unsettleNeighbours(
+        of later: [AwaitingDevice], settled cause: Cause, flag: CauseFlags, rollups: RollupDeltas, unsettle: String
+    ) throws {
+        // Each cause's rows by device, through the partial index that holds them.
+        let (index, condition) =
+            cause == .notExpanded
+            ? ("notification_by_device", "device_reached = 1 AND cause = 'not_expanded'")
+            : ("notification_undelivered", "cause = 'not_delivered'")
+        for notification in Set(later) {
+            let from = WireBounds.clampedEpoch(notification.sentBy) - DeviceNeighbourWindow.milliseconds
             for row in try rows(
                 """
                 SELECT app_id, notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList)
-                FROM notification\(unsafeRaw: dialect.indexedBy("notification_by_device"))
-                WHERE app_id = \(replacer.appID) AND device_id = \(replacer.deviceID) AND device_reached = 1
-                    AND sent_ts >= \(from) AND sent_ts < \(replacer.sentBy)
-                    AND cause = \(Cause.notExpanded.rawValue)\(unsafeRaw: dialect.rowLockSkippingLocked)
+                FROM notification\(unsafeRaw: dialect.indexedBy(index))
+                WHERE app_id = \(notification.appID) AND device_id = \(notification.deviceID) AND \(unsafeRaw: condition)
+                    AND sent_ts >= \(from) AND sent_ts < \(notification.sentBy)\(unsafeRaw: dialect.rowLockSkippingLocked)
                 """)
             {
                 let facts = try NotificationFacts(stored: row)
-                guard facts.causeFlags.contains(.collapses) else { continue }
+                guard facts.causeFlags.contains(flag) else { continue }
                 let id: String = try row.decode("notification_id")
-                rollups.add(
-                    appID: replacer.appID, notificationID: id, facts: facts, cause: Cause.notExpanded.rawValue, sign: -1)
-                try execute(rendered: unsettle, [.text(replacer.appID), .text(id)])
+                rollups.add(appID: notification.appID, notificationID: id, facts: facts, cause: cause.rawValue, sign: -1)
+                try execute(rendered: unsettle, [.text(notification.appID), .text(id)])
             }
         }
     }

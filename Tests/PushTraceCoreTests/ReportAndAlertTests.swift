@@ -1,5 +1,6 @@
 import Foundation
 import PushTraceCore
+import PushTraceRecords
 import Testing
 
 @Suite("Core: report periods, percentiles and alert statistics")
@@ -35,6 +36,24 @@ struct ReportAndAlertTests {
         #expect(ReportPeriod(from: "2026-11-14", to: "2026-11-01") == nil)
         #expect(ReportPeriod(from: "2026-02-29", to: "2026-03-01") == nil)
         #expect(ReportPeriod(from: "2028-02-29", to: "2028-03-01") != nil)
+    }
+
+    @Test("the audience counts each device's settings summary: what it cannot show, provisional, Summary, time-sensitive off")
+    func audienceFigures() {
+        let denied = NotificationSettings(authorization: .denied)
+        let provisional = NotificationSettings(
+            authorization: .provisional, alert: .enabled, lockScreen: .enabled, notificationCenter: .enabled,
+            scheduledDelivery: .enabled, timeSensitive: .disabled)
+        #expect(SettingsSummary(nil) == [] && SettingsSummary(NotificationSettings()) == [])
+        #expect(SettingsSummary(denied) == [.recorded, .nothingShown])
+        #expect(SettingsSummary(provisional) == [.recorded, .provisional, .scheduledDelivery, .timeSensitiveDisabled])
+        var figures = AudienceFigures()
+        figures.add(SettingsSummary(denied), devices: 3)
+        figures.add(SettingsSummary(provisional), devices: 2)
+        figures.add([], devices: 5)
+        #expect(figures.devices == 10 && figures.withSettings == 5 && figures.notificationsDisabled == 3)
+        #expect(figures.provisional == 2 && figures.scheduledDelivery == 2 && figures.timeSensitiveDisabled == 2)
+        #expect(figures.disabledShare == 0.6 && AudienceFigures().disabledShare == nil)
     }
 
     @Test("percentiles are nearest-rank over a histogram")

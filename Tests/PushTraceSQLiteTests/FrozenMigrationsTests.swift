@@ -27,6 +27,7 @@ struct FrozenMigrationsTests {
         ("v14-bundle-time-spans", "419686994bb78ea4"),
         ("v15-cause-flags", "052edc37381187b9"),
         ("v16-notifications-by-device", "4eba220a5c027503"),
+        ("v17-settings-summaries", "cf151070cf23a136"),
     ]
 
     @Test("each released migration runs the SQL it was released with")

@@ -84,6 +84,27 @@ struct ReportTests {
         #expect(report.previous.notifications > 300)
     }
 
+    @Test("the audience of devices and config rows stored before they kept a settings summary is read from their rows and bodies, alike")
+    func audienceFromOlderRows() throws {
+        let temporary = try Self.simulatedStore()
+        let period = ReportPeriod(label: "2026-10-01..2026-12-31", start: 1_790_812_800_000, end: 1_798_761_600_000)
+        let summarised = try temporary.sqlite.report(appID: Self.app, period: period).figures.audience
+        #expect(summarised.withSettings > 0 && summarised.notificationsDisabled > 0, "\(summarised)")
+        // Devices first: their config rows are read instead of their summary; then the rows' bodies.
+        let devices = try temporary.sqlite.pool.write { db in
+            try db.execute(sql: "UPDATE device SET settings = NULL, settings_since = NULL")
+            return db.changesCount
+        }
+        #expect(devices > 0)
+        #expect(try temporary.sqlite.report(appID: Self.app, period: period).figures.audience == summarised)
+        let rows = try temporary.sqlite.pool.write { db in
+            try db.execute(sql: "UPDATE config SET settings = NULL")
+            return db.changesCount
+        }
+        #expect(rows > 0)
+        #expect(try temporary.sqlite.report(appID: Self.app, period: period).figures.audience == summarised)
+    }
+
     @Test("rollups kept by the triggers equal a rebuild, after bundles that unsettle settled notifications")
     func triggersMatchRebuild() throws {
         let temporary = try TemporaryStore()

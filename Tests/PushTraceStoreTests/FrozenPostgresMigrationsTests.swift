@@ -11,6 +11,7 @@ struct FrozenPostgresMigrationsTests {
         ("v1-blocks-summaries-rollups-tokens", "12d01bb92b40c627"),
         ("v2-cause-flags", "c19dcd2aac6e4e63"),
         ("v3-notifications-by-device", "a0c9ac0390273c69"),
+        ("v4-settings-summaries", "3db6d03b301d4328"),
     ]
 
     @Test("each released migration is the SQL it was released with")

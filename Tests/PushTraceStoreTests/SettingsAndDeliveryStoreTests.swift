@@ -93,6 +93,25 @@ struct SettingsAndDeliveryStoreTests {
         #expect(why.jsonValue.jsonText(pretty: false).contains(#""related_notification_id":"N-3""#))
     }
 
+    @Test(
+        "a push settled not_delivered is settled again as coalesced_offline when the one APNs kept arrives in a later upload",
+        arguments: TestEngine.all)
+    func coalescedLater(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        try temporary.ingest(
+            [Lines.manifest(device: nil)]
+                + Self.sent("N-2", at: Self.t0 + 60_000, extra: #","expiration":\#((Self.t0 + 86_400_000) / 1000)"#)
+                + Self.sent("N-3", at: Self.t0 + 1_800_000))
+        // The device is back an hour later; the service extension's record of the push kept comes in its next upload.
+        try temporary.ingest([Lines.manifest(), Self.log(at: Self.t0 + 3_600_000)])
+        try check(temporary, ["N-2": .notDelivered, "N-3": .notDelivered])
+        try temporary.ingest([Lines.manifest(), Self.received("N-3", at: Self.t0 + 3_500_000)])
+        try check(temporary, ["N-2": .coalescedOffline, "N-3": .notExpanded])
+        let counts = try temporary.store.report(appID: "net.rorklab.dailypick", period: ReportPeriod(weekContaining: Self.t0)).figures
+            .causes
+        #expect(counts["coalesced_offline"] == 1 && counts["not_expanded"] == 1 && counts["not_delivered"] == nil)
+    }
+
     @Test("a later push with the same collapse ID reached the device: replaced", arguments: TestEngine.all)
     func replaced(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
@@ -154,5 +173,28 @@ struct SettingsAndDeliveryStoreTests {
         #expect(try temporary.store.alerts(rules, now: Self.t0).firing.isEmpty)
         let audiences = try temporary.store.audiences(period: ReportPeriod(label: "week", start: Self.t0, end: Self.t0 + 7 * day))
         #expect(audiences["net.rorklab.dailypick"]?.notificationsDisabled == 20 && audiences["net.rorklab.other"]?.devices == 10)
+    }
+
+    @Test(
+        "the audience counts each device by its settings at the period's end, whatever order its records arrived in",
+        arguments: TestEngine.all)
+    func audienceOutOfOrder(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let hour: Int64 = 3_600_000
+        // The device's settings over eight hours, each record uploaded in a bundle of its own, out of order; then a
+        // config record without settings, which changes nothing.
+        let denied = [false, false, true, true, true, false, true, true]
+        for k in [5, 0, 7, 2, 6, 1, 4, 3] {
+            try temporary.ingest([Lines.manifest(), Self.settings(at: Self.t0 + Int64(k) * hour, denied[k] ? "denied" : "authorized")])
+        }
+        try temporary.ingest([
+            Lines.manifest(), #"{"type":"config","ts":\#(Self.t0 + 8 * hour),"process":"app","app_group":"group.a","categories":[]}"#,
+        ])
+        for k in 0...8 {
+            let period = ReportPeriod(label: "hour \(k)", start: Self.t0 - 86_400_000, end: Self.t0 + Int64(k) * hour + 1)
+            let audience = try temporary.store.report(appID: "net.rorklab.dailypick", period: period).figures.audience
+            #expect(audience.devices == 1 && audience.withSettings == 1, "hour \(k): \(audience)")
+            #expect(audience.notificationsDisabled == (denied[min(k, 7)] ? 1 : 0), "hour \(k): \(audience)")
+        }
     }
 }

@@ -12,15 +12,26 @@ public struct AudienceFigures: Encodable, Sendable, Equatable {
     public var scheduledDelivery: Int
     public var timeSensitiveDisabled: Int
 
-    /// The figures of the period's devices, each with its latest settings at or before the period's end (nil: none).
-    public init(devices settings: [NotificationSettings?]) {
-        devices = settings.count
-        let known = settings.compactMap { $0 }
-        withSettings = known.count
-        notificationsDisabled = known.filter { $0.nothingShown != nil }.count
-        provisional = known.filter { $0.authorizationStatus == .provisional }.count
-        scheduledDelivery = known.filter { $0.scheduledDeliverySetting == .enabled }.count
-        timeSensitiveDisabled = known.filter { $0.timeSensitiveSetting == .disabled }.count
+    /// No device.
+    public init() {
+        devices = 0
+        withSettings = 0
+        notificationsDisabled = 0
+        provisional = 0
+        scheduledDelivery = 0
+        timeSensitiveDisabled = 0
+    }
+
+    /// Counts `count` more devices whose latest settings at or before the period's end have `summary` (none
+    /// without ``SettingsSummary/recorded``).
+    public mutating func add(_ summary: SettingsSummary, devices count: Int) {
+        devices += count
+        guard summary.contains(.recorded) else { return }
+        withSettings += count
+        if summary.contains(.nothingShown) { notificationsDisabled += count }
+        if summary.contains(.provisional) { provisional += count }
+        if summary.contains(.scheduledDelivery) { scheduledDelivery += count }
+        if summary.contains(.timeSensitiveDisabled) { timeSensitiveDisabled += count }
     }
 
     /// The share of the devices with settings that cannot be shown anything; nil when none recorded settings.

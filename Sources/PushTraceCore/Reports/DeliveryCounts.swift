@@ -114,15 +114,15 @@ public struct ReportInput: Sendable {
     public var actions: [ActionCount]
     /// One notification per cause in the period, to run `pushtrace why` on.
     public var examples: [String: String]
-    /// The period's devices, each with its latest notification settings at or before the period's end.
-    public var audience: [NotificationSettings?]
-    public var previousAudience: [NotificationSettings?]
+    /// The period's devices, by their latest notification settings at or before the period's end.
+    public var audience: AudienceFigures
+    public var previousAudience: AudienceFigures
 
     public init(
         appID: String, period: ReportPeriod, previousPeriod: ReportPeriod, rows: [DailyCounts],
         previousRows: [DailyCounts], durations: [(ms: Int64, count: Int)],
         previousDurations: [(ms: Int64, count: Int)], actions: [ActionCount], examples: [String: String],
-        audience: [NotificationSettings?] = [], previousAudience: [NotificationSettings?] = []
+        audience: AudienceFigures = AudienceFigures(), previousAudience: AudienceFigures = AudienceFigures()
     ) {
         self.audience = audience
         self.previousAudience = previousAudience

@@ -88,9 +88,9 @@ public struct PeriodFigures: Encodable, Sendable {
     /// The devices of the period and their notification settings.
     public var audience: AudienceFigures
 
-    init(period: ReportPeriod, rows: [DailyCounts], durations: [(ms: Int64, count: Int)], audience: [NotificationSettings?]) {
+    init(period: ReportPeriod, rows: [DailyCounts], durations: [(ms: Int64, count: Int)], audience: AudienceFigures) {
         self.period = period
-        self.audience = AudienceFigures(devices: audience)
+        self.audience = audience
         let total = rows.reduce(into: DeliveryCounts()) { $0 += $1.counts }
         notifications = total.notifications
         funnel = FunnelStep.steps(total)
