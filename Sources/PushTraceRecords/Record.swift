@@ -200,3 +200,9 @@ public struct Record: Codable, Sendable, Hashable {
         }
     }
 }
+
+extension Record {
+    /// The push's collapse identifier, when it names one: an empty `collapse_id` is no `apns-collapse-id`, so it
+    /// collapses nothing (docs/protocol.md#events).
+    public var collapseKey: String? { collapseID.flatMap { $0.isEmpty ? nil : $0 } }
+}

@@ -32,7 +32,7 @@ extension DiagnosisSource {
             if let after = deviceTimes.filter({ $0 > sentAfter }).min() { first = min(first ?? after, after) }
             reached.append(
                 DeviceNeighbours.Neighbour(
-                    notificationID: key.notificationID, sentTs: sentTs, collapseID: sent.record.collapseID,
+                    notificationID: key.notificationID, sentTs: sentTs, collapseID: sent.record.collapseKey,
                     reachedTs: reachedTs))
         }
         return DeviceNeighbours(firstRecordAfterSent: first, laterReached: reached)

@@ -71,6 +71,7 @@ struct SendEvent: AsyncParsableCommand {
                 "--expiration \(expiration) is not 0 or Unix epoch seconds (the apns-expiration header)"
                     + (WireBounds.epochMilliseconds.contains(expiration) ? "; it looks like milliseconds" : ""))
         }
+        if collapseID?.isEmpty == true { throw ValidationError("--collapse-id is empty: leave it out when the push has none") }
         if let collapseID, collapseID.utf8.count > 64 {
             throw ValidationError("--collapse-id is \(collapseID.utf8.count) bytes; APNs takes at most 64")
         }

@@ -122,6 +122,10 @@ struct AgentEndToEndTests {
         #expect(output.stdout.contains(#""cause" : "apns_rejected""#), "\(output.stdout)")
         output = try work.run("send-event", "push.sent", "--app", Self.app, "--id", id)
         #expect(output.status == 2 && output.stderr.contains("--category"))
+        output = try work.run(
+            "send-event", "push.sent", "--app", Self.app, "--id", id, "--category", "DAILY_PICK", "--payload-bytes", "300",
+            "--collapse-id", "")
+        #expect(output.status == 2 && output.stderr.contains("--collapse-id is empty"), "\(output.stderr)")
 
         // The app's processes record their configuration; an ingested bundle of it is what lint reads.
         let app = try Recorder(process: .app, container: container)

@@ -231,7 +231,7 @@ struct SettingsAndDeliveryRulesTests {
         #expect(s.diagnosis.findings.map(\.code) == [.expiredUndelivered, .coalescedOffline])
     }
 
-    @Test("a later notification with the same collapse ID reached the device: replaced, naming it")
+    @Test("a later notification with the same collapse ID reached the device: replaced, naming it; an empty one is none")
     func replaced() {
         var s = Story.healthy
         s.notExpanded()
@@ -247,6 +247,11 @@ struct SettingsAndDeliveryRulesTests {
         #expect(d.findings[0].related == "n-2")
         // Another collapse ID replaces nothing.
         s.change("push.sent", ["collapse_id": "score-43"])
+        #expect(s.diagnosis.cause == .notExpanded)
+        // Nor does an empty one, which names no collapse ID, even beside another empty one.
+        s.change("push.sent", ["collapse_id": ""])
+        s.neighbours = DeviceNeighbours(
+            firstRecordAfterSent: nil, laterReached: [Story.neighbour("n-2", sent: 600_000, reached: 601_000, collapse: "")])
         #expect(s.diagnosis.cause == .notExpanded)
     }
 

@@ -47,7 +47,7 @@ enum APNsRules {
 
     /// `replaced`: a later notification with the same collapse ID reached the device before this one was expanded.
     static func replacedFindings(_ facts: Facts) -> [Finding] {
-        guard let sent = facts.sent, let collapseID = sent.record.collapseID, let neighbours = facts.input.neighbours,
+        guard let sent = facts.sent, let collapseID = sent.record.collapseKey, let neighbours = facts.input.neighbours,
             let newer = neighbours.laterReached.first(where: { $0.collapseID == collapseID && $0.sentTs > sent.ts })
         else { return [] }
         return [

@@ -90,7 +90,7 @@ public struct CauseFlags: OptionSet, Sendable, Hashable {
             if contains(.sent) { insert(.ambiguous) }
             insert(.sent)
             if record.deviceID != nil { insert(.sentNamesDevice) }
-            if record.collapseID != nil { insert(.collapses) }
+            if record.collapseKey != nil { insert(.collapses) }
             if record.expiration != nil { insert(.expires) }
             let level = Self.levelCode(record.interruptionLevel)
             self = CauseFlags(rawValue: rawValue & ~(3 << Self.pushLevelShift) | (level - 1) << Self.pushLevelShift)
