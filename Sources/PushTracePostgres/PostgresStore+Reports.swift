@@ -9,7 +9,8 @@ extension PostgresStore {
     public func report(appID: String, period: ReportPeriod) throws -> DeliveryReport {
         let previous = period.previous
         let input = try reading { session in
-            ReportInput(
+            let audiences = try audiences(session, appID: appID, periods: [period, previous])
+            return ReportInput(
                 appID: appID, period: period, previousPeriod: previous,
                 rows: try Self.dailyRows(session, appID: appID, period: period),
                 previousRows: try Self.dailyRows(session, appID: appID, period: previous),
@@ -26,14 +27,13 @@ extension PostgresStore {
                     return ActionCount(action: action, response: response, count: Int(count))
                 },
                 examples: try Self.causeExamples(session, appID: appID, period: period),
-                audience: try audience(session, appID: appID, period: period),
-                previousAudience: try audience(session, appID: appID, period: previous))
+                audience: audiences[0], previousAudience: audiences[1])
         }
         return DeliveryReport(input)
     }
 
-    private func audience(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> AudienceFigures {
-        try AudienceReading.audience(session, appID: appID, period: period) { [dictionaries] in
+    private func audiences(_ session: PostgresSession, appID: String, periods: [ReportPeriod]) throws -> [AudienceFigures] {
+        try AudienceReading.audiences(session, appID: appID, periods: periods) { [dictionaries] in
             dictionaries.lookup($0, session)
         }
     }

@@ -9,7 +9,8 @@ extension SQLiteStore {
     public func report(appID: String, period: ReportPeriod) throws -> DeliveryReport {
         let previous = period.previous
         let input = try pool.read { db in
-            ReportInput(
+            let audiences = try audiences(db, appID: appID, periods: [period, previous])
+            return ReportInput(
                 appID: appID, period: period, previousPeriod: previous,
                 rows: try Self.dailyRows(db, appID: appID, period: period),
                 previousRows: try Self.dailyRows(db, appID: appID, period: previous),
@@ -24,14 +25,13 @@ extension SQLiteStore {
                 )
                 .map { ActionCount(action: $0[0], response: $0[1], count: $0[2]) },
                 examples: try Self.causeExamples(db, appID: appID, period: period),
-                audience: try audience(db, appID: appID, period: period),
-                previousAudience: try audience(db, appID: appID, period: previous))
+                audience: audiences[0], previousAudience: audiences[1])
         }
         return DeliveryReport(input)
     }
 
-    private func audience(_ db: Database, appID: String, period: ReportPeriod) throws -> AudienceFigures {
-        try AudienceReading.audience(SQLiteSession(db: db), appID: appID, period: period) { [dictionaries] in
+    private func audiences(_ db: Database, appID: String, periods: [ReportPeriod]) throws -> [AudienceFigures] {
+        try AudienceReading.audiences(SQLiteSession(db: db), appID: appID, periods: periods) { [dictionaries] in
             dictionaries.lookup($0, in: db)
         }
     }

@@ -12,52 +12,82 @@ import PushTraceRecords
 /// the period's end is counted from its row alone, in one grouped query; only the others read their config rows. Rows stored before these columns existed have NULL there: their devices
 /// read their config rows, and those rows their bodies, once however many devices share one.
 package enum AudienceReading {
-    /// `dictionaries` finds a block dictionary by its Adler-32, which config bodies are compressed against.
-    package static func audience(
-        _ session: some SQLSession, appID: String, period: ReportPeriod, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> AudienceFigures {
-        var figures = AudienceFigures()
-        let active: SQLStatement = "app_id = \(appID) AND last_seen >= \(period.start) AND first_seen < \(period.end)"
-        let current: SQLStatement = "settings = 0 OR (settings > 0 AND settings_since < \(period.end))"
-        let previous: SQLStatement =
-            "settings > 0 AND settings_since >= \(period.end) AND previous_settings IS NOT NULL AND previous_since < \(period.end)"
-        var unknown = 0
+    /// The app's audience over each of `periods`, read in one pass over its devices (a report's week and the week
+    /// before; an alert's window and baseline). `dictionaries` finds a block dictionary by its Adler-32, which
+    /// config bodies are compressed against.
+    package static func audiences(
+        _ session: some SQLSession, appID: String, periods: [ReportPeriod], dictionaries: (UInt32) -> [UInt8]?
+    ) throws -> [AudienceFigures] {
+        guard let from = periods.map(\.start).min(), let to = periods.map(\.end).max() else { return [] }
+        var figures = Array(repeating: AudienceFigures(), count: periods.count)
+        var unknown = Array(repeating: 0, count: periods.count)
+        // Per period: its active devices, those whose latest settings held before its end, and those whose
+        // settings before those did.
+        let counts = SQLStatement.joined(
+            periods.enumerated().map { index, period -> SQLStatement in
+                let active = Self.active(period)
+                return """
+                    count(*) FILTER (WHERE \(active)) AS devices_\(unsafeRaw: String(index)),
+                    count(*) FILTER (WHERE \(active) AND (\(Self.current(period)))) AS current_\(unsafeRaw: String(index)),
+                    count(*) FILTER (WHERE \(active) AND \(Self.previous(period))) AS previous_\(unsafeRaw: String(index))
+                    """
+            }, separator: ", ")
         for row in try session.rows(
             """
-            SELECT settings, previous_settings, count(*) AS devices,
-                sum(CASE WHEN \(current) THEN 1 ELSE 0 END) AS current,
-                sum(CASE WHEN \(previous) THEN 1 ELSE 0 END) AS previous
-            FROM device WHERE \(active)
+            SELECT settings, previous_settings, \(counts) FROM device
+            WHERE app_id = \(appID) AND last_seen >= \(from) AND first_seen < \(to)
             GROUP BY settings, previous_settings
             """)
         {
-            let devices: Int = try row.decode("devices"), inCurrent: Int = try row.decode("current")
-            let inPrevious: Int = try row.decode("previous")
-            if inCurrent > 0 { figures.add(SettingsSummary(rawValue: try row.decode("settings")), devices: inCurrent) }
-            if inPrevious > 0 {
-                figures.add(SettingsSummary(rawValue: try row.decode("previous_settings")), devices: inPrevious)
+            for index in periods.indices {
+                let devices: Int = try row.decode("devices_\(index)"), current: Int = try row.decode("current_\(index)")
+                let previous: Int = try row.decode("previous_\(index)")
+                if current > 0 { figures[index].add(SettingsSummary(rawValue: try row.decode("settings")), devices: current) }
+                if previous > 0 {
+                    figures[index].add(SettingsSummary(rawValue: try row.decode("previous_settings")), devices: previous)
+                }
+                unknown[index] += devices - current - previous
             }
-            unknown += devices - inCurrent - inPrevious
         }
-        guard unknown > 0 else { return figures }
-        var others: [String] = []
-        for row in try session.rows(
-            """
-            SELECT device_id FROM device
-            WHERE \(active) AND NOT (CASE WHEN \(current) THEN 1 WHEN \(previous) THEN 1 ELSE 0 END = 1)
-            """)
-        {
-            others.append(try row.decode("device_id"))
-        }
-        for start in stride(from: 0, to: others.count, by: 500) {
-            for summary in try configSummaries(
-                session, appID: appID, devices: others[start..<min(start + 500, others.count)], before: period.end,
-                dictionaries: dictionaries)
+        for (index, period) in periods.enumerated() where unknown[index] > 0 {
+            var others: [String] = []
+            for row in try session.rows(
+                """
+                SELECT device_id FROM device
+                WHERE app_id = \(appID) AND \(Self.active(period))
+                    AND NOT (CASE WHEN \(Self.current(period)) THEN 1 WHEN \(Self.previous(period)) THEN 1 ELSE 0 END = 1)
+                """)
             {
-                figures.add(summary, devices: 1)
+                others.append(try row.decode("device_id"))
+            }
+            for start in stride(from: 0, to: others.count, by: 500) {
+                for summary in try configSummaries(
+                    session, appID: appID, devices: others[start..<min(start + 500, others.count)], before: period.end,
+                    dictionaries: dictionaries)
+                {
+                    figures[index].add(summary, devices: 1)
+                }
             }
         }
         return figures
+    }
+
+    /// A device whose records span meets the period.
+    private static func active(_ period: ReportPeriod) -> SQLStatement {
+        "last_seen >= \(period.start) AND first_seen < \(period.end)"
+    }
+
+    /// A device whose row tells its settings at the period's end: none ever, or its latest held before then.
+    private static func current(_ period: ReportPeriod) -> SQLStatement {
+        "settings = 0 OR (settings > 0 AND settings_since < \(period.end))"
+    }
+
+    /// A device whose settings before its latest held at the period's end.
+    private static func previous(_ period: ReportPeriod) -> SQLStatement {
+        """
+        settings > 0 AND settings_since >= \(period.end) AND previous_settings IS NOT NULL \
+        AND previous_since < \(period.end)
+        """
     }
 
     /// The summaries of `devices`' latest app config records carrying settings before `end`, read from their config
@@ -105,16 +135,23 @@ package enum AudienceReading {
         return summaries
     }
 
+    /// Each app's audience in `apps` over each of `periods`; an app with no device active in any is left out.
+    package static func figures(
+        _ session: some SQLSession, apps: [String], periods: [ReportPeriod], dictionaries: (UInt32) -> [UInt8]?
+    ) throws -> [String: [AudienceFigures]] {
+        var figures: [String: [AudienceFigures]] = [:]
+        for app in apps {
+            let audiences = try audiences(session, appID: app, periods: periods, dictionaries: dictionaries)
+            if audiences.contains(where: { $0.devices > 0 }) { figures[app] = audiences }
+        }
+        return figures
+    }
+
     /// Each app's audience in `apps` over `period`; an app with no device active in it is left out.
     package static func figures(
         _ session: some SQLSession, apps: [String], period: ReportPeriod, dictionaries: (UInt32) -> [UInt8]?
     ) throws -> [String: AudienceFigures] {
-        var figures: [String: AudienceFigures] = [:]
-        for app in apps {
-            let audience = try audience(session, appID: app, period: period, dictionaries: dictionaries)
-            if audience.devices > 0 { figures[app] = audience }
-        }
-        return figures
+        try figures(session, apps: apps, periods: [period], dictionaries: dictionaries).mapValues { $0[0] }
     }
 
     /// The `notifications_disabled` alert metric's samples (``RateCounts/init(audience:)``), one per app in `apps`
@@ -122,16 +159,15 @@ package enum AudienceReading {
     package static func alertSamples(
         _ session: some SQLSession, apps: [String], spans: AlertSpans, dictionaries: (UInt32) -> [UInt8]?
     ) throws -> [AlertSample] {
-        let window = try figures(
-            session, apps: apps, period: ReportPeriod(label: "window", start: spans.windowStart, end: spans.windowEnd),
-            dictionaries: dictionaries)
-        let baseline = try figures(
-            session, apps: apps, period: ReportPeriod(label: "baseline", start: spans.baselineStart, end: spans.baselineEnd),
-            dictionaries: dictionaries)
-        return Set(window.keys).union(baseline.keys).sorted().map { app in
-            AlertSample(
-                appID: app, category: "", window: window[app].map(RateCounts.init(audience:)) ?? RateCounts(),
-                baseline: baseline[app].map(RateCounts.init(audience:)) ?? RateCounts())
-        }
+        let periods = [
+            ReportPeriod(label: "window", start: spans.windowStart, end: spans.windowEnd),
+            ReportPeriod(label: "baseline", start: spans.baselineStart, end: spans.baselineEnd),
+        ]
+        return try figures(session, apps: apps, periods: periods, dictionaries: dictionaries).sorted { $0.key < $1.key }
+            .map { app, audiences in
+                AlertSample(
+                    appID: app, category: "", window: RateCounts(audience: audiences[0]),
+                    baseline: RateCounts(audience: audiences[1]))
+            }
     }
 }
