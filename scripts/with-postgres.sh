@@ -56,7 +56,7 @@ as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
   start >/dev/null \
   || { cat "$folder/server.log" >&2; exit 1; }
 as_owner "$bin/psql" -q -h "$folder" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<'SQL' >/dev/null
-CREATE ROLE pushtrace LOGIN CREATEDB PASSWORD 'pushtrace';
+CREATE ROLE pushtrace LOGIN CREATEDB CREATEROLE PASSWORD 'pushtrace';
 CREATE DATABASE pushtrace OWNER pushtrace;
 SQL
 

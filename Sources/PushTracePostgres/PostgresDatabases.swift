@@ -14,6 +14,28 @@ package enum PostgresDatabases {
         return components.string!
     }
 
+    /// Creates the database `name` owned by a new login role `role` with `password`, and returns its URL as that
+    /// role: a store reached with a password of its own, which tests then look for in every output.
+    package static func create(_ name: String, cluster url: String, role: String, password: String) throws -> String {
+        guard password.utf8.allSatisfy({ $0 != UInt8(ascii: "'") && $0 != UInt8(ascii: "\\") && $0 >= 0x20 }) else {
+            throw PostgresLocationError("a password without quotes, backslashes or control characters is needed")
+        }
+        // Created by a role with CREATEROLE, which must then be a member of it to give it a database.
+        try run("CREATE ROLE \(try quoted(role)) LOGIN PASSWORD '\(password)'", cluster: url)
+        try run("GRANT \(try quoted(role)) TO CURRENT_USER", cluster: url)
+        try run("CREATE DATABASE \(try quoted(name)) OWNER \(try quoted(role))", cluster: url)
+        guard var components = URLComponents(string: url) else { throw PostgresLocationError("not a URL") }
+        components.path = "/" + name
+        components.user = role
+        components.password = password
+        return components.string!
+    }
+
+    /// Drops the login role `role` (after its databases).
+    package static func dropRole(_ role: String, cluster url: String) throws {
+        try run("DROP ROLE IF EXISTS \(try quoted(role))", cluster: url)
+    }
+
     /// Drops the database `name`, closing what is connected to it.
     package static func drop(_ name: String, cluster url: String) throws {
         try run("DROP DATABASE IF EXISTS \(try quoted(name)) WITH (FORCE)", cluster: url)

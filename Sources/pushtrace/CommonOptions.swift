@@ -19,10 +19,32 @@ struct DatabaseOptions: ParsableArguments {
     /// The engine `--db` names.
     var engine: StoreEngine { StoreEngine(db: db) }
 
+    /// `--db` as messages show it: without a password (``StoreEngine/shown(_:)``).
+    var shownDB: String { StoreEngine.shown(db) }
+
+    func validate() throws { Self.warnOfPasswordInArguments() }
+
+    /// Warns when a store's password is on the command line (`--db`, or `copy`'s `--from` and `--to`), where `ps`
+    /// and shell history show it to other users.
+    static func warnOfPasswordInArguments(_ arguments: [String] = CommandLine.arguments) {
+        let options = ["--db", "--from", "--to"]
+        var values: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            if options.contains(argument), index + 1 < arguments.count { values.append(arguments[index + 1]) }
+            for option in options where argument.hasPrefix(option + "=") { values.append(String(argument.dropFirst(option.count + 1))) }
+        }
+        if values.contains(where: StoreEngine.carriesPassword) {
+            printError(
+                "pushtrace: warning: a database password on the command line can be read by other users (ps, shell "
+                    + "history): give it in PGPASSWORD, or the whole URL in PUSHTRACE_DB (for the service, in "
+                    + "/etc/pushtrace/pushtrace.env)")
+        }
+    }
+
     /// Opens the store for a command that only reads: it must exist.
     func existingStore() throws -> any TraceStore {
         guard engine.exists else {
-            throw UsageError("no database at \(db): ingest bundles first (pushtrace ingest --db \(db) FILE…)")
+            throw UsageError("no database at \(shownDB): ingest bundles first (pushtrace ingest --db \(shownDB) FILE…)")
         }
         return try openStore()
     }
@@ -32,7 +54,7 @@ struct DatabaseOptions: ParsableArguments {
     func openStore() throws -> any TraceStore {
         try engine.open { progress in
             printError(
-                "pushtrace: converting \(db) to record blocks: \(progress.bundles) of \(progress.totalBundles) "
+                "pushtrace: converting \(shownDB) to record blocks: \(progress.bundles) of \(progress.totalBundles) "
                     + "bundles, \(progress.records) records moved")
         }
     }
@@ -47,7 +69,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Closes a store a command opened: SQLite's log is checkpointed and removed, so a command leaves the folder
     /// as a closed store has it. A failure to close loses nothing committed; it is said on stderr.
     func close(_ store: any TraceStore) {
-        do { try store.close() } catch { printError("pushtrace: closing \(db): \(store.explaining(error))") }
+        do { try store.close() } catch { printError("pushtrace: closing \(shownDB): \(store.explaining(error))") }
     }
 
     /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those
@@ -56,7 +78,7 @@ struct DatabaseOptions: ParsableArguments {
         do {
             try store.requireKnownApp(app)
         } catch let error as AppLookupError {
-            throw UsageError("\(error.message) (in \(db))")
+            throw UsageError("\(error.message) (in \(shownDB))")
         }
     }
 }

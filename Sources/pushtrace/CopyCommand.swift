@@ -38,6 +38,7 @@ struct Copy: ParsableCommand {
     var to: String
 
     func validate() throws {
+        DatabaseOptions.warnOfPasswordInArguments()
         guard from != to else { throw ValidationError("--from and --to name the same store: copy into another one") }
         if case .sqlite(let path) = StoreEngine(db: from), !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no database at \(path) (--from)")

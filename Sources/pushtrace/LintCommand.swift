@@ -37,7 +37,7 @@ struct Lint: ParsableCommand {
         if let app {
             configuration = try database.withExistingStore { try $0.latestConfiguration(appID: app) }
             if configuration == nil {
-                printError("note: no config record of \(app) is stored in \(database.db): the category is not checked")
+                printError("note: no config record of \(app) is stored in \(database.shownDB): the category is not checked")
             }
         }
         let findings: [LintFinding]

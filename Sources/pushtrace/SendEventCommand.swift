@@ -153,7 +153,7 @@ struct SendEvent: AsyncParsableCommand {
         }
         if let failure { throw UsageError("the event was not stored: \(failure)") }
         try store.settleCauses()
-        print("\(event.rawValue) \(id): stored in \(database.db)")
+        print("\(event.rawValue) \(id): stored in \(database.shownDB)")
     }
 }
 

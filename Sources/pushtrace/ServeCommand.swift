@@ -167,6 +167,7 @@ struct Serve: AsyncParsableCommand {
     static let defaultLogLevel = Logger.Level.info
 
     func run() async throws {
+        DatabaseOptions.warnOfPasswordInArguments()
         let environment = ProcessInfo.processInfo.environment
         func setting<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
             if let flag { return flag }
@@ -265,7 +266,8 @@ struct Serve: AsyncParsableCommand {
         logger.info(
             "pushtrace serving",
             metadata: [
-                "version": "\(PushTraceVersion.release)", "address": "\(settings.host):\(settings.port)", "db": "\(path)",
+                "version": "\(PushTraceVersion.release)", "address": "\(settings.host):\(settings.port)",
+                "db": "\(StoreEngine.shown(path))",
                 "durability": "\(mode.rawValue)",
                 "max_body_bytes": "\(settings.maxBodyBytes)", "queue": "\(settings.queueCapacity)",
             ])

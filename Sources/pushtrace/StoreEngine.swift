@@ -26,6 +26,32 @@ enum StoreEngine: Equatable {
         }
     }
 
+    /// `db` as logs, messages and metrics show it: a URL without the password of its user part or of its
+    /// `password=` parameter (docs/security.md), a file path as it is. Parsed by hand, so that a URL too malformed to
+    /// open is hidden as well as one that opens.
+    static func shown(_ db: String) -> String {
+        guard let schemeEnd = db.range(of: "://") else { return db }
+        let rest = db[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        var shown = String(db[..<schemeEnd.upperBound])
+        if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+            let user = rest[..<at]
+            shown += (user.firstIndex(of: ":").map { String(user[..<$0]) } ?? String(user)) + String(rest[at..<authorityEnd])
+        } else {
+            shown += rest[..<authorityEnd]
+        }
+        var tail = String(rest[authorityEnd...])
+        if let query = tail.firstIndex(of: "?") {
+            let parameters = tail[tail.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false)
+                .filter { !$0.lowercased().hasPrefix("password=") }
+            tail = String(tail[..<query]) + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+        }
+        return shown + tail
+    }
+
+    /// Whether `db` is a URL that carries a password.
+    static func carriesPassword(_ db: String) -> Bool { shown(db) != db }
+
     /// SQLite's settings that only `serve` changes.
     struct SQLiteTuning {
         var durability = SQLiteStore.Durability.normal
