@@ -3,7 +3,8 @@
 # its ports and certificate paths, run by Debian's nginx with a self-signed certificate in front of a live
 # `pushtrace serve --trusted-proxy 127.0.0.1`. Through TLS: a gzip bundle uploaded with curl (with
 # `Expect: 100-continue`) and with Python's urllib, a body over the limit answered 413 as JSON, a why read back,
-# HEAD, and the client's address in the server's log. Run from the repository root after `make build`.
+# HEAD, and the client's address in the server's log; the site's HSTS, TLS profile, body limit off the upload paths,
+# and per-address limits on 401s and logins. Run from the repository root after `make build`.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 bin=${BIN:-.build/debug/pushtrace}
@@ -23,6 +24,12 @@ score=$(systemd-analyze security --offline=true "$work/unit/pushtrace.service" 2
   | sed -n 's/.*Overall exposure level for pushtrace.service: \([0-9.]*\).*/\1/p')
 echo "  clean; systemd-analyze security: exposure $score"
 [ -n "$score" ] || fail "systemd-analyze security gave no score"
+# The store comes from the 0600 environment file only: a flag in ExecStart would beat PUSHTRACE_DB there and put a
+# PostgreSQL URL in the 0644 unit and in ps.
+exec_start=$(sed -n 's/^ExecStart=//p' deploy/pushtrace.service)
+[ "$exec_start" = "/usr/local/bin/pushtrace serve" ] || fail "the unit's ExecStart carries settings: $exec_start"
+grep -q '^PUSHTRACE_DB=' deploy/pushtrace.env || fail "deploy/pushtrace.env names no store"
+echo "  ExecStart: $exec_start; the store from deploy/pushtrace.env's PUSHTRACE_DB"
 
 echo "== nginx $(nginx -v 2>&1 | sed 's#.*/##') with TLS in front of pushtrace serve"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
@@ -140,5 +147,41 @@ log = open(os.path.join(work, "server.log")).read()
 stored = [line for line in log.splitlines() if "bundle stored" in line]
 check(len(stored) >= 2, f"the server logged {len(stored)} stored bundles")
 check("client=127.0.0.2" in stored[0] and "203.0.113.9" not in log, f"the client's address logged: {stored[0][-120:]}")
+
+# The site's own rules: HSTS on every answer, Mozilla's intermediate TLS, 1 KiB bodies off the upload paths, and
+# 401s and logins limited per client address.
+host, port = base.split("//")[1].split(":")[0], int(base.rsplit(":", 1)[1])
+def exchange(method, path, body=None, headers={}, source="127.0.0.1"):
+    connection = http.client.HTTPSConnection(host, port, context=context, source_address=(source, 0))
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    answer = (response.status, dict((k.lower(), v) for k, v in response.getheaders()), response.read())
+    connection.close()
+    return answer
+for method, path, headers in [("GET", "/healthz", {}), ("GET", "/v1/notifications/x", {}),
+                              ("GET", "/v1/notifications/x", {"Authorization": f"Bearer {read_token}"})]:
+    status, headers, _ = exchange(method, path, headers=headers)
+    check(headers.get("strict-transport-security") == "max-age=63072000", f"HSTS on {method} {path} ({status})")
+def handshake(*arguments):
+    return subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", "localhost",
+                           *arguments], input="", capture_output=True, text=True, timeout=20).returncode == 0
+check(handshake("-tls1_3") and handshake("-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"),
+      "TLS 1.3 and TLS 1.2 with ECDHE-RSA-AES128-GCM-SHA256 are taken")
+check(not handshake("-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA:AES128-GCM-SHA256:AES128-SHA256"),
+      "TLS 1.2 without forward secrecy or without AEAD (ECDHE-RSA-AES128-SHA, AES128-GCM-SHA256) is refused")
+check(not handshake("-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"), "TLS 1.1 is refused")
+status, headers, body = exchange("POST", "/v1/notifications/x", body=b"x" * 2048,
+                                 headers={"Authorization": f"Bearer {read_token}", "Content-Type": "application/json"})
+check(status == 413 and json.loads(body)["error"] == "too_large", f"2 KiB to a path that is no upload: {status} {body[:80]}")
+statuses = [exchange("GET", "/v1/notifications/x", headers={"Authorization": "Bearer pt_000000000000_made-up"},
+                     source="127.0.0.3")[0:3:2] for _ in range(40)]
+limited = [(status, body) for status, body in statuses if status == 429]
+check(statuses[0][0] == 401 and "request_id" in json.loads(statuses[0][1]) and len(limited) >= 15 and json.loads(limited[0][1])["error"] == "overloaded",
+      f"40 made-up tokens from one address: {sum(1 for s, _ in statuses if s == 401)} answered 401, then {len(limited)} 429")
+status, _, _ = exchange("GET", "/v1/notifications/x", headers={"Authorization": f"Bearer {read_token}"}, source="127.0.0.3")
+check(status == 404, f"that address's valid token is still answered ({status})")
+logins = [exchange("POST", "/ui/login", body=b"token=x", headers={"Content-Type": "application/x-www-form-urlencoded"},
+                   source="127.0.0.4")[0] for _ in range(12)]
+check(logins.count(429) >= 5, f"12 logins at once from one address: {logins.count(429)} answered 429")
 print(f"deploy-test: {checks} checks passed")
 PY
