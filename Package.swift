@@ -177,6 +177,7 @@ let package = Package(
         .testTarget(
             name: "PushTraceStoreTests",
             dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift", condition: server),
                 "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
                 "PushTraceGzip", "PushTracePostgres", "PushTraceSQLite",
             ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources

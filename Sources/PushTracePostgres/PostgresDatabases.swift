@@ -36,6 +36,15 @@ package enum PostgresDatabases {
         try run("DROP ROLE IF EXISTS \(try quoted(role))", cluster: url)
     }
 
+    /// Stops `role` from logging in and closes its connections: a database that refuses the store from now on, as
+    /// a revoked role or a changed password would.
+    package static func refuseLogins(_ role: String, cluster url: String) throws {
+        try run("ALTER ROLE \(try quoted(role)) NOLOGIN", cluster: url)
+        try run(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(try quoted(role).dropFirst().dropLast())'",
+            cluster: url)
+    }
+
     /// Drops the database `name`, closing what is connected to it.
     package static func drop(_ name: String, cluster url: String) throws {
         try run("DROP DATABASE IF EXISTS \(try quoted(name)) WITH (FORCE)", cluster: url)

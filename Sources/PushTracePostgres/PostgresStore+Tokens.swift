@@ -23,7 +23,7 @@ extension PostgresStore {
                 .map { row in
                     let (id, app, scope, label, created, revoked) = try row.decode((String, String?, String, String?, Int64, Int64?).self)
                     return TokenInfo(
-                        id: id, appID: app, scope: TokenScope(rawValue: scope) ?? .read, label: label,
+                        id: id, appID: app, scope: TokenScope(rawValue: scope), label: label,
                         createdAt: created, revokedAt: revoked)
                 }
         }

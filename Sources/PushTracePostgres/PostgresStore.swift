@@ -93,7 +93,7 @@ extension PostgresStore {
     public func explaining(_ error: any Error) -> any Error {
         if error is StoreError || error is PostgresLocationError { return error }
         let failure = PostgresFailure(error)
-        if failure.isUnavailable { return StoreError.unavailable(location, reason: failure.reason, detail: nil) }
+        if failure.isUnavailable { return StoreError.unavailable(location, reason: failure.reason, detail: failure.detail) }
         if let error = error as? PSQLError, let info = error.serverInfo {
             return StoreError.refused(
                 location, state: info[.sqlState] ?? "", message: info[.message] ?? "", detail: info[.detail])
@@ -105,7 +105,10 @@ extension PostgresStore {
 /// What an error of postgres-nio (or of the network under it) says about the database.
 struct PostgresFailure {
     var isUnavailable: Bool
+    /// In the server's own words: what a 503 may say to any client.
     var reason: String
+    /// What PostgreSQL said, for the operator's log and the CLI, never for a client.
+    var detail: String?
 
     private static func isNoAnswer(_ error: any Error) -> Bool {
         (error as? StoreError)?.code == .noAnswer
@@ -123,7 +126,8 @@ struct PostgresFailure {
                     || state.hasPrefix("28") || state == "3D000"
                 {
                     isUnavailable = true
-                    reason = "the database cannot take writes now (PostgreSQL \(state)): try again shortly"
+                    reason = "the database cannot take work now: try again shortly"
+                    detail = "PostgreSQL \(state): \(error.serverInfo?[.message] ?? "")"
                 } else {
                     isUnavailable = false
                     reason = error.serverInfo?[.message] ?? "PostgreSQL refused the statement"
@@ -132,6 +136,7 @@ struct PostgresFailure {
                 .sslUnsupported, .failedToAddSSLHandler:
                 isUnavailable = true
                 reason = "the database cannot be reached now: try again shortly"
+                detail = "PostgreSQL: \(error.code)"
             default:
                 isUnavailable = false
                 reason = "PostgreSQL: \(error.code)"

@@ -53,7 +53,7 @@ extension SQLiteStore {
 extension TokenInfo {
     init(row: Row) {
         self.init(
-            id: row["id"], appID: row["app_id"], scope: TokenScope(rawValue: row["scope"]) ?? .read,
+            id: row["id"], appID: row["app_id"], scope: TokenScope(rawValue: row["scope"]),
             label: row["label"], createdAt: row["created_at"], revokedAt: row["revoked_at"])
     }
 }

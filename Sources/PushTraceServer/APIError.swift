@@ -20,6 +20,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var allow: [String] = []
     /// The request's ID, as the server's log names it: in the body and the `X-Request-ID` header.
     public var requestID: String?
+    /// What the server's log says of the refusal beyond ``message`` (a database's own words); never sent.
+    public var logDetail: String?
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
         self.status = status
@@ -75,14 +77,20 @@ extension APIError {
 
 extension APIError {
     /// The answer to work the store cannot do now (``StoreError/Code/isUnavailable``): 503 with `Retry-After`, which
-    /// clients retry, rather than a final 500, in words that name no path and no SQL (`failed`: what could not be
-    /// done). Nil for any other error. Every route that reaches the store answers its failures through this.
+    /// clients retry, rather than a final 500. It says "the store cannot answer", what was not done (`failed`) and
+    /// why in the server's own words, never the database's text, nor a path or SQL: those go to the log, under the
+    /// request ID the answer carries. Nil for any other error. Every route that reaches the store answers its
+    /// failures through this.
     static func storeUnavailable(
         _ error: any Error, of store: any StoreAccess, _ failed: String, retryAfter: Int
     ) -> APIError? {
         guard let failure = store.storeError(error), failure.code.isUnavailable, let reason = failure.clientReason else {
             return nil
         }
-        return .unavailable("\(failed): \(reason)", retryAfter: retryAfter)
+        var answer = APIError.unavailable(
+            "the store cannot answer (\(failed)): \(reason); the server's log has more under this request_id",
+            retryAfter: retryAfter)
+        answer.logDetail = "\(failure)"
+        return answer
     }
 }

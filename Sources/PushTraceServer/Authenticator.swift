@@ -69,8 +69,8 @@ struct Authenticator: Sendable {
         guard let token = try await verify(text) else {
             throw APIError.unauthorized("unknown or revoked token")
         }
-        guard scopes.contains(token.scope) else {
-            throw APIError.forbidden("a token with scope \(token.scope.rawValue) cannot \(action)")
+        guard let scope = token.scope, scopes.contains(scope) else {
+            throw APIError.forbidden("a token with scope \(token.scope?.rawValue ?? "unknown") cannot \(action)")
         }
         return .token(token)
     }

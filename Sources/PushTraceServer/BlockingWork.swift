@@ -18,7 +18,7 @@ enum BlockingWork {
         do {
             return try await run(work)
         } catch {
-            throw APIError.storeUnavailable(error, of: store, "the store cannot be read now", retryAfter: 5) ?? error
+            throw APIError.storeUnavailable(error, of: store, "nothing was read", retryAfter: 5) ?? error
         }
     }
 }

@@ -174,7 +174,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
         } catch {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
             let unavailable = APIError.storeUnavailable(
-                error, of: store, "the store could not commit", retryAfter: settings.retryAfterUnavailable)
+                error, of: store, "nothing was committed", retryAfter: settings.retryAfterUnavailable)
             guard batch.count > 1, unavailable == nil else {
                 let explained = store.explaining(error)
                 for submission in batch {
@@ -182,7 +182,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                     submission.continuation.resume(
                         throwing: unavailable
                             ?? APIError.unavailable(
-                                "the store could not commit: the database failed (the server's log says more)",
+                                "the store cannot answer (nothing was committed): the database failed; the server's log has more under this request_id",
                                 retryAfter: settings.retryAfterUnavailable))
                 }
                 return

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -24,7 +25,9 @@ struct ResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch var error as APIError {
             metrics.response(route: context.endpointPath ?? "unmatched", status: error.status.code)
             if error.status.code >= 500 {
-                context.logger.error("refused", metadata: ["status": "\(error.status.code)", "error": "\(error.message)"])
+                var metadata: Logger.Metadata = ["status": "\(error.status.code)", "error": "\(error.message)"]
+                if let detail = error.logDetail { metadata["detail"] = "\(detail)" }
+                context.logger.error("refused", metadata: metadata)
             } else {
                 context.logger.info("refused", metadata: ["status": "\(error.status.code)", "error": "\(error.message)"])
             }

@@ -19,7 +19,9 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     public var id: String
     /// The app the token is for; nil for an admin token, which covers every app.
     public var appID: String?
-    public var scope: TokenScope
+    /// What the token may do; nil for a scope this version does not know (a later version's token, or a row edited
+    /// by hand), which may do nothing: it is listed as it is stored and never verifies.
+    public var scope: TokenScope?
     public var label: String?
     /// Epoch milliseconds.
     public var createdAt: Int64
@@ -29,7 +31,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
         case id, appID = "app_id", scope, label, createdAt = "created_at", revokedAt = "revoked_at"
     }
 
-    package init(id: String, appID: String?, scope: TokenScope, label: String?, createdAt: Int64, revokedAt: Int64?) {
+    package init(id: String, appID: String?, scope: TokenScope?, label: String?, createdAt: Int64, revokedAt: Int64?) {
         self.id = id
         self.appID = appID
         self.scope = scope

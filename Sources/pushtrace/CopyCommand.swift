@@ -45,9 +45,33 @@ struct Copy: ParsableCommand {
         }
     }
 
+    /// Creates the SQLite target, which must not exist yet: not as a file another user made ready (an empty file
+    /// would be taken for a new database, keeping its owner and mode), nor as a symbolic link (which would send the
+    /// copy, every app's data, where the link points); nor may SQLite's companion files exist.
+    static func createNewFile(_ path: String) throws {
+        for companion in ["-wal", "-shm", "-journal"] {
+            var status = stat()
+            if lstat(path + companion, &status) == 0 {
+                throw UsageError(
+                    "\(TerminalText.escaped(path + companion)) exists: copy makes a new SQLite file, "
+                        + "and SQLite would use it; remove it, or name another target (--to)")
+            }
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason =
+                errno == EEXIST
+                ? "it exists (as a file or a symbolic link): copy makes a new SQLite file; remove it, or name another target"
+                : String(cString: strerror(errno))
+            throw UsageError("cannot create \(TerminalText.escaped(path)) (--to): \(reason)")
+        }
+        close(descriptor)
+    }
+
     func run() throws {
         let source = try StoreEngine(db: from).open()
         defer { try? source.close() }
+        if case .sqlite(let path) = StoreEngine(db: to) { try Self.createNewFile(path) }
         let target = try StoreEngine(db: to).open()
         defer { try? target.close() }
         var lastSaid = ContinuousClock.now

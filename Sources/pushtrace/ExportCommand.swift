@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushTraceCore
+import PushTraceRecords
 import PushTraceStore
 
 struct Export: ParsableCommand {
@@ -11,7 +12,8 @@ struct Export: ParsableCommand {
             stored, with no manifest. Filters combine; times are the records' corrected times (UTC), half-open. \
             With --corrected, each line gains "corrected_ts", the time pushtrace stores it under (the device's \
             clock corrected by its bundle's offset). Memory stays the same however much is exported; on a terminal, \
-            progress goes to stderr.
+            progress goes to stderr, and the lines show control characters escaped (\\e, \\u{202E}), as why does: \
+            redirected to a file or a pipe, they are byte for byte.
 
             Exit status: 0; 1 when --notification names nothing stored; 2 for an --app of which nothing is stored.
 
@@ -44,7 +46,7 @@ struct Export: ParsableCommand {
         }
         let store = try database.existingStore()
         defer { database.close(store) }
-        var output = LineOutput()
+        var output = LineOutput(escaping: isatty(STDOUT_FILENO) != 0)
         let progress = ExportProgress()
         try store.export(filter) { line in
             output.write(line.body, correctedTs: corrected ? line.correctedTs : nil)
@@ -65,12 +67,17 @@ struct Export: ParsableCommand {
 /// Standard output, written in large pieces: an export is millions of short lines.
 private struct LineOutput {
     private var buffer: [UInt8] = []
+    /// On a terminal, a device's text must not act on it (move the cursor, set the title, reorder what follows).
+    private let escaping: Bool
 
-    init() { buffer.reserveCapacity(1 << 18) }
+    init(escaping: Bool) {
+        self.escaping = escaping
+        buffer.reserveCapacity(1 << 18)
+    }
 
     /// Appends `body` and a newline; with a time, `"corrected_ts"` goes in as the object's last member.
     mutating func write(_ body: String, correctedTs: Int64?) {
-        var body = body
+        var body = escaping ? TerminalText.escaped(body) : body
         body.withUTF8 { bytes in
             if let correctedTs, let close = bytes.lastIndex(of: UInt8(ascii: "}")) {
                 buffer.append(contentsOf: bytes[..<close])

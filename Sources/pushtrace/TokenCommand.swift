@@ -65,7 +65,7 @@ struct TokenCommand: ParsableCommand {
                 now: Int64(Date().timeIntervalSince1970 * 1000))
             print(text.text)
             printError(
-                "token \(info.id) (\(info.scope.rawValue)\(info.appID.map { " for \($0)" } ?? ", every app")) "
+                "token \(info.id) (\(scope)\(info.appID.map { " for \($0)" } ?? ", every app")) "
                     + "created. It is shown only now: keep it in a secret store.")
         }
     }
@@ -85,7 +85,7 @@ struct TokenCommand: ParsableCommand {
             var table = TextTable(["ID", "SCOPE", "APP", "LABEL", "CREATED (UTC)", "REVOKED (UTC)"])
             for token in tokens {
                 table.add([
-                    token.id, token.scope.rawValue, token.appID ?? "(every app)", token.label ?? "-",
+                    token.id, token.scope?.rawValue ?? "unknown (can do nothing)", token.appID ?? "(every app)", token.label ?? "-",
                     Instant.format(token.createdAt), token.revokedAt.map { Instant.format($0) } ?? "-",
                 ])
             }

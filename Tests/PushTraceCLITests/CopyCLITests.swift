@@ -48,15 +48,31 @@ struct CopyCLITests {
         #expect(try work.run("check", "--db", "back.sqlite").status == 0)
     }
 
-    @Test("copy refuses a target that holds data, the same store twice, and a source that does not exist, saying why")
+    @Test(
+        "copy refuses an SQLite target that exists (a file, an empty file, a symbolic link, a companion file), the same store twice, and a source that does not exist, saying why"
+    )
     func refusals() throws {
         let work = try WorkFolder()
         #expect(try work.run("simulate", "--out", "sim", "--notifications", "10", "--end", "2026-11-16T00:00:00Z").status == 0)
         #expect(try work.run("ingest", "sim").status == 0)
         #expect(try work.run("ingest", "sim", "--db", "other.sqlite").status == 0)
         let full = try work.run("copy", "--from", "pushtrace.sqlite", "--to", "other.sqlite")
-        #expect(full.status != 0)
-        #expect(full.stderr.contains("holds data already"))
+        #expect(full.status == 2 && full.stderr.contains("it exists"), "\(full.stderr)")
+        // Made ready by someone else: an empty file, a symbolic link (dangling or to a file), SQLite's companion.
+        let manager = FileManager.default
+        try Data().write(to: work.url.appendingPathComponent("empty.sqlite"))
+        try manager.createSymbolicLink(
+            atPath: work.url.appendingPathComponent("dangling.sqlite").path, withDestinationPath: "elsewhere.sqlite")
+        try Data("keep".utf8).write(to: work.url.appendingPathComponent("victim"))
+        try manager.createSymbolicLink(atPath: work.url.appendingPathComponent("link.sqlite").path, withDestinationPath: "victim")
+        try Data().write(to: work.url.appendingPathComponent("fresh.sqlite-wal"))
+        for target in ["empty.sqlite", "dangling.sqlite", "link.sqlite", "fresh.sqlite"] {
+            let refused = try work.run("copy", "--from", "pushtrace.sqlite", "--to", target)
+            #expect(refused.status == 2 && refused.stderr.contains("exists"), "\(target): \(refused.stderr)")
+        }
+        #expect(!manager.fileExists(atPath: work.url.appendingPathComponent("elsewhere.sqlite").path))
+        #expect(try Data(contentsOf: work.url.appendingPathComponent("victim")) == Data("keep".utf8))
+        #expect(!manager.fileExists(atPath: work.url.appendingPathComponent("fresh.sqlite").path))
         let same = try work.run("copy", "--from", "pushtrace.sqlite", "--to", "pushtrace.sqlite")
         #expect(same.status == 2 && same.stderr.contains("the same store"))
         let missing = try work.run("copy", "--from", "nothing.sqlite", "--to", "new.sqlite")

@@ -18,9 +18,11 @@ struct Executable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }()
 
-    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Output {
+    static func run(
+        _ arguments: [String], in directory: URL, environment: [String: String] = [:], executable: URL = url
+    ) throws -> Output {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -107,6 +107,23 @@ struct HostileInputCLITests {
         #expect(csv.stdout == "m\n\"a\u{1B}[31m\nb\"\n", "\(csv.stdout)")
     }
 
+    @Test("export onto a terminal shows a line's hidden characters escaped; piped, the line is byte for byte")
+    func exportOntoATerminal() throws {
+        let work = try WorkFolder()
+        // Valid JSON may hold C1 controls and bidi overrides raw: they are stored as received.
+        let line =
+            #"{"type":"event","ts":1763622001000,"process":"service","event":"service.received","notification_id":"n-1","note":"a\#u{9B}2Jb\#u{202E}c"}"#
+        try work.write("raw.ndjson", [#"{"type":"manifest","bundle_id":"b-1","app_id":"net.x","device_id":"d-1"}"#, line])
+        #expect(try work.run("ingest", "raw.ndjson").status == 0)
+        #expect(try work.run("export").stdout == line + "\n")
+        // script(1) gives the command a terminal for its standard output.
+        let onTerminal = try Executable.run(
+            ["-qec", "\(Executable.url.path) export", "/dev/null"], in: work.url, executable: URL(fileURLWithPath: "/usr/bin/script"))
+        #expect(onTerminal.status == 0, "\(onTerminal.stderr)")
+        #expect(onTerminal.stdout.contains(#""note":"a\u{9B}2Jb\u{202E}c"}"#), "\(onTerminal.stdout)")
+        #expect(!onTerminal.stdout.unicodeScalars.contains { $0 == "\u{9B}" || $0 == "\u{202E}" })
+    }
+
     @Test("token create refuses an app that is no bundle identifier, and a label with control characters")
     func tokenValidation() throws {
         let work = try WorkFolder()

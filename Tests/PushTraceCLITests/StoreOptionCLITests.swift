@@ -3,6 +3,10 @@ import PushTracePostgres
 import PushTraceTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Which store a command uses.
 @Suite("CLI: the store option")
 struct StoreOptionCLITests {
@@ -59,6 +63,16 @@ struct StoreOptionCLITests {
         #expect(fromEnvironment.status == 0 && !fromEnvironment.stderr.contains("PGPASSWORD"), "\(fromEnvironment.stderr)")
         // The server's log names the store it serves.
         let server = try await ServerProcess(arguments: ["--db", url], in: work.url)
+        // A database that refuses the store: 503 in the server's words, PostgreSQL's own only in the log.
+        try PostgresDatabases.refuseLogins(role, cluster: cluster)
+        var request = URLRequest(url: URL(string: "\(server.url)/v1/notifications/n-1")!)
+        request.setValue("Bearer \(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines))", forHTTPHeaderField: "Authorization")
+        let (body, response) = try await URLSession.shared.data(for: request)
+        let answer = String(decoding: body, as: UTF8.self)
+        outputs.append(answer)
+        #expect((response as? HTTPURLResponse)?.statusCode == 503, "\(answer)")
+        #expect(answer.contains("the store cannot answer") && answer.contains("request_id"), "\(answer)")
+        #expect(!answer.contains("PostgreSQL") && !answer.contains(role) && !answer.contains("login"), "\(answer)")
         #expect(server.stop() == 0)
         let log = String(decoding: server.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         outputs.append(log)

@@ -1,7 +1,11 @@
 import Foundation
+import GRDB
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTracePostgres
+@testable import PushTraceSQLite
 
 @Suite("Every engine: tokens, the read-only query, an app's notifications")
 struct AccessInterfaceTests {
@@ -37,6 +41,32 @@ struct AccessInterfaceTests {
         stored.scope = "read"
         stored.revokedAt = Lines.t0 + 1
         #expect(stored.verifying(text) == nil)
+    }
+
+    @Test(
+        "a stored token of a scope this version does not know is listed as unknown and verifies as nothing",
+        arguments: TestEngine.all)
+    func unknownStoredScope(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        let (info, text) = try temporary.store.createToken(appID: "app.one", scope: .read, label: nil, now: Lines.t0)
+        // The schema's own check refuses such a scope: a later version that widened it, or a hand edit, gets past.
+        switch engine {
+        case .sqlite:
+            try temporary.sqlite.pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+                try db.execute(sql: "UPDATE token SET scope = 'superuser' WHERE id = ?", arguments: [info.id])
+                try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+            }
+        case .postgres:
+            let store = try #require(temporary.store as? PostgresStore)
+            _ = try store.withSession { session in
+                _ = try session.changes("ALTER TABLE token DROP CONSTRAINT token_scope_check")
+                return try session.changes("UPDATE token SET scope = 'superuser' WHERE id = \(info.id)")
+            }
+        }
+        let listed = try #require(try temporary.store.tokens().first)
+        #expect(listed.id == info.id && listed.scope == nil)
+        #expect(try temporary.store.verifyToken(text.text) == nil)
     }
 
     @Test(
