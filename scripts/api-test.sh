@@ -6,7 +6,7 @@
 # metrics, admin) is fuzzed by schemathesis with every check (no 5xx, responses and their content types and headers
 # as documented, schema-invalid requests refused, schema-valid ones accepted, 405 with Allow for undocumented
 # methods, auth never ignored) over its four phases: the document's examples, coverage, fuzzing, and stateful
-# sequences following the document's links (a search's IDs into why).
+# sequences following the document's links (a search's IDs into why); then the reads again with the admin token.
 #
 #   API_EXAMPLES=N   examples per operation and phase (default 200; CI runs 25)
 #   API_SEED=N       hypothesis's seed (default: random, printed, so a finding can be replayed)
@@ -41,7 +41,9 @@ trap cleanup EXIT
 db=$work/pushtrace.sqlite
 app=net.rorklab.dailypick
 "$bin" simulate --out "$work/bundles" --notifications 300 --seed 11 > /dev/null
-"$bin" ingest --db "$db" --quiet "$work/bundles" > /dev/null
+# One app's bundles: the admin token's report may then leave `app` out, as the document says it may while the store
+# holds one app only (ReportEndpointTests has the 400 that names several).
+"$bin" ingest --db "$db" --quiet "$work/bundles/$app" > /dev/null
 token() { "$bin" token create --db "$db" "$@" 2>/dev/null; }
 ingest=$(token --scope ingest --app "$app" --label api-test-ingest)
 read=$(token --scope read --app "$app" --label api-test-read)
@@ -84,11 +86,23 @@ include-operation-id = "metrics"
 headers = { Authorization = "Bearer $metrics" }
 TOML
 
-echo "== schemathesis $("$venv/bin/schemathesis" --version | awk '{print $3}'): every check, $examples examples per operation and phase, seed $seed"
+# The same reads again with the admin token, which covers every app: what the document leaves optional for a read
+# token (an app it implies) must hold for it too.
+sed -e '/include-operation-id = "metrics"/,$d' -e "s/Bearer $read/Bearer $admin/" "$work/schemathesis.toml" \
+  | sed '$d' > "$work/schemathesis-admin.toml"
+grep -q "Bearer $admin" "$work/schemathesis-admin.toml" || { echo "api-test: the admin configuration was not made"; exit 1; }
+
 status=0
-SCHEMATHESIS_HOOKS=api_test_hooks PYTHONPATH=scripts "$venv/bin/schemathesis" --config-file "$work/schemathesis.toml" --no-color \
-  run openapi.json --url "http://127.0.0.1:$port" --checks all --phases examples,coverage,fuzzing,stateful \
-  --max-examples "$examples" --seed "$seed" --workers 2 --generation-database none --generation-codec utf-8 || status=$?
+run_schemathesis() {  # CONFIG LABEL [schemathesis options...]
+  local config=$1 label=$2
+  shift 2
+  echo "== schemathesis $("$venv/bin/schemathesis" --version | awk '{print $3}') ($label): every check, $examples examples per operation and phase, seed $seed"
+  SCHEMATHESIS_HOOKS=api_test_hooks PYTHONPATH=scripts "$venv/bin/schemathesis" --config-file "$config" --no-color \
+    run openapi.json --url "http://127.0.0.1:$port" --checks all --phases examples,coverage,fuzzing,stateful \
+    --max-examples "$examples" --seed "$seed" --workers 2 --generation-database none --generation-codec utf-8 "$@" || status=$?
+}
+run_schemathesis "$work/schemathesis.toml" "an app's tokens"
+run_schemathesis "$work/schemathesis-admin.toml" "the admin token, reads" --include-tag read
 if ! kill -0 "$server_pid" 2>/dev/null; then
   echo "api-test: the server died"; tail -n 30 "$work/server.log"; exit 1
 fi

@@ -19,9 +19,7 @@ struct ReportRoutes: Sendable {
     func weekly(_ request: Request) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read reports")
         let parameters = request.uri.queryParameters
-        guard let app = try caller.app(asking: parameters["app"].map(String.init)) else {
-            throw APIError.badRequest("app is required: /v1/reports/weekly?app=APP_ID&week=2026-W46")
-        }
+        let app = try await Self.app(try caller.app(asking: parameters["app"].map(String.init)), of: store)
         let period: ReportPeriod
         if let week = parameters["week"].map(String.init) {
             guard let parsed = ReportPeriod(isoWeek: week) else {
@@ -52,6 +50,17 @@ struct ReportRoutes: Sendable {
         let report = try await BlockingWork.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
         if ReadRoutes.wantsText(request) { return Self.text(report.text, type: "text/plain; charset=utf-8") }
         return try Self.json(report)
+    }
+
+    /// The app a report is about: the one asked for or implied by a read token; for a token of every app (admin,
+    /// or `--no-auth`) that names none, the store's only app. With several apps stored, which one is a question
+    /// only the caller can answer: 400, naming them.
+    static func app(_ asked: String?, of store: any TraceReader) async throws -> String {
+        if let asked { return asked }
+        let apps = try await BlockingWork.read(store) { try store.appIDs() }
+        if apps.count == 1 { return apps[0] }
+        let known = apps.isEmpty ? "none is stored yet" : "this store holds \(apps.count): " + apps.prefix(10).joined(separator: ", ")
+        throw APIError.badRequest("app is required (\(known)): /v1/reports/weekly?app=APP_ID&week=2026-W46")
     }
 
     private static func text(_ text: String, type: String) -> Response {

@@ -33,12 +33,25 @@ import Testing
             try expectError(
                 try await client.get("/v1/reports/weekly?app=\(TestServer.otherApp)", token: server.readToken),
                 .forbidden, "forbidden")
-            try expectError(try await client.get("/v1/reports/weekly", token: server.adminToken), .badRequest, "bad_request")
+            // A token of every app that names none, with several apps stored: 400, naming them.
+            let several = try await client.get("/v1/reports/weekly?week=2026-W46", token: server.adminToken)
+            try expectError(several, .badRequest, "bad_request")
+            #expect((several.json["message"] as? String)?.contains("this store holds 3: ") == true, "\(several.json)")
             try expectError(
                 try await client.get("/v1/reports/weekly?app=x&week=2026-W99", token: server.adminToken),
                 .badRequest, "bad_request")
             try expectError(try await client.get("/v1/reports/weekly?week=2026-W46", token: nil), .unauthorized, "unauthorized")
             try expectError(try await client.get("/v1/reports/weekly?week=2026-W46", token: server.ingestToken), .forbidden, "forbidden")
+        }
+    }
+
+    @Test("a token of every app may leave app out while the store holds one app: the report is that app's", arguments: TestEngine.all)
+    func impliesTheOnlyApp(engine: TestEngine) async throws {
+        let server = try TestServer(engine: engine)
+        try server.folder.ingest([Lines.manifest(app: TestServer.app)] + Lines.sent("n-1"))
+        try await server.run { client in
+            let implied = try await client.get("/v1/reports/weekly?week=2026-W46", token: server.adminToken)
+            #expect(implied.status == .ok && implied.json["app_id"] as? String == TestServer.app, "\(implied.json)")
         }
     }
 
