@@ -1,9 +1,9 @@
 # pushtrace — make demo, make test. Everything a fresh machine needs is installed from here.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Debian packages the build and the tests need: SQLite and zlib headers, the sqlite3 shell (benchmarks, crash
-# test), curl (scripts talking to the server).
-DEBS := libsqlite3-dev zlib1g-dev sqlite3 curl
+# Debian packages the build and the tests need: SQLite and zlib headers, libcurl's (Foundation's URLSession, linked
+# in by the release build), the sqlite3 shell (benchmarks, crash test), curl (scripts talking to the server).
+DEBS := libsqlite3-dev zlib1g-dev libcurl4-openssl-dev sqlite3 curl
 # Prometheus, promtool and Alertmanager, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus prometheus-alertmanager
 # Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
@@ -11,8 +11,12 @@ POSTGRES_DEBS := postgresql
 # nginx (TLS in front of the server), openssl (its certificate), systemd-analyze, and the curl and sqlite3 the
 # walk-through of docs/deploy.md installs, for make deploy-test.
 DEPLOY_DEBS := nginx openssl systemd curl sqlite3
+# dpkg-dev (dpkg-shlibdeps), lintian and debootstrap, for make dist and make dist-test.
+DIST_DEBS := dpkg-dev lintian debootstrap
+# The release build links Swift's standard library and Foundation in: the binary runs on a host with no Swift.
+RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib
 
-.PHONY: all deps dashboard-deps postgres-deps deploy-deps deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-release bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps deploy-deps dist-deps dist dist-test deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-release bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
 
 all: build
 
@@ -32,6 +36,9 @@ postgres-deps:
 deploy-deps:
 	@$(MAKE) -s deps DEBS="$(DEPLOY_DEBS)"
 
+dist-deps:
+	@$(MAKE) -s deps DEBS="$(DIST_DEBS)"
+
 # A private PostgreSQL cluster in a temporary folder on a free loopback port, started, asked for its version, stopped
 # and deleted: the server the PostgreSQL engine's tests will run beside (scripts/with-postgres.sh).
 check-postgres: postgres-deps
@@ -41,8 +48,21 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release --product pushtrace
-	$(SWIFT) build -c release --product pushtrace-load
+	$(RELEASE_BUILD) --product pushtrace
+	$(RELEASE_BUILD) --product pushtrace-load
+
+# dist/pushtrace_VERSION-1_amd64.deb and a .tar.gz of its files: the binary, a man page per command (made by
+# swift-argument-parser's generate-manual), the unit, the env file as a conffile, the examples; lintian must report
+# no error (scripts/dist.sh).
+dist: release dist-deps
+	$(RELEASE_BUILD) --product generate-manual
+	scripts/dist.sh
+
+# The .deb on a minimal Debian 12 (debootstrapped once into /var/cache/pushtrace-dist-test) with no Swift: install,
+# the unit's ExecStart run as systemd would, a token, an upload and a why; an upgrade keeping the store and the
+# edited config; remove, then purge (scripts/dist-test.sh).
+dist-test: dist
+	$(SUDO) scripts/dist-test.sh
 
 # The Swift tests, then the agent's Apple-only code and docs/agent.md's samples type-checked against the SDK stand-in.
 # The whole suite beside a throwaway PostgreSQL cluster: the store-interface tests run on both engines (a test
@@ -149,4 +169,4 @@ bench-release: release
 	BENCH_DIR=$(BENCH_DIR) PARTS=release BASE_BIN=$(abspath $(BENCH_DIR))/base-$(BASE)/.build/release/pushtrace scripts/bench.sh
 
 clean:
-	rm -rf .build demo-bundles pushtrace.sqlite pushtrace.sqlite-wal pushtrace.sqlite-shm
+	rm -rf .build dist demo-bundles pushtrace.sqlite pushtrace.sqlite-wal pushtrace.sqlite-shm

@@ -22,3 +22,36 @@ wait_healthy() {
   done
   return 1
 }
+
+# A unit file's KEY= value (the last one): `unit_value FILE KEY`.
+unit_value() {
+  sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+# Runs a systemd unit's service as systemd would, in place of the calling shell: call it in the background,
+# `run_unit FILE [ROOT] &`, so that $! is the server's process and SIGTERM reaches it. ROOT is a chroot the unit is
+# installed in (FILE is read from outside it). The StateDirectory is made first, owned by the User; then, in the
+# WorkingDirectory with the EnvironmentFile and the UMask, the ExecCondition runs (its failure skips the start, as
+# systemd skips it: exit status 3) and then ExecStart, each as the User (setpriv: no session and no watching
+# parent). ${VAR} in the commands is the environment's, as systemd expands it.
+run_unit() {
+  local unit=$1 root=${2:-} environment
+  local -a inside=()
+  [ -z "$root" ] || inside=(chroot "$root")
+  environment=$(unit_value "$unit" EnvironmentFile)
+  exec "${inside[@]}" /bin/sh -c '
+    set -e
+    user=$1 directory=$2 environment=$3 mask=$4 state=$5 mode=$6 condition=$7 command=$8
+    [ -z "$state" ] || install -d -o "$user" -g "$user" -m "${mode:-0755}" "/var/lib/$state"
+    cd "$directory"
+    umask "$mask"
+    set -a; [ ! -f "$environment" ] || . "$environment"; set +a
+    if [ -n "$condition" ] && ! eval "setpriv --reuid=\"\$user\" --regid=\"\$user\" --init-groups -- $condition"; then
+      echo "run_unit: ExecCondition=$condition failed: the start is skipped, as systemd skips it" >&2
+      exit 3
+    fi
+    eval "exec setpriv --reuid=\"\$user\" --regid=\"\$user\" --init-groups -- $command"' sh \
+    "$(unit_value "$unit" User)" "$(unit_value "$unit" WorkingDirectory)" "${environment#-}" \
+    "$(unit_value "$unit" UMask)" "$(unit_value "$unit" StateDirectory)" "$(unit_value "$unit" StateDirectoryMode)" \
+    "$(unit_value "$unit" ExecCondition)" "$(unit_value "$unit" ExecStart)"
+}

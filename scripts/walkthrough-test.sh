@@ -8,11 +8,10 @@
 # It runs in a folder holding what step 1 says to copy to the host: .build/release/pushtrace and deploy/.
 #
 # The ```sh systemd blocks are the only ones it cannot run (no systemd in a container); each of their lines is
-# carried out as systemd would for this unit: `start` runs the unit's ExecStart as its User (setpriv: no session
-# or watching parent, so that SIGTERM reaches the server itself), in its
-# WorkingDirectory, with its EnvironmentFile and UMask; `stop` sends SIGTERM and waits; nginx is started or
-# reloaded by its own command; `daemon-reload` and the journal's commands have nothing to act on. A line it does
-# not know fails the test, so that the document cannot drift from what is run.
+# carried out as systemd would for this unit: `start` runs the unit's ExecCondition and ExecStart as its User, in
+# its WorkingDirectory, with its EnvironmentFile and UMask (run_unit, scripts/lib.sh); `stop` sends SIGTERM and
+# waits; nginx is started or reloaded by its own command; `daemon-reload` and the journal's commands have nothing
+# to act on. A line it does not know fails the test, so that the document cannot drift from what is run.
 #
 # Beyond each command's exit status it checks that the restore restored (a bundle uploaded after the backup is gone
 # afterwards), and that after the rollback the server answers the first upload's why through TLS.
@@ -77,16 +76,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-unit_value() { sed -n "s/^$1=//p" /etc/systemd/system/pushtrace.service | tail -n 1; }
 start_pushtrace() {
-  local user directory environment command
-  user=$(unit_value User); directory=$(unit_value WorkingDirectory)
-  environment=$(unit_value EnvironmentFile); environment=${environment#-}
-  command=$(unit_value ExecStart)
-  # systemd makes the StateDirectory, owned by the User.
-  install -d -o "$user" -g "$user" -m "$(unit_value StateDirectoryMode)" "/var/lib/$(unit_value StateDirectory)"
-  (cd "$directory" && umask "$(unit_value UMask)" && set -a && { [ ! -f "$environment" ] || . "$environment"; } \
-    && set +a && exec setpriv --reuid="$user" --regid="$user" --init-groups -- $command) 2> "$work/server.log" &
+  run_unit /etc/systemd/system/pushtrace.service 2> "$work/server.log" &
   server_pid=$!
   wait_healthy http://127.0.0.1:8080 && return
   cat "$work/server.log"; echo "walkthrough-test: the service did not start"; exit 1
