@@ -6,8 +6,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS := libsqlite3-dev zlib1g-dev libcurl4-openssl-dev sqlite3 curl
 # Prometheus, promtool and Alertmanager, for the dashboards' checks (make check-dashboards).
 DASHBOARD_DEBS := prometheus prometheus-alertmanager
-# Debian's PostgreSQL server, which scripts/with-postgres.sh runs as a private throwaway cluster.
-POSTGRES_DEBS := postgresql
+# Debian's PostgreSQL server and PgBouncer, which scripts/with-postgres.sh runs as a private throwaway cluster and pooler.
+POSTGRES_DEBS := postgresql pgbouncer
 # nginx (TLS in front of the server), openssl (its certificate), systemd-analyze, and the curl and sqlite3 the
 # walk-through of docs/deploy.md installs, for make deploy-test.
 DEPLOY_DEBS := nginx openssl systemd curl sqlite3

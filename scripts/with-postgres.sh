@@ -33,6 +33,7 @@ chown "$owner" "$folder"
 port=$(free_port)
 
 stop() {
+  [ ! -s "$folder/pgbouncer.pid" ] || kill "$(cat "$folder/pgbouncer.pid")" 2>/dev/null || true
   as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate stop >/dev/null 2>&1 || true
   rm -rf "$folder"
 }
@@ -41,13 +42,21 @@ trap stop EXIT
 as_owner "$bin/initdb" -D "$folder/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
   --encoding=UTF8 --locale=C.UTF-8 >"$folder/initdb.log" 2>&1 \
   || { cat "$folder/initdb.log" >&2; exit 1; }
-# TLS with a self-signed certificate for 127.0.0.1 (its own authority): the tests connect with sslmode=require and
-# verify-full (PUSHTRACE_TEST_POSTGRES_CA), and without TLS.
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
-  -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$folder/server.key" -out "$folder/server.crt" \
-  >"$folder/openssl.log" 2>&1 || { cat "$folder/openssl.log" >&2; exit 1; }
+# TLS with a certificate for the name localhost (and not 127.0.0.1) signed by an authority made here
+# (PUSHTRACE_TEST_POSTGRES_CA), and a second authority that signed nothing (PUSHTRACE_TEST_POSTGRES_OTHER_CA): the
+# tests connect with each sslmode, and are refused for a wrong host name and an unknown authority.
+tls() {
+  openssl "$@" >>"$folder/openssl.log" 2>&1 || { cat "$folder/openssl.log" >&2; exit 1; }
+}
+key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+tls req -x509 $key -days 2 -subj "/CN=pushtrace test authority" -keyout "$folder/ca.key" -out "$folder/ca.crt"
+tls req -x509 $key -days 2 -subj "/CN=another authority" -keyout "$folder/other-ca.key" -out "$folder/other-ca.crt"
+tls req $key -subj "/CN=localhost" -keyout "$folder/server.key" -out "$folder/server.csr"
+printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$folder/server.ext"
+tls x509 -req -days 2 -in "$folder/server.csr" -CA "$folder/ca.crt" -CAkey "$folder/ca.key" -CAcreateserial \
+  -extfile "$folder/server.ext" -out "$folder/server.crt"
 chmod 600 "$folder/server.key"
-chmod 644 "$folder/server.crt"
+chmod 644 "$folder/server.crt" "$folder/ca.crt" "$folder/other-ca.crt"
 chown "$owner" "$folder/server.key" "$folder/server.crt"
 # A test server: loopback only, its socket in the private folder. fsync stays on: a crash test restarts it with
 # `-m immediate` and expects every committed row.
@@ -60,8 +69,35 @@ CREATE ROLE pushtrace LOGIN CREATEDB CREATEROLE PASSWORD 'pushtrace';
 CREATE DATABASE pushtrace OWNER pushtrace;
 SQL
 
+# PgBouncer in transaction pooling in front of it, on a port of its own, speaking plain TCP to clients as it does
+# by default (PUSHTRACE_TEST_PGBOUNCER): the pooler docs/deploy.md describes, and a server that offers no TLS.
+bouncer_port=$(free_port)
+printf '"pushtrace" "pushtrace"\n' > "$folder/userlist.txt"
+cat > "$folder/pgbouncer.ini" <<INI
+[databases]
+pushtrace = host=127.0.0.1 port=$port dbname=pushtrace
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bouncer_port
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $folder/userlist.txt
+pool_mode = transaction
+default_pool_size = 10
+max_client_conn = 200
+ignore_startup_parameters = extra_float_digits,tcp_keepalives_idle,tcp_keepalives_interval,tcp_keepalives_count
+logfile = $folder/pgbouncer.log
+pidfile = $folder/pgbouncer.pid
+INI
+chown "$owner" "$folder/userlist.txt" "$folder/pgbouncer.ini"
+if command -v pgbouncer >/dev/null; then
+  as_owner pgbouncer -d "$folder/pgbouncer.ini" || { cat "$folder/pgbouncer.log" >&2; exit 1; }
+  export PUSHTRACE_TEST_PGBOUNCER="postgres://pushtrace:pushtrace@127.0.0.1:$bouncer_port/pushtrace"
+fi
+
 export PUSHTRACE_TEST_POSTGRES="postgres://pushtrace:pushtrace@127.0.0.1:$port/pushtrace"
-export PGBIN=$bin PUSHTRACE_TEST_POSTGRES_DATA=$folder/data PUSHTRACE_TEST_POSTGRES_CA=$folder/server.crt
+export PGBIN=$bin PUSHTRACE_TEST_POSTGRES_DATA=$folder/data PUSHTRACE_TEST_POSTGRES_CA=$folder/ca.crt \
+  PUSHTRACE_TEST_POSTGRES_OTHER_CA=$folder/other-ca.crt
 echo "with-postgres: PostgreSQL $version on 127.0.0.1:$port (cluster in $folder, removed afterwards)" >&2
 status=0
 "$@" || status=$?

@@ -7,8 +7,10 @@ import PostgresNIO
 ///
 /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE&connect_timeout=SECONDS`. Only TCP
 /// is spoken (no Unix socket). `sslmode` is libpq's: `disable`, `allow` and `prefer` (TLS when the server offers it,
-/// unverified), `require` (TLS, unverified), `verify-ca` (TLS, the certificate signed by `sslrootcert`) and
-/// `verify-full` (that, and the host name in it).
+/// unverified), `require` (TLS, unverified unless `sslrootcert` is given), `verify-ca` (TLS, the certificate signed
+/// by `sslrootcert`) and `verify-full` (signed by `sslrootcert`, or by the system's authorities, and naming the
+/// host). Unset, it is `prefer` on loopback and `verify-full` for any other host (docs/security.md, the database
+/// link).
 public struct PostgresLocation: Sendable, Equatable {
     public var host: String
     public var port: Int
@@ -60,12 +62,21 @@ public struct PostgresLocation: Sendable, Equatable {
                 "the URL parameter \(unknown) is not one pushtrace reads (it reads sslmode, "
                     + "sslrootcert, connect_timeout)")
         }
-        let mode = query["sslmode"] ?? env("PGSSLMODE") ?? "prefer"
-        guard let sslMode = SSLMode(rawValue: mode) else {
-            throw PostgresLocationError("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+        let rootCertificate = query["sslrootcert"] ?? env("PGSSLROOTCERT")
+        let sslMode: SSLMode
+        if let mode = query["sslmode"] ?? env("PGSSLMODE") {
+            guard let named = SSLMode(rawValue: mode) else {
+                throw PostgresLocationError("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            sslMode = named
+        } else {
+            // Off this machine, an unverified link would let whoever sits on the path read every app's data or answer
+            // the token lookup, so the default checks the certificate and the host name, as libpq's should.
+            sslMode = rootCertificate == nil && Self.isLoopback(host) ? .prefer : .verifyFull
         }
+        try Self.refuseIgnored(rootCertificate: rootCertificate, under: sslMode)
         self.sslMode = sslMode
-        sslRootCertificate = query["sslrootcert"] ?? env("PGSSLROOTCERT")
+        sslRootCertificate = rootCertificate
         let timeout = query["connect_timeout"] ?? env("PGCONNECT_TIMEOUT") ?? "10"
         guard let seconds = Int64(timeout), seconds > 0, seconds <= 3_600 else {
             throw PostgresLocationError("connect_timeout must be a number of seconds from 1 to 3600")
@@ -94,15 +105,51 @@ public struct PostgresLocation: Sendable, Equatable {
         return configuration
     }
 
+    /// `sslrootcert=system`: the system's certificate authorities, as libpq 16 names them (only with `verify-full`).
+    static let systemRoots = "system"
+
+    /// A host on this machine: `localhost` and the loopback addresses.
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        if bare == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// The settings libpq refuses, or that would check less than they seem to: a root certificate no mode reads,
+    /// `verify-ca` with no root certificate (any public authority's certificate, for any name, would pass), and
+    /// `sslrootcert=system` without the host name check.
+    private static func refuseIgnored(rootCertificate: String?, under mode: SSLMode) throws {
+        switch (mode, rootCertificate) {
+        case (.disable, .some), (.allow, .some), (.prefer, .some):
+            throw PostgresLocationError(
+                "sslrootcert is given, but sslmode=\(mode.rawValue) never checks the server's certificate against it; "
+                    + "use sslmode=verify-full (or verify-ca)")
+        case (.verifyCA, nil):
+            throw PostgresLocationError(
+                "sslmode=verify-ca needs sslrootcert, the authority that signed the server's certificate: with the "
+                    + "system's authorities, a certificate any of them signed for any name would pass; give "
+                    + "sslrootcert=FILE, or use sslmode=verify-full, which also checks the host name")
+        case (.require, systemRoots), (.verifyCA, systemRoots):
+            throw PostgresLocationError(
+                "sslrootcert=system trusts every public authority, so it needs sslmode=verify-full, which checks the "
+                    + "host name too")
+        default:
+            return
+        }
+    }
+
     private func tls() throws -> PostgresConnection.Configuration.TLS {
         var tls = TLSConfiguration.makeClientConfiguration()
         switch sslMode {
         case .disable: return .disable
-        case .allow, .prefer, .require: tls.certificateVerification = .none
+        case .allow, .prefer: tls.certificateVerification = .none
+        // libpq checks the chain under `require` when a root certificate is given, as `verify-ca` does.
+        case .require: tls.certificateVerification = sslRootCertificate == nil ? .none : .noHostnameVerification
         case .verifyCA: tls.certificateVerification = .noHostnameVerification
         case .verifyFull: tls.certificateVerification = .fullVerification
         }
-        if let file = sslRootCertificate, sslMode == .verifyCA || sslMode == .verifyFull {
+        if let file = sslRootCertificate, file != Self.systemRoots {
             do {
                 tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
             } catch {

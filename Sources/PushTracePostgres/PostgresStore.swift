@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
 import PushTraceCore
 import PushTraceStore
@@ -110,6 +111,26 @@ struct PostgresFailure {
     /// What PostgreSQL said, for the operator's log and the CLI, never for a client.
     var detail: String?
 
+    /// Why TLS refused the link, in the operator's words: a setting (or an attacker on the path) to look at, not
+    /// a moment to wait out.
+    private static func tlsRefusal(_ error: PSQLError) -> String? {
+        if error.code == .sslUnsupported {
+            return "the server offers no TLS, and the URL's sslmode requires it (TLS is off at the server or a "
+                + "pooler in front of it, or something on the path removed it)"
+        }
+        guard let underlying = error.underlying else { return nil }
+        let text = String(describing: underlying)
+        if underlying is NIOSSLExtraError || text.contains("HOSTNAME") || text.contains("hostname") {
+            return "TLS: the server's certificate does not name the host the URL gives (sslmode=verify-full)"
+        }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "TLS: the server's certificate is not signed by an authority this link trusts (sslrootcert, or "
+                + "the system's for verify-full without it)"
+        }
+        if underlying is NIOSSLError { return "TLS: the handshake failed (\(text))" }
+        return nil
+    }
+
     private static func isNoAnswer(_ error: any Error) -> Bool {
         (error as? StoreError)?.code == .noAnswer
     }
@@ -135,8 +156,13 @@ struct PostgresFailure {
             case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
                 .sslUnsupported, .failedToAddSSLHandler:
                 isUnavailable = true
-                reason = "the database cannot be reached now: try again shortly"
-                detail = "PostgreSQL: \(error.code)"
+                if let refusal = Self.tlsRefusal(error) {
+                    reason = "the database link was refused: \(refusal)"
+                    detail = "PostgreSQL: \(error.code)" + (error.underlying.map { ": \($0)" } ?? "")
+                } else {
+                    reason = "the database cannot be reached now: try again shortly"
+                    detail = "PostgreSQL: \(error.code)"
+                }
             default:
                 isUnavailable = false
                 reason = "PostgreSQL: \(error.code)"

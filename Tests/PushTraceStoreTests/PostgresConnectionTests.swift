@@ -22,9 +22,23 @@ struct PostgresConnectionTests {
             ])
         #expect(gaps.host == "10.0.0.5" && gaps.port == 5433 && gaps.user == "ops" && gaps.password == "pw")
         #expect(gaps.database == "pt" && gaps.sslMode == .require)
-        #expect(try PostgresLocation(url: "postgres://h/d", environment: [:]).sslMode == .prefer)
+        // Unset, sslmode checks the certificate and the host name for any host off this machine.
+        for (host, mode) in [
+            ("db.internal", PostgresLocation.SSLMode.verifyFull), ("10.0.0.5", .verifyFull), ("127.0.0.2", .prefer),
+            ("localhost", .prefer), ("[::1]", .prefer), ("127.0.0.1.example.com", .verifyFull),
+        ] {
+            #expect(try PostgresLocation(url: "postgres://\(host)/d", environment: [:]).sslMode == mode, "\(host)")
+        }
+        #expect(try PostgresLocation(url: "postgres://localhost/d?sslrootcert=/ca.pem", environment: [:]).sslMode == .verifyFull)
+        #expect(try PostgresLocation(url: "postgres://h/d?sslrootcert=system", environment: [:]).sslMode == .verifyFull)
         for (url, words) in [
             ("postgres://h/d?sslmode=sometimes", "sslmode must be one of"),
+            // What libpq refuses, or what would check less than it seems to.
+            ("postgres://h/d?sslmode=verify-ca", "sslmode=verify-ca needs sslrootcert"),
+            ("postgres://h/d?sslmode=prefer&sslrootcert=/ca.pem", "sslmode=prefer never checks"),
+            ("postgres://h/d?sslmode=disable&sslrootcert=/ca.pem", "sslmode=disable never checks"),
+            ("postgres://h/d?sslmode=require&sslrootcert=system", "sslrootcert=system trusts every public authority"),
+            ("postgres://h/d?sslmode=verify-ca&sslrootcert=system", "needs sslmode=verify-full"),
             ("postgres://h/d?search_path=x", "search_path is not one pushtrace reads"),
             ("postgres://h:0/d", "port"), ("postgres://h/d?connect_timeout=0", "connect_timeout"),
         ] {
@@ -36,23 +50,59 @@ struct PostgresConnectionTests {
     }
 
     @Test(
-        "sslmode=require and verify-full reach a server with a self-signed certificate over TLS; verify-full without its authority is refused; disable speaks plain TCP",
+        "each sslmode against a server whose certificate an authority made for the test signed for localhost: verified, or refused with a clear message for a wrong host name, an unknown authority and a server without TLS",
         .enabled(if: TestEngine.postgresCluster != nil && ProcessInfo.processInfo.environment["PUSHTRACE_TEST_POSTGRES_CA"] != nil))
     func tls() throws {
+        let environment = ProcessInfo.processInfo.environment
         let cluster = try #require(TestEngine.postgresCluster)
-        let authority = try #require(ProcessInfo.processInfo.environment["PUSHTRACE_TEST_POSTGRES_CA"])
-        func usesTLS(_ query: String) throws -> Bool {
-            let store = try PostgresStore(url: cluster + "?" + query, environment: [:])
+        let authority = try #require(environment["PUSHTRACE_TEST_POSTGRES_CA"])
+        let otherAuthority = try #require(environment["PUSHTRACE_TEST_POSTGRES_OTHER_CA"])
+        // The certificate names localhost, not 127.0.0.1.
+        let byName = cluster.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:")
+        func usesTLS(_ url: String) throws -> Bool {
+            let store = try PostgresStore(url: url, environment: [:])
             defer { try? store.close() }
             var answer: [QueryValue] = []
             try store.readOnlyQuery("SELECT ssl::int FROM pg_stat_ssl WHERE pid = pg_backend_pid()", columns: { _ in }) { answer = $0 }
             return answer == [.integer(1)]
         }
-        #expect(try usesTLS("sslmode=require"))
-        #expect(try usesTLS("sslmode=verify-full&sslrootcert=\(authority)"))
-        #expect(try usesTLS("sslmode=verify-ca&sslrootcert=\(authority)"))
-        #expect(try !usesTLS("sslmode=disable"))
-        // The system's authorities never signed the test server's certificate.
-        #expect(throws: (any Error).self) { try usesTLS("sslmode=verify-full") }
+        func refusal(_ url: String) -> String {
+            do {
+                _ = try usesTLS(url)
+                return "connected"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(try usesTLS(cluster + "?sslmode=require"))
+        #expect(try usesTLS(byName + "?sslmode=verify-full&sslrootcert=\(authority)"))
+        #expect(try usesTLS(byName + "?sslrootcert=\(authority)"))
+        #expect(try usesTLS(cluster + "?sslmode=verify-ca&sslrootcert=\(authority)"))
+        #expect(try usesTLS(cluster + "?sslmode=require&sslrootcert=\(authority)"))
+        #expect(try usesTLS(cluster))
+        #expect(try !usesTLS(cluster + "?sslmode=disable"))
+
+        let wrongHost = refusal(cluster + "?sslmode=verify-full&sslrootcert=\(authority)")
+        #expect(wrongHost.contains("the server's certificate does not name the host the URL gives"), "\(wrongHost)")
+        for url in [
+            byName + "?sslmode=verify-full&sslrootcert=\(otherAuthority)", byName + "?sslmode=verify-ca&sslrootcert=\(otherAuthority)",
+            byName + "?sslmode=require&sslrootcert=\(otherAuthority)",
+            // The system's authorities never signed the test server's certificate.
+            byName + "?sslmode=verify-full", byName + "?sslrootcert=system",
+        ] {
+            let unknown = refusal(url)
+            #expect(unknown.contains("the server's certificate is not signed by an authority this link trusts"), "\(url): \(unknown)")
+            #expect(!unknown.contains("pushtrace:pushtrace@"), "the password shows: \(unknown)")
+        }
+        if let bouncer = environment["PUSHTRACE_TEST_PGBOUNCER"] {
+            // PgBouncer speaks plain TCP to its clients unless told otherwise: a server that offers no TLS.
+            let plaintext = refusal(bouncer + "?sslmode=require")
+            #expect(plaintext.contains("the server offers no TLS, and the URL's sslmode requires it"), "\(plaintext)")
+            #expect(
+                refusal(
+                    bouncer.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:") + "?sslmode=verify-full&sslrootcert=\(authority)"
+                )
+                .contains("the server offers no TLS"))
+        }
     }
 }
