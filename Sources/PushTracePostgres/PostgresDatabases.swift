@@ -56,6 +56,11 @@ package enum PostgresDatabases {
         return "\"\(name)\""
     }
 
+    /// Runs one statement in the database `url` names, as its user: what an administrator would type into psql.
+    package static func execute(_ sql: String, on url: String) throws {
+        try run(sql, cluster: url)
+    }
+
     private static func run(_ sql: String, cluster url: String) throws {
         let connections = PostgresConnections(
             location: try PostgresLocation(url: url), limit: 1,

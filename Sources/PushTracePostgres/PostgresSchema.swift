@@ -11,6 +11,7 @@ enum PostgresSchema {
         ("v2-cause-flags", v2),
         ("v3-notifications-by-device", v3),
         ("v4-settings-summaries", v4),
+        ("v5-select-only-reader", v5),
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -91,6 +92,21 @@ enum PostgresSchema {
         CREATE INDEX device_settings ON device (
             app_id, settings, previous_settings, last_seen, first_seen, settings_since, previous_since);
         CREATE INDEX notification_undelivered ON notification (app_id, device_id, sent_ts) WHERE cause = 'not_delivered'
+        """
+
+    /// `pushtrace sql` runs as `DATABASE_reader`, a role without login that may only read this schema's tables (now
+    /// and later ones), and that the store's owner may switch to. An owner without CREATEROLE cannot make it: the
+    /// migration goes on without it, and `sql` refuses until an administrator makes it (docs/deploy.md). One line:
+    /// the migration runner splits statements at a semicolon that ends a line.
+    private static let v5 = """
+        DO $$ DECLARE reader text := current_database() || '_reader'; BEGIN \
+        IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = reader) THEN EXECUTE format('CREATE ROLE %I NOLOGIN', reader); END IF; \
+        EXECUTE format('GRANT %I TO %I', reader, current_user); \
+        EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', current_schema(), reader); \
+        EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I', current_schema(), reader); \
+        EXECUTE format('ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT ON TABLES TO %I', current_schema(), reader); \
+        EXCEPTION WHEN insufficient_privilege THEN RAISE NOTICE 'pushtrace: the role % cannot be made: %', reader, SQLERRM; \
+        END $$
         """
 
     /// The data model of SQLite's 14 migrations, in one: bundles, record blocks and their index, rejected lines,

@@ -156,8 +156,8 @@ extension PostgresStore {
         }
     }
 
-    /// `pushtrace sql`: one statement in a read-only transaction with a statement timeout, so that nothing can be
-    /// written through it and a runaway query ends. Rows are collected by the connection, then handed on; the column
+    /// `pushtrace sql`: one statement in a read-only transaction with a statement timeout, as a role that can only
+    /// `SELECT`, so that nothing can be written through it and a runaway query ends. Rows are collected by the connection, then handed on; the column
     /// names come first, an empty answer's too.
     public func readOnlyQuery(
         _ sql: String, columns: ([String]) throws -> Void,
@@ -168,6 +168,12 @@ extension PostgresStore {
             session.deadline = .seconds(90)  // past the statement timeout below
             try session.transaction("READ ONLY") {
                 try session.query("SET LOCAL statement_timeout = '60s'")
+                // As the role that may only read (migration v5-select-only-reader), never as the tables' owner.
+                do {
+                    try session.query("SELECT set_config('role', current_database() || '_reader', true)")
+                } catch let error as PSQLError where ["22023", "42501", "42704"].contains(error.serverInfo?[.sqlState] ?? "") {
+                    throw ReadOnlyQueryError.noReader(error.serverInfo?[.message] ?? "")
+                }
                 let answer: (columns: [String], rows: [PostgresRow])
                 do {
                     answer = try session.namedRows(PostgresQuery(unsafeSQL: sql))

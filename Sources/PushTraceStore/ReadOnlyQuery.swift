@@ -13,4 +13,6 @@ public enum ReadOnlyQueryError: Error, Equatable, Sendable {
     case wouldWrite
     /// The engine refused the statement (a syntax error, an unknown table), in its words.
     case invalid(String)
+    /// PostgreSQL: the role that may only read is missing, or the store's owner may not switch to it (its words).
+    case noReader(String)
 }

@@ -36,6 +36,11 @@ struct SQL: ParsableCommand {
             throw UsageError("pushtrace sql is read-only: the statement would change the database")
         } catch ReadOnlyQueryError.invalid(let message) {
             throw UsageError("SQL error: \(message)")
+        } catch ReadOnlyQueryError.noReader(let message) {
+            throw UsageError(
+                "pushtrace sql runs on PostgreSQL as the role DATABASE_reader, which may only read, and it cannot "
+                    + "(\(TerminalText.escaped(message))): the store's owner lacked CREATEROLE when the store was "
+                    + "made. docs/deploy.md (Connecting) has the statements an administrator runs to make it")
         }
         output.finish()
     }

@@ -98,6 +98,67 @@ struct AccessInterfaceTests {
     }
 
     @Test(
+        "pushtrace sql on PostgreSQL runs as DATABASE_reader, which may only SELECT; without that role (an owner without CREATEROLE) it refuses, until an administrator makes it as docs/deploy.md says",
+        .enabled(if: TestEngine.postgresCluster != nil))
+    func selectOnlyRole() throws {
+        let temporary = try TemporaryStore(engine: .postgres)
+        try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
+        func answer(_ store: any TraceStore, _ sql: String) throws -> [QueryValue] {
+            var rows: [[QueryValue]] = []
+            try store.readOnlyQuery(sql, columns: { _ in }, row: { rows.append($0) })
+            return rows.first ?? []
+        }
+        let who = try answer(temporary.store, "SELECT current_user::text, current_database()::text, session_user::text")
+        guard case .text(let database) = who[1] else {
+            Issue.record("no database: \(who)")
+            return
+        }
+        #expect(who[0] == .text(database + "_reader") && who[2] != who[0], "\(who)")
+        let privileges = try answer(
+            temporary.store,
+            """
+            SELECT has_table_privilege('notification', 'SELECT')::int, has_table_privilege('notification', 'INSERT')::int,
+                has_table_privilege('token', 'UPDATE')::int, has_table_privilege('record_block', 'DELETE')::int,
+                has_schema_privilege(current_schema(), 'CREATE')::int
+            """)
+        #expect(privileges == [.integer(1), .integer(0), .integer(0), .integer(0), .integer(0)])
+        do {
+            _ = try answer(temporary.store, "SELECT pg_read_file('PG_VERSION')")
+            Issue.record("the reader read a server file")
+        } catch ReadOnlyQueryError.invalid(let message) {
+            #expect(message.contains("permission denied"), "\(message)")
+        }
+
+        // A store whose owner cannot create roles: its migration goes on without the reader, and sql refuses.
+        let cluster = try #require(TestEngine.postgresCluster)
+        let suffix = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        let (name, owner) = ("pt_noreader_\(suffix)", "pt_owner_\(suffix)")
+        let url = try PostgresDatabases.create(name, cluster: cluster, role: owner, password: "owner-secret")
+        defer {
+            try? PostgresDatabases.drop(name, cluster: cluster)
+            try? PostgresDatabases.dropRole(name + "_reader", cluster: cluster)
+            try? PostgresDatabases.dropRole(owner, cluster: cluster)
+        }
+        let store = try PostgresStore(url: url, connections: 2)
+        defer { try? store.close() }
+        #expect(throws: ReadOnlyQueryError.self) { _ = try answer(store, "SELECT count(*) FROM notification") }
+        do { _ = try answer(store, "SELECT 1") } catch ReadOnlyQueryError.noReader(let message) {
+            #expect(message.contains(name + "_reader"), "\(message)")
+        }
+        // docs/deploy.md's statements, as an administrator runs them (in the store's database for the grants).
+        var administrator = try #require(URLComponents(string: cluster))
+        administrator.path = "/" + name
+        for statement in [
+            "CREATE ROLE \(name)_reader NOLOGIN", "GRANT \(name)_reader TO \(owner)",
+            "GRANT USAGE ON SCHEMA public TO \(name)_reader", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(name)_reader",
+            "ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA public GRANT SELECT ON TABLES TO \(name)_reader",
+        ] {
+            try PostgresDatabases.execute(statement, on: try #require(administrator.string))
+        }
+        #expect(try answer(store, "SELECT count(*), current_user::text FROM notification") == [.integer(0), .text(name + "_reader")])
+    }
+
+    @Test(
         "a notification's app: the one it is stored for, or the caller's; several or an unknown app said in words",
         arguments: TestEngine.all)
     func appLookup(engine: TestEngine) throws {
