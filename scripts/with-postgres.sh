@@ -70,12 +70,13 @@ CREATE DATABASE pushtrace OWNER pushtrace;
 SQL
 
 # PgBouncer in transaction pooling in front of it, on a port of its own, speaking plain TCP to clients as it does
-# by default (PUSHTRACE_TEST_PGBOUNCER): the pooler docs/deploy.md describes, and a server that offers no TLS.
+# by default (PUSHTRACE_TEST_PGBOUNCER, its database `pushtrace`; any other database name reaches the cluster's
+# database of that name): the pooler docs/deploy.md describes, and a server that offers no TLS.
 bouncer_port=$(free_port)
 printf '"pushtrace" "pushtrace"\n' > "$folder/userlist.txt"
 cat > "$folder/pgbouncer.ini" <<INI
 [databases]
-pushtrace = host=127.0.0.1 port=$port dbname=pushtrace
+* = host=127.0.0.1 port=$port
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $bouncer_port
@@ -85,7 +86,6 @@ auth_file = $folder/userlist.txt
 pool_mode = transaction
 default_pool_size = 10
 max_client_conn = 200
-ignore_startup_parameters = extra_float_digits,tcp_keepalives_idle,tcp_keepalives_interval,tcp_keepalives_count
 logfile = $folder/pgbouncer.log
 pidfile = $folder/pgbouncer.pid
 INI

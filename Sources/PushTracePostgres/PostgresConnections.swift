@@ -26,7 +26,7 @@ final class PostgresConnections: @unchecked Sendable {
 
     init(location: PostgresLocation, limit: Int, logger: Logger) {
         self.location = location
-        // Retention holds its lock on one connection while it works on another.
+        // A retention pass renews its lease on one connection between batches it writes on another.
         self.limit = max(2, limit)
         self.logger = logger
     }
@@ -37,7 +37,8 @@ final class PostgresConnections: @unchecked Sendable {
         let connection = try lease()
         var healthy = false
         defer { giveBack(connection, healthy: healthy) }
-        let result = try body(PostgresSession(connection: connection, logger: logger))
+        let result = try body(
+            PostgresSession(connection: connection, logger: logger, preparesStatements: location.poolMode != .transaction))
         healthy = reusable
         return result
     }
@@ -140,6 +141,9 @@ final class EventLoopExecutor: TaskExecutor {
 struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
+    /// Whether a statement run often is prepared once and kept: not through a pooler in transaction mode, where
+    /// the next statement may reach another server connection, one that never saw it prepared.
+    var preparesStatements = true
     /// How long one statement's answer is waited for before the connection is given up (closed, and the
     /// statement failed); nil: as long as it takes. Longer than every timeout the statements set themselves
     /// (`lock_timeout`, `pushtrace sql`'s `statement_timeout`).
@@ -177,7 +181,7 @@ struct PostgresSession {
     /// connection must not be lent again, which holds because a session whose work threw is closed.
     func query<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [PostgresRow]
     where Statement.Row == PostgresRow {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), preparesStatements else {
             return Array(try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())))
         }
         let (connection, logger) = (connection, logger)

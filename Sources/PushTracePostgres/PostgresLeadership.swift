@@ -1,79 +1,47 @@
 import Foundation
-import Logging
-import NIOCore
-import NIOPosix
 import PostgresNIO
 import PushTraceStore
 
-/// The shared tasks this process leads, each held as a session-level advisory lock on a connection of its own: the
-/// lock lasts while the connection does, so when the leading process dies PostgreSQL releases it and the next
-/// process to ask takes the task over.
-final class PostgresLeadership: @unchecked Sendable {
-    private let location: PostgresLocation
-    private let logger: Logger
-    private let lock = NSLock()
-    private var held: [SharedTask: PostgresConnection] = [:]
-    private var closed = false
+/// The shared tasks this process leads: each a row of `lease` (migration `v6-leases`) that names this process as its
+/// holder until an expiry, pushed forward each time the holder asks again. Taking or renewing it is one statement,
+/// a transaction of its own, so leadership holds the same whether the connection is direct or lent by a pooler in
+/// transaction mode, where a session's advisory lock could stay with a connection another client gets next, or be
+/// gone by the next statement. A holder that dies is replaced once its lease expires; one that closes gives its
+/// leases back at once. Times are the database's, so the servers' clocks do not matter.
+struct PostgresLeadership: Sendable {
+    /// This process among the store's servers: its host and process ID (what an operator looks for in `lease`) and a
+    /// random part, so that a restarted process with the same ID is a new holder.
+    let holder: String
 
-    init(location: PostgresLocation, logger: Logger) {
-        self.location = location
-        self.logger = logger
+    init() {
+        let random = UUID().uuidString.prefix(8).lowercased()
+        holder = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(random)"
     }
 
-    /// The advisory lock key of a task.
-    static func key(_ task: SharedTask) -> Int64 {
-        switch task {
-        case .alertMonitor: return 0x7075_7368_7472_0003
-        }
+    /// The lease of the alert monitor, and of retention passes.
+    static func name(_ task: SharedTask) -> String { task.rawValue }
+    static let retention = "retention"
+
+    /// Takes `task`'s lease, or renews it, for `seconds` from now; false when another holder's has not expired.
+    func take(_ task: String, forSeconds seconds: Double, _ session: PostgresSession) throws -> Bool {
+        try session.query(
+            """
+            INSERT INTO lease AS l (task, holder, expires_at)
+            VALUES (\(task), \(holder), clock_timestamp() + make_interval(secs => \(seconds)))
+            ON CONFLICT (task) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+            WHERE l.holder = excluded.holder OR l.expires_at < clock_timestamp()
+            RETURNING 1
+            """
+        ).first(where: { _ in true }) != nil
     }
 
-    /// Connections given up are closed without waiting, each kept by its close's callback until it is closed
-    /// (postgres-nio asserts that a connection it frees was closed).
-    func leads(_ task: SharedTask) throws -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { throw StoreError.closed(location.description) }
-        if let connection = held[task] {
-            // Still ours while the connection answers; a broken one lost the lock with it.
-            if !connection.isClosed,
-                (try? PostgresSession.wait(
-                    connection.query("SELECT 1", logger: logger), connection: connection,
-                    deadline: Self.deadline)) != nil
-            {
-                return true
-            }
-            held[task] = nil
-            connection.close().whenComplete { _ in _ = connection }
-        }
-        let connection = try PostgresConnections.connect(location, id: 0, logger: logger)
-        do {
-            let taken =
-                try PostgresSession.wait(
-                    connection.query("SELECT pg_try_advisory_lock(\(Self.key(task)))", logger: logger),
-                    connection: connection, deadline: Self.deadline
-                )
-                .first(where: { _ in true })?.decode(Bool.self) ?? false
-            if taken {
-                held[task] = connection
-            } else {
-                connection.close().whenComplete { _ in _ = connection }
-            }
-            return taken
-        } catch {
-            connection.close().whenComplete { _ in _ = connection }
-            throw error
-        }
+    /// Gives `task`'s lease back if this process holds it, so that another server may take it at once.
+    func release(_ task: String, _ session: PostgresSession) throws {
+        try session.query("DELETE FROM lease WHERE task = \(task) AND holder = \(holder)")
     }
 
-    /// How long an answer about the lock is waited for.
-    private static let deadline: TimeAmount = .seconds(20)
-
-    func close() {
-        lock.lock()
-        closed = true
-        let connections = Array(held.values)
-        held.removeAll()
-        lock.unlock()
-        for connection in connections { try? connection.close().wait() }
+    /// Gives back every lease this process holds.
+    func releaseAll(_ session: PostgresSession) throws {
+        try session.query("DELETE FROM lease WHERE holder = \(holder)")
     }
 }

@@ -22,6 +22,15 @@ public struct PostgresLocation: Sendable, Equatable {
     /// system's when nil.
     public var sslRootCertificate: String?
     public var connectTimeoutSeconds: Int64
+    /// The pooler between pushtrace and PostgreSQL, if the URL names one (`pool_mode`, as PgBouncer calls it).
+    public var poolMode: PoolMode?
+
+    /// How a pooler in between lends server connections: for a session (the client's for as long as it is
+    /// connected), or for a transaction, after which another client may get it, so that nothing may outlive a
+    /// transaction: neither a prepared statement nor a session's lock.
+    public enum PoolMode: String, Sendable, CaseIterable {
+        case session, transaction
+    }
 
     /// libpq's `sslmode`.
     public enum SSLMode: String, Sendable, CaseIterable {
@@ -56,11 +65,19 @@ public struct PostgresLocation: Sendable, Equatable {
         database = path.isEmpty ? (env("PGDATABASE") ?? user) : path
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
-        let known: Set = ["sslmode", "sslrootcert", "connect_timeout", "application_name"]
+        let known: Set = ["sslmode", "sslrootcert", "connect_timeout", "application_name", "pool_mode"]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
             throw PostgresLocationError(
                 "the URL parameter \(unknown) is not one pushtrace reads (it reads sslmode, "
-                    + "sslrootcert, connect_timeout)")
+                    + "sslrootcert, connect_timeout, pool_mode)")
+        }
+        if let mode = query["pool_mode"] {
+            guard let named = PoolMode(rawValue: mode) else {
+                throw PostgresLocationError("pool_mode must be session or transaction (PgBouncer's pool_mode)")
+            }
+            poolMode = named
+        } else {
+            poolMode = nil
         }
         let rootCertificate = query["sslrootcert"] ?? env("PGSSLROOTCERT")
         let sslMode: SSLMode
@@ -97,11 +114,13 @@ public struct PostgresLocation: Sendable, Equatable {
             database: database, tls: try tls())
         configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
         // PostgreSQL probes an idle connection, so that a server whose machine vanished mid-transaction gives its
-        // row locks back within a couple of minutes rather than TCP's hours.
-        configuration.options.additionalStartupParameters = [
-            ("application_name", "pushtrace"), ("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"),
-            ("tcp_keepalives_count", "6"),
-        ]
+        // row locks back within a couple of minutes rather than TCP's hours. A pooler refuses these settings (its own
+        // tcp_keepalive settings stand for them).
+        configuration.options.additionalStartupParameters =
+            [("application_name", "pushtrace")]
+            + (poolMode != nil
+                ? []
+                : [("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "6")])
         return configuration
     }
 

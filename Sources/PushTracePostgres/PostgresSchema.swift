@@ -12,6 +12,7 @@ enum PostgresSchema {
         ("v3-notifications-by-device", v3),
         ("v4-settings-summaries", v4),
         ("v5-select-only-reader", v5),
+        ("v6-leases", v6),
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -107,6 +108,17 @@ enum PostgresSchema {
         EXECUTE format('ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT ON TABLES TO %I', current_schema(), reader); \
         EXCEPTION WHEN insufficient_privilege THEN RAISE NOTICE 'pushtrace: the role % cannot be made: %', reader, SQLERRM; \
         END $$
+        """
+
+    /// Who leads a shared task (the alert monitor, a retention pass) and until when (``PostgresLeadership``): a row
+    /// rather than a session's advisory lock, which a pooler in transaction mode would lend to other clients with the
+    /// connection, or lose between two statements. Updated in place at each renewal.
+    private static let v6 = """
+        CREATE TABLE lease (
+            task text COLLATE "C" PRIMARY KEY,
+            holder text COLLATE "C" NOT NULL,
+            expires_at timestamptz NOT NULL
+        ) WITH (fillfactor = 50)
         """
 
     /// The data model of SQLite's 14 migrations, in one: bundles, record blocks and their index, rejected lines,

@@ -4,31 +4,42 @@ import PostgresNIO
 import PushTraceStore
 
 extension PostgresStore {
-    /// The advisory lock key of retention: one server at a time deletes.
-    static let retentionLock: Int64 = 0x7075_7368_7472_0002
+    /// How long a retention pass holds its lease between two batches: a pass whose server died is taken over
+    /// after it.
+    static let retentionLease: Double = 120
 
     /// Deletes what is older than `cutoff`, as the SQLite engine does (the lines of bundles received before it, whose
     /// rows stay, marked pruned; settled summaries whose records all precede it; superseded config records and the
-    /// bodies none refers to; minute-rollup rows; the dictionaries a newer one replaced that no block names), in transactions of about `batchSize` lines. One server at a time
-    /// runs it (an advisory lock held for the pass); another finds the lock taken and deletes nothing.
+    /// bodies none refers to; minute-rollup rows; the dictionaries a newer one replaced that no block names), in
+    /// transactions of about `batchSize` lines. One server at a time runs it, holding the `retention` lease
+    /// (``PostgresLeadership``), renewed before each batch; another finds it held and deletes nothing.
     @discardableResult
     public func deleteExpired(
         before cutoff: Int64, batchSize: Int,
         progress: ((RetentionReport) -> Bool)?
     ) throws -> RetentionReport {
-        // The lock's connection is closed afterwards (whatever happened to it), and the lock with it.
-        try connections.withSession(reusable: false) { lockHolder in
-            let locked = try lockHolder.query("SELECT pg_try_advisory_lock(\(Self.retentionLock))").first(where: { _ in true })!
-                .decode(Bool.self)
-            guard locked else { return RetentionReport() }
-            var pass = RetentionPass(progress: progress)
+        let lease = PostgresLeadership.retention
+        guard try withSession({ try leadership.take(lease, forSeconds: Self.retentionLease, $0) }) else { return RetentionReport() }
+        defer { try? withSession { try leadership.release(lease, $0) } }
+        var pass = RetentionPass(progress: progress)
+        do {
             return try deleteExpiredHoldingLock(before: cutoff, batchSize: max(1, batchSize), &pass)
+        } catch is RetentionLeaseLost {
+            // Another server took the pass over (this one was too slow to renew): what was deleted stays deleted.
+            return pass.report
         }
+    }
+
+    /// Renews the retention lease before a batch; throws ``RetentionLeaseLost`` when another server holds it now.
+    private func renewRetentionLease() throws {
+        guard try withSession({ try leadership.take(PostgresLeadership.retention, forSeconds: Self.retentionLease, $0) })
+        else { throw RetentionLeaseLost() }
     }
 
     private func deleteExpiredHoldingLock(before cutoff: Int64, batchSize: Int, _ pass: inout RetentionPass) throws -> RetentionReport {
         let bundlesDone = try pass.untilDone { report in
-            try writing { session -> Bool in
+            try renewRetentionLease()
+            return try writing { session -> Bool in
                 let candidates = try session.query(
                     """
                     SELECT id, accepted, (SELECT coalesce(sum(raw_bytes), 0) FROM record_block r WHERE r.bundle_ref = bundle.id)::bigint
@@ -82,6 +93,7 @@ extension PostgresStore {
         }
         guard bundlesDone else { return pass.report }
         let summariesDone = try pass.untilDone { report in
+            try renewRetentionLease()
             let count = try inTransaction { session in
                 try session.changes(
                     """
@@ -96,6 +108,7 @@ extension PostgresStore {
         guard summariesDone else { return pass.report }
         let configsDone = try pass.untilDone { report in
             // A config record is superseded by a later one of the same app, device and process; the latest stays.
+            try renewRetentionLease()
             let count = try inTransaction { session in
                 try session.changes(
                     """
@@ -110,6 +123,7 @@ extension PostgresStore {
             return count > 0
         }
         guard configsDone else { return pass.report }
+        try renewRetentionLease()
         return try pass.finish { report in
             try inTransaction { session in
                 // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
@@ -161,3 +175,6 @@ extension PostgresStore {
         }
     }
 }
+
+/// The retention lease went to another server between two batches.
+private struct RetentionLeaseLost: Error {}

@@ -38,7 +38,7 @@ public final class PostgresStore: Sendable {
         location = place.description
         self.settings = settings
         self.connections = PostgresConnections(location: place, limit: connections, logger: logger)
-        leadership = PostgresLeadership(location: place, logger: logger)
+        leadership = PostgresLeadership()
         do {
             try self.connections.withSession { try PostgresSchema.migrate($0, location: place.description) }
         } catch {
@@ -49,13 +49,15 @@ public final class PostgresStore: Sendable {
     }
 
     public func close() throws {
-        leadership.close()
+        // Another server may take over at once rather than when the leases expire.
+        try? connections.withSession { try leadership.releaseAll($0) }
         connections.close()
     }
 
-    /// Whether this process leads `task`: it holds the task's advisory lock (``PostgresLeadership``).
-    public func leads(_ task: SharedTask) throws -> Bool {
-        try leadership.leads(task)
+    /// Whether this process leads `task`: it holds the task's lease (``PostgresLeadership``), taken or renewed now.
+    public func leads(_ task: SharedTask, for lease: Duration) throws -> Bool {
+        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        return try connections.withSession { try leadership.take(PostgresLeadership.name(task), forSeconds: max(1, seconds), $0) }
     }
 
     /// Runs `body` with a connection of the store's.
@@ -96,6 +98,9 @@ extension PostgresStore {
         let failure = PostgresFailure(error)
         if failure.isUnavailable { return StoreError.unavailable(location, reason: failure.reason, detail: failure.detail) }
         if let error = error as? PSQLError, let info = error.serverInfo {
+            if let advice = failure.advice {
+                return StoreError.refused(location, state: info[.sqlState] ?? "", message: advice, detail: nil)
+            }
             return StoreError.refused(
                 location, state: info[.sqlState] ?? "", message: info[.message] ?? "", detail: info[.detail])
         }
@@ -110,6 +115,8 @@ struct PostgresFailure {
     var reason: String
     /// What PostgreSQL said, for the operator's log and the CLI, never for a client.
     var detail: String?
+    /// What to change, when PostgreSQL's own words would not say it (a pooler in the way).
+    var advice: String?
 
     /// Why TLS refused the link, in the operator's words: a setting (or an attacker on the path) to look at, not
     /// a moment to wait out.
@@ -143,12 +150,29 @@ struct PostgresFailure {
                 // Also: the role or the database refused (28, 3D000): a setting to fix, every bundle refused alike.
                 // Connection exceptions, the server shutting down or starting, out of resources, a read-only
                 // (standby or read-only transaction) server: every bundle would fail the same way.
-                if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "25006"
+                if state == "08P01", error.serverInfo?[.message]?.contains("unsupported startup parameter") == true {
+                    // PgBouncer refuses the keepalive settings a direct connection sends.
+                    isUnavailable = false
+                    reason =
+                        "a pooler refused the connection's settings (\(error.serverInfo?[.message] ?? "")): add "
+                        + "pool_mode=transaction (or pool_mode=session) to the URL (docs/deploy.md)"
+                    advice = reason
+                } else if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "25006"
                     || state.hasPrefix("28") || state == "3D000"
                 {
                     isUnavailable = true
                     reason = "the database cannot take work now: try again shortly"
                     detail = "PostgreSQL \(state): \(error.serverInfo?[.message] ?? "")"
+                } else if state == "26000" || state == "42P05" {
+                    // A prepared statement missing, or already there: another server connection than the one that
+                    // prepared it, as a pooler in transaction mode lends them.
+                    isUnavailable = false
+                    reason =
+                        "a prepared statement is missing from the connection that prepared it: the database is "
+                        + "reached through a pooler in transaction mode (PgBouncer's pool_mode = transaction); add "
+                        + "pool_mode=transaction to the URL (docs/deploy.md)"
+                    detail = "PostgreSQL \(state): \(error.serverInfo?[.message] ?? "")"
+                    advice = reason + " (\(error.serverInfo?[.message] ?? ""))"
                 } else {
                     isUnavailable = false
                     reason = error.serverInfo?[.message] ?? "PostgreSQL refused the statement"

@@ -51,8 +51,9 @@ final class AlertMonitor: Service, Sendable {
         do {
             // With several servers on one database, one of them judges the rules and exports the gauges (whichever
             // holds the role: another takes it over once that one is gone); the others export none firing.
-            let result = try await BlockingWork.run { [store, rules] () -> (AlertReport, [String: AudienceFigures]?)? in
-                guard try store.leads(.alertMonitor) else { return nil }
+            // The role is held for three evaluations: a leader that died is replaced within them.
+            let result = try await BlockingWork.run { [store, rules, interval] () -> (AlertReport, [String: AudienceFigures]?)? in
+                guard try store.leads(.alertMonitor, for: interval * 3) else { return nil }
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 let report = try store.alerts(rules, now: now)
                 guard readAudience else { return (report, nil) }

@@ -26,13 +26,14 @@ public protocol StoreUpkeep: StoreAccess {
     func makeCopyTarget() throws -> any StoreCopyTarget
 
     /// Whether this process is the one that runs `task` among every process sharing the store, taking the role
-    /// when no live process holds it. A store one process writes (SQLite) always answers true.
-    func leads(_ task: SharedTask) throws -> Bool
+    /// when no process holds it, for `lease` from now: a leader that stops asking within it loses the role to the
+    /// next process that asks. A store one process writes (SQLite) always answers true.
+    func leads(_ task: SharedTask, for lease: Duration) throws -> Bool
 }
 
 extension StoreUpkeep {
     /// One process writes the store: it leads every shared task.
-    public func leads(_ task: SharedTask) throws -> Bool { true }
+    public func leads(_ task: SharedTask, for lease: Duration) throws -> Bool { true }
 
     /// Deletes what was received before `cutoff`, ``StoreDefaults/retentionBatch`` bundles to a transaction.
     public func deleteExpired(before cutoff: Int64, progress: ((RetentionReport) -> Bool)? = nil) throws -> RetentionReport {

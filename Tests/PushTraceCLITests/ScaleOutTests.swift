@@ -126,6 +126,78 @@ struct ScaleOutTests {
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 
+    @Test(
+        "two servers through PgBouncer in transaction pooling: every upload stored, why the same from both and from the CLI; one leads the alert monitor, and when it is killed the other takes over within three evaluations",
+        .enabled(if: TestEngine.postgresCluster != nil && ProcessInfo.processInfo.environment["PUSHTRACE_TEST_PGBOUNCER"] != nil))
+    func twoServersThroughTransactionPooler() async throws {
+        let cluster = try #require(TestEngine.postgresCluster)
+        let name = "pt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let direct = try PostgresDatabases.create(name, cluster: cluster)
+        defer { try? PostgresDatabases.drop(name, cluster: cluster) }
+        var components = try #require(URLComponents(string: ProcessInfo.processInfo.environment["PUSHTRACE_TEST_PGBOUNCER"] ?? ""))
+        components.path = "/" + name
+        components.query = "pool_mode=transaction"
+        let pooled = try #require(components.string)
+        let work = try WorkFolder()
+        #expect(try work.run("simulate", "--out", "bundles", "--notifications", "80", "--seed", "9").status == 0)
+        let token = try work.run(["token", "create", "--db", pooled, "--scope", "admin"], environment: [:])
+        #expect(token.status == 0, "\(token.stderr)")
+        let bearer = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let servers = [
+            try await ServerProcess(arguments: ["--db", pooled, "--alert-interval", "1"], in: work.url),
+            try await ServerProcess(arguments: ["--db", pooled, "--alert-interval", "1"], in: work.url),
+        ]
+        let folder = work.url.appendingPathComponent("bundles")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.contains(".ndjson") }.sorted()
+        for (index, file) in files.enumerated() {
+            let answer = try await Self.upload(folder.appendingPathComponent(file), to: servers[index % 2].url, token: bearer)
+            #expect(answer.status == 200, "\(file)")
+        }
+        let stored = try work.run(["sql", "--db", direct, "--format", "csv", "SELECT count(*) FROM bundle"], environment: [:])
+        #expect(stored.stdout.split(separator: "\n").last.map(String.init) == "\(files.count)")
+        let scenarios =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("scenarios.json"))) as? [String: Any]
+        let examples = (scenarios?["examples"] as? [String: [[String: Any]]] ?? [:]).values.joined().prefix(8)
+        #expect(!examples.isEmpty)
+        for example in examples {
+            let id = try #require(example["notification_id"] as? String), app = try #require(example["app_id"] as? String)
+            let why = ["why", id, "--app", app, "--format", "json"]
+            let first = try work.run(why + ["--server", servers[0].url], environment: ["PUSHTRACE_TOKEN": bearer])
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(try work.run(why + ["--server", servers[1].url], environment: ["PUSHTRACE_TOKEN": bearer]).stdout == first.stdout)
+            let local = try work.run(why + ["--db", pooled], environment: [:])
+            #expect(local.status == 0, "\(local.stderr)")
+        }
+
+        // The alert monitor's lease names one server's process; killed, the other holds it within three evaluations.
+        func holder() throws -> String {
+            let answer = try work.run(
+                ["sql", "--db", direct, "--format", "csv", "SELECT holder FROM lease WHERE task = 'alert-monitor' AND expires_at > now()"],
+                environment: [:])
+            return answer.stdout.split(separator: "\n").dropFirst().first.map(String.init) ?? ""
+        }
+        func leader(among candidates: [ServerProcess]) async throws -> ServerProcess? {
+            for _ in 0..<100 {
+                let current = try holder()
+                if let found = candidates.first(where: { current.contains(":\($0.process.processIdentifier):") }) { return found }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return nil
+        }
+        let first = try #require(try await leader(among: servers))
+        let other = try #require(servers.first { $0 !== first })
+        try await first.kill()
+        let started = Date()
+        let next = try await leader(among: [other])
+        let lease = try holder()
+        #expect(next === other, "the lease after the leader died: \(lease)")
+        #expect(Date().timeIntervalSince(started) < 6)
+        #expect(other.stop() == 0)
+        // A server that stops gives its leases back.
+        let left = try work.run(["sql", "--db", direct, "--format", "csv", "SELECT count(*) FROM lease"], environment: [:])
+        #expect(left.stdout.split(separator: "\n").last == "0")
+    }
+
     struct Answer: Sendable {
         var status: Int
         var duplicate: Bool
