@@ -7,85 +7,10 @@ import PushTraceStore
 extension PostgresStore {
     /// The delivery report of one app for `period` against the period before it, from the rollups, in one snapshot.
     public func report(appID: String, period: ReportPeriod) throws -> DeliveryReport {
-        let previous = period.previous
-        let input = try reading { session in
-            let audiences = try audiences(session, appID: appID, periods: [period, previous])
-            return ReportInput(
-                appID: appID, period: period, previousPeriod: previous,
-                rows: try Self.dailyRows(session, appID: appID, period: period),
-                previousRows: try Self.dailyRows(session, appID: appID, period: previous),
-                durations: try Self.durations(session, appID: appID, period: period),
-                previousDurations: try Self.durations(session, appID: appID, period: previous),
-                actions: try session.query(
-                    """
-                    SELECT action, response, sum(n)::bigint FROM daily_action
-                    WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
-                    GROUP BY action, response HAVING sum(n) > 0
-                    """
-                ).map { row in
-                    let (action, response, count) = try row.decode((String, String, Int64).self)
-                    return ActionCount(action: action, response: response, count: Int(count))
-                },
-                examples: try Self.causeExamples(session, appID: appID, period: period),
-                audience: audiences[0], previousAudience: audiences[1])
-        }
-        return DeliveryReport(input)
-    }
-
-    private func audiences(_ session: PostgresSession, appID: String, periods: [ReportPeriod]) throws -> [AudienceFigures] {
-        try AudienceReading.audiences(session, appID: appID, periods: periods) { [dictionaries] in
-            dictionaries.lookup($0, session)
-        }
-    }
-
-    private static func dailyRows(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [DailyCounts] {
-        try session.query(
-            """
-            SELECT \(unescaped: RollupReading.dailyColumns)
-            FROM daily WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
-                AND notifications > 0
-            """
-        ).map { row in
-            let c = row.makeRandomAccess()
-            return RollupReading.dailyCounts(
-                day: try c[0].decode(Int64.self), category: try c[1].decode(String.self),
-                appVersion: try c[2].decode(String.self), os: try c[3].decode(String.self),
-                cause: try c[4].decode(String.self), attachmentFailure: try c[5].decode(String.self),
-                measures: try (6..<24).map { Int(try c[$0].decode(Int64.self)) })
-        }
-    }
-
-    private static func durations(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [(ms: Int64, count: Int)] {
-        try session.query(
-            """
-            SELECT ms, sum(n)::bigint FROM daily_duration
-            WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
-            GROUP BY ms HAVING sum(n) > 0
-            """
-        ).map { row in
-            let (ms, count) = try row.decode((Int64, Int64).self)
-            return (ms, Int(count))
-        }
-    }
-
-    /// One notification per cause in the period: the latest one each rollup row saw, checked against the summary
-    /// (a notification can have been settled on another cause since).
-    private static func causeExamples(_ session: PostgresSession, appID: String, period: ReportPeriod) throws -> [String: String] {
-        var examples: [String: String] = [:]
-        for row in try session.query(
-            """
-            SELECT d.cause, d.example_id FROM daily d
-            WHERE d.app_id = \(appID) AND d.day >= \(period.days.lowerBound) AND d.day < \(period.days.upperBound)
-                AND d.notifications > 0 AND EXISTS (
-                    SELECT 1 FROM notification n WHERE n.app_id = d.app_id AND n.notification_id = d.example_id
-                    AND n.cause = d.cause AND n.first_ts >= \(period.start) AND n.first_ts < \(period.end))
-            ORDER BY d.day DESC, d.category DESC, d.app_version DESC, d.os DESC, d.attachment_failure DESC
-            """)
-        {
-            let (cause, id) = try row.decode((String, String).self)
-            if examples[cause] == nil { examples[cause] = id }
-        }
-        return examples
+        DeliveryReport(
+            try reading { session in
+                try ReportReading.input(session, appID: appID, period: period) { [dictionaries] in dictionaries.lookup($0, session) }
+            })
     }
 
     public func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport {
