@@ -35,6 +35,19 @@ struct PostgresLeadership: Sendable {
         ).first(where: { _ in true }) != nil
     }
 
+    /// Pushes `task`'s lease `seconds` on from now if this process still holds it unexpired; false when it does not.
+    /// Run inside the transaction of the work it covers, the row stays locked until that work commits, so no
+    /// other server can take the lease over while it runs.
+    func renew(_ task: String, forSeconds seconds: Double, _ session: PostgresSession) throws -> Bool {
+        try session.query(
+            """
+            UPDATE lease SET expires_at = clock_timestamp() + make_interval(secs => \(seconds))
+            WHERE task = \(task) AND holder = \(holder) AND expires_at > clock_timestamp()
+            RETURNING 1
+            """
+        ).first(where: { _ in true }) != nil
+    }
+
     /// Gives `task`'s lease back if this process holds it, so that another server may take it at once.
     func release(_ task: String, _ session: PostgresSession) throws {
         try session.query("DELETE FROM lease WHERE task = \(task) AND holder = \(holder)")

@@ -163,6 +163,9 @@ extension PostgresStore {
         _ sql: String, columns: ([String]) throws -> Void,
         row: ([QueryValue]) throws -> Void
     ) throws {
+        // Through a pooler in transaction mode the server connection outlives this one, and a setting the statement
+        // made for its session (set_config(…, false), a session lock) would reach the servers' own transactions.
+        if poolMode == .transaction { throw ReadOnlyQueryError.needsDirectConnection }
         try connections.withSession(reusable: false) { pooled in
             var session = pooled
             session.deadline = .seconds(90)  // past the statement timeout below

@@ -30,16 +30,17 @@ extension PostgresStore {
         }
     }
 
-    /// Renews the retention lease before a batch; throws ``RetentionLeaseLost`` when another server holds it now.
-    private func renewRetentionLease() throws {
-        guard try withSession({ try leadership.take(PostgresLeadership.retention, forSeconds: Self.retentionLease, $0) })
+    /// Renews the retention lease inside a batch's transaction, whose commit it then holds off any takeover until;
+    /// throws ``RetentionLeaseLost`` (rolling the batch back) when it expired or another server holds it now.
+    private func renewRetentionLease(_ session: PostgresSession) throws {
+        guard try leadership.renew(PostgresLeadership.retention, forSeconds: Self.retentionLease, session)
         else { throw RetentionLeaseLost() }
     }
 
     private func deleteExpiredHoldingLock(before cutoff: Int64, batchSize: Int, _ pass: inout RetentionPass) throws -> RetentionReport {
         let bundlesDone = try pass.untilDone { report in
-            try renewRetentionLease()
-            return try writing { session -> Bool in
+            try writing { session -> Bool in
+                try renewRetentionLease(session)
                 let candidates = try session.query(
                     """
                     SELECT id, accepted, (SELECT coalesce(sum(raw_bytes), 0) FROM record_block r WHERE r.bundle_ref = bundle.id)::bigint
@@ -93,9 +94,9 @@ extension PostgresStore {
         }
         guard bundlesDone else { return pass.report }
         let summariesDone = try pass.untilDone { report in
-            try renewRetentionLease()
             let count = try inTransaction { session in
-                try session.changes(
+                try renewRetentionLease(session)
+                return try session.changes(
                     """
                     DELETE FROM notification WHERE ctid IN (
                         SELECT ctid FROM notification WHERE first_ts < \(cutoff) AND last_ts < \(cutoff) AND cause IS NOT NULL
@@ -108,9 +109,9 @@ extension PostgresStore {
         guard summariesDone else { return pass.report }
         let configsDone = try pass.untilDone { report in
             // A config record is superseded by a later one of the same app, device and process; the latest stays.
-            try renewRetentionLease()
             let count = try inTransaction { session in
-                try session.changes(
+                try renewRetentionLease(session)
+                return try session.changes(
                     """
                     DELETE FROM config WHERE ctid IN (
                         SELECT c.ctid FROM config c WHERE c.ts < \(cutoff) AND EXISTS (
@@ -123,9 +124,9 @@ extension PostgresStore {
             return count > 0
         }
         guard configsDone else { return pass.report }
-        try renewRetentionLease()
         return try pass.finish { report in
             try inTransaction { session in
+                try renewRetentionLease(session)
                 // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
                 try session.query(
                     """

@@ -24,6 +24,8 @@ public final class PostgresStore: Sendable {
     let dictionaries = PostgresDictionaries()
     /// The shared tasks this process leads.
     let leadership: PostgresLeadership
+    /// The pooler between this store and PostgreSQL, as the URL says (``PostgresLocation/poolMode``).
+    let poolMode: PostgresLocation.PoolMode?
 
     /// Connects to the database `url` names (gaps filled from the `PG*` variables), and migrates it when needed.
     ///
@@ -36,6 +38,7 @@ public final class PostgresStore: Sendable {
     ) throws {
         let place = try PostgresLocation(url: url, environment: environment)
         location = place.description
+        poolMode = place.poolMode
         self.settings = settings
         self.connections = PostgresConnections(location: place, limit: connections, logger: logger)
         leadership = PostgresLeadership()
@@ -127,7 +130,9 @@ struct PostgresFailure {
         }
         guard let underlying = error.underlying else { return nil }
         let text = String(describing: underlying)
-        if underlying is NIOSSLExtraError || text.contains("HOSTNAME") || text.contains("hostname") {
+        if let extra = underlying as? NIOSSLExtraError,
+            extra == .failedToValidateHostname || extra == .serverHostnameImpossibleToMatch
+        {
             return "TLS: the server's certificate does not name the host the URL gives (sslmode=verify-full)"
         }
         if text.contains("CERTIFICATE_VERIFY_FAILED") {

@@ -36,6 +36,11 @@ struct SQL: ParsableCommand {
             throw UsageError("pushtrace sql is read-only: the statement would change the database")
         } catch ReadOnlyQueryError.invalid(let message) {
             throw UsageError("SQL error: \(message)")
+        } catch ReadOnlyQueryError.needsDirectConnection {
+            throw UsageError(
+                "pushtrace sql does not run through a pooler in transaction mode (pool_mode=transaction), which would "
+                    + "keep what the statement set for its session on a server connection the servers use next: give it "
+                    + "the database's own address, or a pool in session mode")
         } catch ReadOnlyQueryError.noReader(let message) {
             throw UsageError(
                 "pushtrace sql runs on PostgreSQL as the role DATABASE_reader, which may only read, and it cannot "

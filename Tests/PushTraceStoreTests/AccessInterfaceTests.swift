@@ -156,6 +156,23 @@ struct AccessInterfaceTests {
             try PostgresDatabases.execute(statement, on: try #require(administrator.string))
         }
         #expect(try answer(store, "SELECT count(*), current_user::text FROM notification") == [.integer(0), .text(name + "_reader")])
+
+        // A role of the reader's name that can log in is never adopted: the migration fails, naming it.
+        let taken = "pt_taken_\(suffix)"
+        _ = try PostgresDatabases.create(taken, cluster: cluster)
+        defer {
+            try? PostgresDatabases.drop(taken, cluster: cluster)
+            try? PostgresDatabases.dropRole(taken + "_reader", cluster: cluster)
+        }
+        try PostgresDatabases.execute("CREATE ROLE \(taken)_reader LOGIN", on: cluster)
+        var takenURL = try #require(URLComponents(string: cluster))
+        takenURL.path = "/" + taken
+        do {
+            _ = try PostgresStore(url: try #require(takenURL.string), connections: 2)
+            Issue.record("a login role was adopted as the reader")
+        } catch {
+            #expect("\(error)".contains("the role \(taken)_reader exists and can log in"), "\(error)")
+        }
     }
 
     @Test(
