@@ -9,9 +9,13 @@
 #   - the unit run as systemd would (run_unit, scripts/lib.sh): skipped until the env file names the store, then
 #     serving; an ingest and a read token; a simulated app's bundles uploaded; `why` answering the cause the
 #     simulator meant;
-#   - an upgrade to a second build (revision 2): the store and the edited env file kept, why still answered;
+#   - an upgrade to a second build (revision 2, its env template changed): the store and the edited env file kept,
+#     the new template beside it, why still answered;
 #   - remove: the server stopped, the binary gone, the config and the data kept; purge: the config gone, the data
 #     kept.
+# The chroot runs no systemd: the maintainer scripts find /run/systemd/system and a systemctl and deb-systemd-invoke
+# that write down what they are asked (reload; no start on installation, try-restart on upgrade, stop on removal),
+# and the test runs the unit itself as systemd would.
 # Run from the repository root after make dist, as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +39,13 @@ if [ "${1:-}" != "--inside" ]; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   cp "$deb" "$work/"
-  echo "== a second build of the package, revision 2, for the upgrade"
+  echo "== a second build of the package, revision 2, for the upgrade, its env template changed as a later release's may"
   DIST_REVISION=2 DIST_DIR="$work" DIST_LINTIAN=no scripts/dist.sh | tail -n 3
+  second=$work/pushtrace_${version}-2_amd64.deb
+  dpkg-deb -R "$second" "$work/second"
+  echo "# A setting a later release documents." >> "$work/second/etc/pushtrace/pushtrace.env"
+  dpkg-deb --root-owner-group -Zgzip -b "$work/second" "$second" > /dev/null
+  rm -rf "$work/second"
   unshare --mount --propagation private "$0" --inside "$work" "$version"
   exit
 fi
@@ -55,6 +64,16 @@ if [ -z "${DIST_TEST_MIRROR:-}" ] && [ -f /etc/apt/sources.list.d/debian.sources
   rm -f "$root/etc/apt/sources.list"
 fi
 mv "$work"/pushtrace_*.deb "$root/tmp/"
+# systemd as the maintainer scripts see it on a host that runs it: /run/systemd/system, and systemctl and
+# deb-systemd-invoke that write down what they are asked (this chroot has no systemd to carry it out).
+mkdir -p "$root/run/systemd/system"
+# This deb-systemd-invoke replaces the real one, in this overlay only. systemctl goes in /usr/sbin, on every PATH
+# dpkg gives the scripts but not where deb-systemd-helper looks for a real one (it would hand enabling to it).
+for stub in /usr/sbin/systemctl /usr/bin/deb-systemd-invoke; do
+  printf '#!/bin/sh\necho "%s $*" >> /var/log/systemd-calls\n' "$(basename "$stub")" > "$root$stub"
+  chmod 755 "$root$stub"
+done
+calls() { cat "$root/var/log/systemd-calls" 2>/dev/null; : > "$root/var/log/systemd-calls"; }
 server_pid=""
 cleanup() {
   [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
@@ -124,6 +143,10 @@ for example in nginx.conf pushtrace-rules.yml pushtrace-dashboard.json; do
   [ -f "$root/usr/share/doc/pushtrace/examples/$example" ] || fail "no example $example"
 done
 ok "examples: $(ls "$root/usr/share/doc/pushtrace/examples" | tr '\n' ' ')"
+asked=$(calls)
+grep -q '^systemctl --system daemon-reload$' <<< "$asked" || fail "postinst did not reload systemd: $asked"
+! grep -q '^deb-systemd-invoke .*pushtrace' <<< "$asked" || fail "a first installation started or restarted the unit: $asked"
+ok "systemd asked to reload, and nothing of pushtrace.service: the unit is not started before it is configured"
 
 echo "== the unit, as systemd would run it"
 status=0
@@ -165,25 +188,33 @@ in_root env PUSHTRACE_TOKEN="$read_token" pushtrace why "$id" --server "$server"
 
 echo "== upgrade to ${version}-2: the store and the edited config kept"
 stop_server
-apt install "/tmp/pushtrace_${version}-2_amd64.deb" 2>&1 | grep -E '^Setting up pushtrace|conffile' || true
+# The operator's unattended way: keep the edited file, the new template beside it.
+apt -o Dpkg::Options::=--force-confold install "/tmp/pushtrace_${version}-2_amd64.deb" 2>&1 \
+  | grep -E '^Setting up pushtrace|conffile' || true
 [ "$(in_root dpkg-query -W -f '${Version}' pushtrace)" = "$version-2" ] || fail "the upgrade did not install $version-2"
 grep -q '^# edited by make dist-test$' "$env_file" && grep -q '^PUSHTRACE_DB=/var/lib' "$env_file" \
   || fail "the upgrade replaced the edited env file"
+grep -q '^# A setting a later release documents.$' "$env_file.dpkg-dist" || fail "no new template beside the edited env file"
 [ "$(stat -c '%u %a' "$env_file")" = "0 600" ] || fail "the upgrade changed the env file's mode"
+grep -q '^deb-systemd-invoke try-restart pushtrace.service$' <<< "$(calls)" || fail "the upgrade did not ask to restart a running server"
 start_server
 answer_why
-ok "$version-2 installed; the edited env file kept (root 600); why $id still answers $expected"
+ok "$version-2 installed, systemd asked to restart a running server (try-restart); the edited env file kept (root 600), the new template beside it as .dpkg-dist; why $id still answers $expected"
 
 echo "== remove, then purge"
 stop_server
 apt remove pushtrace > /dev/null
+grep -q '^deb-systemd-invoke stop pushtrace.service$' <<< "$(calls)" || fail "remove did not stop the server"
+[ "$(readlink "$root/etc/systemd/system/pushtrace.service")" = /dev/null ] || fail "remove did not mask the unit"
 [ ! -e "$root/usr/bin/pushtrace" ] || fail "remove left the binary"
 [ -f "$env_file" ] || fail "remove deleted the config"
 [ -f "$root/var/lib/pushtrace/pushtrace.sqlite" ] || fail "remove deleted the store"
-ok "removed ($(in_root dpkg-query -W -f '${db:Status-Abbrev}' pushtrace)): the binary gone, the config and the store kept"
+ok "removed ($(in_root dpkg-query -W -f '${db:Status-Abbrev}' pushtrace)): systemd asked to stop the server, the unit masked, the binary gone, the config and the store kept"
 apt purge pushtrace 2>&1 | grep '^pushtrace:' || true
 [ ! -e "$root/etc/pushtrace" ] || fail "purge left /etc/pushtrace: $(ls -A "$root/etc/pushtrace")"
+[ ! -L "$root/etc/systemd/system/pushtrace.service" ] && [ ! -L "$root/etc/systemd/system/multi-user.target.wants/pushtrace.service" ] \
+  || fail "purge left the unit's mask or enablement"
 [ -f "$root/var/lib/pushtrace/pushtrace.sqlite" ] || fail "purge deleted the store"
 [ -z "$(in_root dpkg-query -W -f '${Status}' pushtrace 2>/dev/null)" ] || fail "dpkg still knows pushtrace after purge"
-ok "purged: /etc/pushtrace gone, /var/lib/pushtrace/pushtrace.sqlite kept ($(stat -c %s "$root/var/lib/pushtrace/pushtrace.sqlite") bytes)"
+ok "purged: /etc/pushtrace, the mask and the enablement gone, /var/lib/pushtrace/pushtrace.sqlite kept ($(stat -c %s "$root/var/lib/pushtrace/pushtrace.sqlite") bytes)"
 echo "dist-test: passed"

@@ -125,7 +125,9 @@ Description: push-notification observability for iOS apps
  .
  The store is an embedded SQLite file by default, or PostgreSQL.
 EOF
-(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+# Every file but the conffile, whose checksum dpkg keeps itself.
+(cd "$root" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) \
+  > "$root/DEBIAN/md5sums"
 
 rm -f "$out/$name.deb" "$out/$name.tar.gz"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$out/$name.deb" >/dev/null
