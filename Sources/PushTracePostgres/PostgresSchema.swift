@@ -98,15 +98,17 @@ enum PostgresSchema {
     /// `pushtrace sql` runs as `DATABASE_reader`, a role without login that may only read this schema's tables (now
     /// and later ones), and that the store's owner may switch to. An owner without CREATEROLE cannot make it, and a
     /// name past PostgreSQL's 63 bytes cannot be made: the migration goes on without it, and `sql` refuses until an
-    /// administrator makes it (docs/deploy.md). A role of that name that can log in or holds any privilege of its
-    /// own is never adopted: the migration fails, naming it. One line: the migration runner splits statements at a
+    /// administrator makes it (docs/deploy.md). A role of that name that can log in, holds any privilege of its own
+    /// or is granted to another role (who could then read this database through it) is never adopted: the
+    /// migration fails, naming it. One line: the migration runner splits statements at a
     /// semicolon that ends a line.
     private static let v5 = """
         DO $$ DECLARE reader text := current_database() || '_reader'; BEGIN \
         IF octet_length(reader) > 63 THEN RAISE NOTICE 'pushtrace: the role name % is too long', reader; RETURN; END IF; \
         IF EXISTS (SELECT FROM pg_roles r WHERE r.rolname = reader AND (r.rolcanlogin OR r.rolsuper OR r.rolcreaterole \
-        OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls OR EXISTS (SELECT FROM pg_auth_members m WHERE m.member = r.oid))) \
-        THEN RAISE EXCEPTION 'pushtrace: the role % exists and can log in, or holds privileges of its own; pushtrace sql will not run as it: rename or drop it', reader; END IF; \
+        OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls OR EXISTS (SELECT FROM pg_auth_members m WHERE m.member = r.oid) \
+        OR EXISTS (SELECT FROM pg_auth_members m WHERE m.roleid = r.oid AND m.member <> (SELECT oid FROM pg_roles WHERE rolname = current_user)))) \
+        THEN RAISE EXCEPTION 'pushtrace: the role % exists and can log in, holds privileges of its own or is granted to other roles; pushtrace sql will not run as it: rename or drop it', reader; END IF; \
         IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = reader) THEN EXECUTE format('CREATE ROLE %I NOLOGIN', reader); END IF; \
         EXECUTE format('GRANT %I TO %I', reader, current_user); \
         EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', current_schema(), reader); \

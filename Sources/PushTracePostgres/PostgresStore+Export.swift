@@ -157,8 +157,8 @@ extension PostgresStore {
     }
 
     /// `pushtrace sql`: one statement in a read-only transaction with a statement timeout, as a role that can only
-    /// `SELECT`, so that nothing can be written through it and a runaway query ends. Rows are collected by the connection, then handed on; the column
-    /// names come first, an empty answer's too.
+    /// `SELECT`, so that nothing can be written through it and a runaway query ends. Rows are collected by the
+    /// connection, then handed on; the column names come first, an empty answer's too.
     public func readOnlyQuery(
         _ sql: String, columns: ([String]) throws -> Void,
         row: ([QueryValue]) throws -> Void
@@ -171,7 +171,8 @@ extension PostgresStore {
             session.deadline = .seconds(90)  // past the statement timeout below
             try session.transaction("READ ONLY") {
                 try session.query("SET LOCAL statement_timeout = '60s'")
-                // As the role that may only read (migration v5-select-only-reader), never as the tables' owner.
+                // As the role that may only read (migration v5-select-only-reader), not as the tables' owner; a statement
+                // that switches back itself stays read-only (docs/security.md).
                 do {
                     try session.query("SELECT set_config('role', current_database() || '_reader', true)")
                 } catch let error as PSQLError where ["22023", "42501", "42704"].contains(error.serverInfo?[.sqlState] ?? "") {

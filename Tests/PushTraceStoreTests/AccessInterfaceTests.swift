@@ -173,6 +173,15 @@ struct AccessInterfaceTests {
         } catch {
             #expect("\(error)".contains("the role \(taken)_reader exists and can log in"), "\(error)")
         }
+        // Nor one granted to another role, which could then read this database through it.
+        try PostgresDatabases.execute("ALTER ROLE \(taken)_reader NOLOGIN", on: cluster)
+        try PostgresDatabases.execute("GRANT \(taken)_reader TO \(owner)", on: cluster)
+        do {
+            _ = try PostgresStore(url: try #require(takenURL.string), connections: 2)
+            Issue.record("a role granted to another was adopted as the reader")
+        } catch {
+            #expect("\(error)".contains("is granted to other roles"), "\(error)")
+        }
     }
 
     @Test(

@@ -12,7 +12,7 @@ struct FrozenPostgresMigrationsTests {
         ("v2-cause-flags", "c19dcd2aac6e4e63"),
         ("v3-notifications-by-device", "a0c9ac0390273c69"),
         ("v4-settings-summaries", "3db6d03b301d4328"),
-        ("v5-select-only-reader", "71f262db8d122ccd"),
+        ("v5-select-only-reader", "9b7d008be4f42f86"),
         ("v6-leases", "38e76f5024b96335"),
     ]
 
