@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // zlib from the system (Debian's zlib1g-dev): streaming gzip/deflate.
@@ -111,10 +112,22 @@ let package = Package(
             ]),
         // The HTTP server (docs/spec.md §8): ingestion through the store's one writer, reads, tokens, metrics. It knows the
         // store's interface only; the command that serves picks the engine.
+        // The console's pages (docs/console.md): Mustache templates, SVG charts drawn in Swift, one static script, all
+        // compiled into the binary.
+        .target(
+            name: "PushTraceConsole",
+            dependencies: [
+                "PushTraceCore", "PushTraceStore", "PushTraceRecords",
+                .product(name: "Mustache", package: "swift-mustache", condition: server),
+            ],
+            resources: [
+                .embedInCode("Templates"),
+                .embedInCode("Static"),
+            ]),
         .target(
             name: "PushTraceServer",
             dependencies: [
-                "PushTraceCore", "PushTraceStore", "PushTraceRecords",
+                "PushTraceCore", "PushTraceStore", "PushTraceRecords", "PushTraceConsole",
                 .target(name: "CGlibcMalloc", condition: .when(platforms: [.linux])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
@@ -137,7 +150,7 @@ let package = Package(
             name: "pushtrace",
             dependencies: [
                 "PushTraceCore", "PushTraceStore", "PushTraceSQLite", "PushTracePostgres", "PushTraceSimulator", "PushTraceRecords",
-                "PushTraceServer",
+                "PushTraceServer", "PushTraceConsole",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: server),
                 .product(name: "Logging", package: "swift-log", condition: server),
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
@@ -189,6 +202,7 @@ let package = Package(
                 "PushTraceSQLite", "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords",
                 "PushTraceTestSupport", "PushTraceGzip",
             ]),
+        .testTarget(name: "PushTraceConsoleTests", dependencies: ["PushTraceConsole", "PushTraceCore", "PushTraceRecords"]),
         .testTarget(
             name: "PushTraceServerTests",
             dependencies: [

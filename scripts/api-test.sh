@@ -50,7 +50,7 @@ read=$(token --scope read --app "$app" --label api-test-read)
 metrics=$(token --scope metrics --label api-test-metrics)
 admin=$(token --scope admin --label api-test-admin)
 port=$(free_port)
-"$bin" serve --db "$db" --port "$port" --log-level error 2> "$work/server.log" &
+"$bin" serve --db "$db" --port "$port" --log-level error --follow-idle 2 2> "$work/server.log" &
 server_pid=$!
 wait_healthy "http://127.0.0.1:$port" 100 0.1 || { echo "the server did not start" >&2; exit 1; }
 

@@ -99,18 +99,49 @@ struct Authenticator: Sendable {
         return String(Substring(token[...last]))
     }
 
+    /// The live token `bearer` is, and its stored row (which signs the console's sessions), or nil.
+    func verifiedToken(_ bearer: String) async throws -> (TokenInfo, StoredToken)? {
+        // A text that cannot be a token is refused without a store read.
+        guard let text = TokenText(bearer), let stored = try await storedToken(id: text.id),
+            let token = stored.verifying(text)
+        else { return nil }
+        return (token, stored)
+    }
+
+    /// The live token a console session cookie names, or nil (malformed, expired, a wrong signature, revoked).
+    func sessionToken(_ cookie: String, now: Int64 = Int64(Date().timeIntervalSince1970)) async throws -> TokenInfo? {
+        guard let session = SessionText(cookie) else { return nil }
+        return try await storedToken(id: session.tokenID)?.verifying(session, now: now)
+    }
+
+    /// The caller of a request that may come from the console: its bearer token when it sends one, otherwise its
+    /// session cookie (a browser's `EventSource` cannot send a header). nil when it has neither.
+    func caller(ofConsoleOrBearer request: Request, allowing scopes: Set<TokenScope>, toDo action: String) async throws -> Caller {
+        guard requiresTokens, request.headers[.authorization] == nil,
+            let cookie = request.cookies[ConsoleSessionCookie.name]?.value
+        else { return try await caller(of: request, allowing: scopes, toDo: action) }
+        guard let token = try await sessionToken(cookie) else {
+            throw APIError.unauthorized("the console session ended: sign in again at /ui/login")
+        }
+        guard let scope = token.scope, scopes.contains(scope) else {
+            throw APIError.forbidden("a token with scope \(token.scope?.rawValue ?? "unknown") cannot \(action)")
+        }
+        return .token(token)
+    }
+
+    private func verify(_ bearer: String) async throws -> TokenInfo? {
+        try await verifiedToken(bearer)?.0
+    }
+
     /// A token not cached is read from the store on NIO's blocking threads (``BlockingWork``), never on a
     /// cooperative thread waiting on the database; a store that cannot answer is 503, which the client retries.
-    private func verify(_ bearer: String) async throws -> TokenInfo? {
-        // A text that cannot be a token is refused without a store read.
-        guard let text = TokenText(bearer) else { return nil }
+    private func storedToken(id: String) async throws -> StoredToken? {
         let store = self.store
         let metrics = self.metrics
-        let stored = try await cache.token(id: text.id) {
-            let found = try await BlockingWork.read(store) { try store.storedToken(id: text.id) }
+        return try await cache.token(id: id) {
+            let found = try await BlockingWork.read(store) { try store.storedToken(id: id) }
             metrics?.tokenLookup(found: found != nil)
             return found
         }
-        return stored?.verifying(text)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PushTraceConsole
 import PushTraceCore
 import PushTraceStore
 
@@ -8,6 +9,7 @@ struct ReportRoutes: Sendable {
     let store: any TraceReader
     let authenticator: Authenticator
     let rules: [AlertRule]
+    let publicURL: PublicURL?
 
     func register(on router: Router<ServerRequestContext>) {
         router.get("/v1/reports/weekly") { request, _ in try await weekly(request) }
@@ -47,7 +49,8 @@ struct ReportRoutes: Sendable {
             ?? Int64(Date().timeIntervalSince1970 * 1000)
         // A read token's answer is its app's alone: the firing alerts and the count of windows judged.
         let confined = caller.confinedApp
-        let report = try await BlockingWork.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
+        var report = try await BlockingWork.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
+        if let publicURL { report = publicURL.linking(report) }
         if ReadRoutes.wantsText(request) { return Self.text(report.text, type: "text/plain; charset=utf-8") }
         return try Self.json(report)
     }
@@ -55,12 +58,14 @@ struct ReportRoutes: Sendable {
     /// The app a report is about: the one asked for or implied by a read token; for a token of every app (admin,
     /// or `--no-auth`) that names none, the store's only app. With several apps stored, which one is a question
     /// only the caller can answer: 400, naming them.
-    static func app(_ asked: String?, of store: any TraceReader) async throws -> String {
+    static func app(
+        _ asked: String?, of store: any TraceReader, hint: String = "/v1/reports/weekly?app=APP_ID&week=2026-W46"
+    ) async throws -> String {
         if let asked { return asked }
         let apps = try await BlockingWork.read(store) { try store.appIDs() }
         if apps.count == 1 { return apps[0] }
         let known = apps.isEmpty ? "none is stored yet" : "this store holds \(apps.count): " + apps.prefix(10).joined(separator: ", ")
-        throw APIError.badRequest("app is required (\(known)): /v1/reports/weekly?app=APP_ID&week=2026-W46")
+        throw APIError.badRequest("app is required (\(known)): \(hint)")
     }
 
     private static func text(_ text: String, type: String) -> Response {

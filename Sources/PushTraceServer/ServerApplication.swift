@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import PushTraceConsole
 import PushTraceStore
 
 /// Builds the pushtrace HTTP server (docs/spec.md §8) over a store: routes, the one writer, metrics.
@@ -50,13 +51,21 @@ public enum ServerApplication {
         let authenticator = Authenticator(
             store: store, requiresTokens: settings.requiresTokens,
             cacheSeconds: settings.tokenCacheSeconds, metrics: metrics)
+        let pages = ConsolePages()
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: ClientAddressMiddleware(trusted: settings.trustedProxies))
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: ResponseMiddleware(metrics: metrics))
+        router.add(middleware: ConsoleMiddleware(pages: pages))
         IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)
         ReadRoutes(store: store, authenticator: authenticator, writer: writer).register(on: router)
-        ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules).register(on: router)
+        ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules, publicURL: settings.publicURL)
+            .register(on: router)
+        LiveFollowRoutes(store: store, authenticator: authenticator, limits: settings.liveFollow).register(on: router)
+        ConsoleRoutes(
+            store: store, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
+            throttle: LoginThrottle(freeFailures: settings.freeLoginFailures)
+        ).register(on: router)
         router.get("/healthz") { _, _ in
             IngestRoutes.json(.object(["status": "ok"]))
         }

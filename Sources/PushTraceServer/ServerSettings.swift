@@ -1,3 +1,4 @@
+import PushTraceConsole
 import PushTraceCore
 import PushTraceStore
 
@@ -59,6 +60,13 @@ public struct ServerSettings: Sendable {
     public var retentionDays: Int?
     /// How long a connection may send nothing (a client stalled mid-request, an idle keep-alive) before it is closed.
     public var idleTimeout: Duration = .seconds(60)
+
+    /// The console's address as the world reaches it: `GET /v1/alerts` links each alert to its notifications there.
+    public var publicURL: PublicURL?
+    /// How the console's live streams are bounded.
+    public var liveFollow = LiveFollowLimits()
+    /// Failed console sign-ins one address may make before each further try must wait (``LoginThrottle``).
+    public var freeLoginFailures = 5
 
     public init() {}
 }

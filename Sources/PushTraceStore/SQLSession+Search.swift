@@ -11,10 +11,11 @@ extension SearchQuery {
         if let deviceID { conditions.append("device_id = \(deviceID)") }
         if let since { conditions.append("first_ts >= \(since)") }
         if let until { conditions.append("first_ts < \(until)") }
+        let paging: SQLStatement = offset > 0 ? "OFFSET \(offset)" : ""
         let filter: SQLStatement = conditions.isEmpty ? "" : "WHERE \(SQLStatement.joined(conditions, separator: " AND "))"
         return """
             SELECT \(unsafeRaw: NotificationSummary.columnList) FROM notification \(filter)
-            ORDER BY first_ts \(unsafeRaw: dialect.descendingNullsLast), notification_id \(unsafeRaw: dialect.byteOrder) LIMIT \(limit)
+            ORDER BY first_ts \(unsafeRaw: dialect.descendingNullsLast), notification_id \(unsafeRaw: dialect.byteOrder) LIMIT \(limit) \(paging)
             """
     }
 }

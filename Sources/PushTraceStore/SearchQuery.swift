@@ -11,6 +11,8 @@ public struct SearchQuery: Sendable {
     /// Exclusive upper bound.
     public var until: Int64?
     public var limit: Int
+    /// Rows skipped before the first returned: the console's pages.
+    public var offset: Int = 0
 
     public init(
         appID: String? = nil, cause: Cause? = nil, category: String? = nil, deviceID: String? = nil,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushTraceConsole
 import PushTraceCore
 import PushTraceStore
 
@@ -33,6 +34,7 @@ struct Alerts: AsyncParsableCommand {
               pushtrace alerts
               pushtrace alerts --now 2026-11-15T12:00:00Z --format json
               pushtrace alerts --webhook https://hooks.slack.com/services/…  # posts {"text", "firing"} when one fires
+              pushtrace alerts --public-url https://push.example.com  # each alert links to its notifications
             """)
 
     @OptionGroup var database: DatabaseOptions
@@ -43,6 +45,11 @@ struct Alerts: AsyncParsableCommand {
     var webhook: String?
     @Option(help: "Attempts at the webhook before giving up (backoff 1 s, 2 s, 4 s, … with jitter).")
     var webhookAttempts = 5
+    @Option(
+        help: ArgumentHelp(
+            "The console's address (https://push.example.com; env PUSHTRACE_PUBLIC_URL): each alert links to its notifications there.",
+            valueName: "url"))
+    var publicURL: String?
     @Option(help: "text or json.") var format: OutputFormat = .text
 
     func validate() throws {
@@ -50,12 +57,24 @@ struct Alerts: AsyncParsableCommand {
             throw ValidationError("--webhook \(webhook) is not an http:// or https:// URL")
         }
         if webhookAttempts < 1 { throw ValidationError("--webhook-attempts must be at least 1") }
+        _ = try console()
+    }
+
+    /// `--public-url`, or PUSHTRACE_PUBLIC_URL.
+    func console() throws -> PublicURL? {
+        guard let text = publicURL ?? ProcessInfo.processInfo.environment["PUSHTRACE_PUBLIC_URL"].flatMap({ $0.isEmpty ? nil : $0 })
+        else { return nil }
+        guard let url = PublicURL(text) else {
+            throw ValidationError("--public-url \(text) is not an http:// or https:// URL without a query")
+        }
+        return url
     }
 
     func run() async throws {
         let instant = try now.map { try Instant.parse($0, option: "--now") } ?? Int64(Date().timeIntervalSince1970 * 1000)
         let ruleSet = try Self.loadRules(rules)
-        let report = try database.withExistingStore { try $0.alerts(ruleSet.active, now: instant) }
+        var report = try database.withExistingStore { try $0.alerts(ruleSet.active, now: instant) }
+        if let console = try console() { report = console.linking(report) }
         if format == .json { try printJSON(report) } else { print(report.text, terminator: "") }
         guard !report.firing.isEmpty else { return }
         if let webhook, let url = URL(string: webhook) {
@@ -85,7 +104,7 @@ struct Alerts: AsyncParsableCommand {
         }
         let text =
             "pushtrace: \(report.firing.count) alert\(report.firing.count == 1 ? "" : "s") firing\n"
-            + report.firing.map { "• " + $0.text }.joined(separator: "\n")
+            + report.firing.map { "• " + $0.text + ($0.consoleURL.map { " " + $0 } ?? "") }.joined(separator: "\n")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(Body(text: text, firing: report.firing))

@@ -50,6 +50,21 @@ struct RemoteServer {
         return try await send(request, accepting: accepting)
     }
 
+    /// The events of a `text/event-stream` at `path`, as they arrive.
+    func events(_ path: String, query: [String: String?] = [:]) throws -> AsyncThrowingStream<ServerSentEvent, any Error> {
+        guard var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false) else {
+            throw UsageError("cannot build a URL from \(base) and \(path)")
+        }
+        let items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }
+        components.queryItems = items.isEmpty ? nil : items
+        var request = URLRequest(url: components.url!)
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let reader = EventStreamReader(base: base)
+        _ = reader.start(request)
+        return reader.events
+    }
+
     /// POSTs `body` (NDJSON) to `path`; throws a ``UsageError`` unless the answer is 200.
     func post(_ path: String, ndjson body: Data) async throws -> Answer {
         var request = URLRequest(url: base.appendingPathComponent(path))

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NIOCore
+import PushTraceConsole
 import PushTraceCore
 import PushTraceRecords
 import PushTraceSQLite
@@ -156,6 +157,22 @@ struct Serve: AsyncParsableCommand {
             """, valueName: "days"))
     var retention: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            """
+            The address people reach this server's console at, https://push.example.com (env \
+            PUSHTRACE_PUBLIC_URL): GET /v1/alerts links each alert to its notifications there.
+            """, valueName: "url"))
+    var publicURL: String?
+
+    @Option(
+        help: ArgumentHelp(
+            """
+            Seconds a live stream (the console's follow, why --follow) may go without news before it ends (env \
+            PUSHTRACE_FOLLOW_IDLE; default \(Self.defaults.liveFollow.idle.components.seconds)).
+            """, valueName: "seconds"))
+    var followIdle: Int?
+
     @Flag(help: "Accept every request without a token (env PUSHTRACE_NO_AUTH=1). For local development only.")
     var noAuth = false
 
@@ -231,6 +248,16 @@ struct Serve: AsyncParsableCommand {
         settings.retentionDays = try setting(retention, "PUSHTRACE_RETENTION", Int.init)
         if let days = settings.retentionDays, !(1...36_500).contains(days) {
             throw UsageError("the retention must be 1 to 36500 days")
+        }
+        if let idle = try setting(followIdle, "PUSHTRACE_FOLLOW_IDLE", Int.init) {
+            guard (1...86_400).contains(idle) else { throw UsageError("--follow-idle must be 1 to 86400 seconds") }
+            settings.liveFollow.idle = .seconds(idle)
+        }
+        if let text = try setting(publicURL, "PUSHTRACE_PUBLIC_URL", { $0 }) {
+            guard let url = PublicURL(text) else {
+                throw UsageError("--public-url \(text) is not an http:// or https:// URL without a query")
+            }
+            settings.publicURL = url
         }
         settings.requiresTokens = !(noAuth || ["1", "true", "yes"].contains(environment["PUSHTRACE_NO_AUTH"]?.lowercased() ?? ""))
         if !settings.requiresTokens, !Self.isLoopback(settings.host) {

@@ -17,9 +17,16 @@ struct Why: AsyncParsableCommand {
               pushtrace why 6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10 --format json
               pushtrace why promo-42 --app net.rorklab.dailypick
               PUSHTRACE_TOKEN=pt_… pushtrace why promo-42 --server https://pushtrace.example.com
+              pushtrace why 6f1c2a9e-4b1d-4f0e-9a55-0c3e2d1b7a10 --follow --server https://pushtrace.example.com
 
-            Exit status: 0 with an answer, 1 when nothing is stored for the ID (unknown_notification), 2 when the \
-            ID is stored for several apps and --app does not say which.
+            --follow prints the notification's records as they are uploaded and its answer whenever it changes, \
+            until the answer is final (exit status 0) or Ctrl-C: from a server, its live stream \
+            (GET /v1/notifications/ID/events); from --db, the store, read twice a second. With --format json each \
+            event is one line: {"event": "record" or "cause", "data": {…}}.
+
+            Exit status: 0 with an answer, 1 when nothing is stored for the ID (unknown_notification) or a followed \
+            stream ended before the answer was final, 2 when the ID is stored for several apps and --app does not \
+            say which.
             """)
 
     @OptionGroup var database: DatabaseOptions
@@ -37,14 +44,20 @@ struct Why: AsyncParsableCommand {
     @Option(help: "text (readable) or json (docs/spec.md §7).")
     var format: OutputFormat = .text
 
+    @Flag(help: "Follow the notification live until its answer is final (see below).")
+    var follow = false
+
     func validate() throws {
         if notificationID.isEmpty { throw ValidationError("the notification ID is empty") }
     }
 
     func run() async throws {
-        if let server = try remote.remote() { return try await ask(server) }
+        if let server = try remote.remote() {
+            return try await follow ? followStream(server) : ask(server)
+        }
         let store = try database.existingStore()
         defer { database.close(store) }
+        if follow { return try await followStore(store) }
         let appID = try AppChoice.app(app, ofNotification: notificationID, in: store)
         let report = try store.why(appID: appID ?? "", notificationID: notificationID)
         print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")
@@ -69,5 +82,69 @@ struct Why: AsyncParsableCommand {
             print(answer.text, terminator: "")
         }
         if answer.status == 404 { throw NegativeAnswer() }
+    }
+
+    /// `--follow --db`: the store read twice a second, through the same ``WhyFollow`` as the server's stream.
+    private func followStore(_ store: any TraceStore) async throws {
+        var follow = WhyFollow()
+        var printer = FollowPrinter(format: format)
+        while true {
+            let appID = try AppChoice.app(app, ofNotification: notificationID, in: store) ?? ""
+            let report = try store.why(appID: appID, notificationID: notificationID)
+            for event in follow.events(for: report) { printer.print(event) }
+            if !report.mayStillChange { return }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// `--follow --server`: the server's event stream.
+    private func followStream(_ server: RemoteServer) async throws {
+        var printer = FollowPrinter(format: format)
+        var ended: String?
+        for try await event in try server.events("v1/notifications/\(notificationID)/events", query: ["app": app]) {
+            switch event.name {
+            case "record":
+                guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(event.data.utf8)) else { continue }
+                printer.print(.record(value))
+            case "cause":
+                guard case .object(var fields) = try? JSONDecoder().decode(JSONValue.self, from: Data(event.data.utf8)) else {
+                    continue
+                }
+                let final = fields["final"] == .bool(true)
+                fields["final"] = nil
+                printer.print(.cause(.object(fields), final: final))
+                if final { return }
+            case "end":
+                let fields = try? JSONDecoder().decode(JSONValue.self, from: Data(event.data.utf8))
+                ended = fields?.objectValue?["reason"]?.stringValue ?? "ended"
+            default: continue
+            }
+            if ended != nil { break }
+        }
+        FileHandle.standardError.write(
+            Data("pushtrace: the stream ended (\(TerminalText.escaped(ended ?? "closed"))) before the answer was final\n".utf8))
+        throw NegativeAnswer()
+    }
+}
+
+/// Prints live-follow events: readable lines, or one JSON object per event.
+struct FollowPrinter {
+    var format: OutputFormat
+    private var text = WhyFollowText()
+
+    init(format: OutputFormat) {
+        self.format = format
+    }
+
+    mutating func print(_ event: WhyFollow.Event) {
+        let output: String
+        switch format {
+        case .json:
+            // The data is the stream's own line: compact JSON, `final` added to a cause.
+            output = "{\"event\":\"\(event.name)\",\"data\":\(event.data)}\n"
+        default:
+            output = text.lines(for: event)
+        }
+        FileHandle.standardOutput.write(Data(output.utf8))
     }
 }

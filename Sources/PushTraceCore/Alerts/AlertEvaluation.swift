@@ -100,12 +100,14 @@ public struct FiringAlert: Encodable, Sendable, Hashable {
     public var windowEnd: Int64
     /// One line for a chat channel.
     public var text: String
+    /// The console's page of the alert's notifications, when the server's public URL is known (`--public-url`).
+    public var consoleURL: String?
 
     enum CodingKeys: String, CodingKey {
         case rule, metric, appID = "app_id", category, windowRate = "window_rate", baselineRate = "baseline_rate"
         case windowFailures = "window_failures", windowTotal = "window_total", baselineFailures = "baseline_failures"
         case baselineTotal = "baseline_total", lowerBound = "lower_bound", threshold, windowStart = "window_start"
-        case windowEnd = "window_end", text
+        case windowEnd = "window_end", text, consoleURL = "console_url"
     }
 }
 
@@ -124,7 +126,9 @@ public struct AlertReport: Encodable, Sendable {
 
     /// One line per firing alert, or a line that says nothing fires and whether anything could have.
     public var text: String {
-        guard firing.isEmpty else { return firing.map { "FIRING " + $0.text }.joined(separator: "\n") + "\n" }
+        guard firing.isEmpty else {
+            return firing.map { "FIRING " + $0.text + ($0.consoleURL.map { "\n  see " + $0 } ?? "") }.joined(separator: "\n") + "\n"
+        }
         let asOf = "no alert fires as of \(InstantText.format(now)) UTC"
         // `evaluated` counts rule × app × category windows with the volume to be judged.
         return evaluated == 0

@@ -1,0 +1,19 @@
+import PushTraceCore
+
+/// `GET /ui/alerts`: what fires now, each alert linking to the search that shows its notifications.
+public struct AlertsPage: Sendable {
+    var now: String
+    var evaluated: String
+    var alerts: [AlertList.Item]
+    var hasAlerts: Bool
+    var quiet: String
+
+    public init(report: AlertReport) {
+        now = UTCText.readable(report.now)
+        evaluated = "\(report.evaluated) rule, app and category \(report.evaluated == 1 ? "window" : "windows") judged"
+        let list = AlertList(report)
+        alerts = list.alerts
+        hasAlerts = list.hasAlerts
+        quiet = list.quiet
+    }
+}
