@@ -11,12 +11,14 @@ POSTGRES_DEBS := postgresql pgbouncer
 # nginx (TLS in front of the server), openssl (its certificate), systemd-analyze, and the curl and sqlite3 the
 # walk-through of docs/deploy.md installs, for make deploy-test.
 DEPLOY_DEBS := nginx openssl systemd curl sqlite3
+# Debian's chromium and its chromedriver (headless, driven by selenium from PyPI), for make ui-test.
+UI_DEBS := chromium chromium-driver
 # dpkg-dev (dpkg-shlibdeps), lintian and debootstrap, for make dist and make dist-test.
 DIST_DEBS := dpkg-dev lintian debootstrap
 # The release build links Swift's standard library and Foundation in: the binary runs on a host with no Swift.
 RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib
 
-.PHONY: all deps dashboard-deps postgres-deps deploy-deps dist-deps dist dist-test deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-release bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
+.PHONY: all deps dashboard-deps postgres-deps deploy-deps ui-deps ui-test dist-deps dist dist-test deploy-test api-test format format-check check-postgres bench-deps build release test check-dashboards demo bench bench-ingest bench-release bench-http bench-reports bench-agent fuzz load-test crash-test crash-test-postgres attack-test check-apple-build clean
 
 all: build
 
@@ -38,6 +40,9 @@ deploy-deps:
 
 dist-deps:
 	@$(MAKE) -s deps DEBS="$(DIST_DEBS)"
+
+ui-deps:
+	@$(MAKE) -s deps DEBS="$(UI_DEBS) $(DEPLOY_DEBS)"
 
 # A private PostgreSQL cluster in a temporary folder on a free loopback port, started, asked for its version, stopped
 # and deleted: the server the PostgreSQL engine's tests will run beside (scripts/with-postgres.sh).
@@ -102,6 +107,13 @@ format-check:
 # API_EXAMPLES examples per operation and phase (default 200; CI runs fewer).
 api-test: build
 	scripts/api-test.sh
+
+# The console in headless chromium (selenium and axe-selenium-python from PyPI, pinned, in a virtualenv under
+# .build) over the demo's apps: sign-in, every demo example's why page against the CLI, the report against its JSON,
+# live follow, tenancy, headers, origins, console errors, axe-core; then again through deploy/nginx.conf's TLS site.
+# Retakes docs/screenshots/ (scripts/ui-test.sh; UI_SCREENSHOTS=0 leaves them).
+ui-test: build ui-deps
+	scripts/ui-test.sh
 
 # Simulated bundles into ./pushtrace.sqlite, then the answer for one notification of each cause family.
 demo: release

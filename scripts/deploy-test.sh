@@ -32,9 +32,6 @@ grep -q '^PUSHTRACE_DB=' deploy/pushtrace.env || fail "deploy/pushtrace.env name
 echo "  ExecStart: $exec_start; the store from deploy/pushtrace.env's PUSHTRACE_DB"
 
 echo "== nginx $(nginx -v 2>&1 | sed 's#.*/##') with TLS in front of pushtrace serve"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$work/privkey.pem" -out "$work/fullchain.pem" \
-  >"$work/openssl.log" 2>&1 || { cat "$work/openssl.log"; fail "openssl"; }
 port=$(free_port)
 tls_port=$(free_port)
 db="$work/pushtrace.sqlite"
@@ -47,27 +44,7 @@ pids+=($!)
 wait_healthy "http://127.0.0.1:$port" 100 0.1 || { echo "the server did not start" >&2; exit 1; }
 
 # The shipped site, with this test's ports and files; nginx's own frame (pid, logs, temp folders) around it.
-sed -e "s#127.0.0.1:8080#127.0.0.1:$port#" -e "s#listen 443 ssl http2;#listen 127.0.0.1:$tls_port ssl http2;#" \
-  -e "/listen \[::\]:443/d" -e "s#/etc/pushtrace/tls/#$work/#" deploy/nginx.conf > "$work/site.conf"
-grep -q "127.0.0.1:$tls_port" "$work/site.conf" || fail "deploy/nginx.conf no longer has the lines this test adapts"
-mkdir -p "$work/nginx"
-cat > "$work/nginx.conf" <<NGINX
-$( [ "$(id -u)" = 0 ] && echo "user root;" )
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events {}
-http {
-    access_log $work/nginx/access.log;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    include $work/site.conf;
-}
-NGINX
-nginx -t -q -c "$work/nginx.conf" -p "$work/nginx" || fail "nginx -t"
-nginx -c "$work/nginx.conf" -p "$work/nginx" -g 'daemon off;' &
+start_tls_site "$work" "$port" "$tls_port" || fail "the nginx site"
 pids+=($!)
 base="https://localhost:$tls_port"
 wait_healthy "$base" 100 0.1 --cacert "$work/fullchain.pem" || { echo "the server did not start" >&2; exit 1; }

@@ -55,3 +55,35 @@ run_unit() {
     "$(unit_value "$unit" UMask)" "$(unit_value "$unit" StateDirectory)" "$(unit_value "$unit" StateDirectoryMode)" \
     "$(unit_value "$unit" ExecCondition)" "$(unit_value "$unit" ExecStart)"
 }
+
+# deploy/nginx.conf as shipped but for its ports and certificate paths, run by Debian's nginx with a self-signed
+# certificate (WORK/fullchain.pem, for localhost and 127.0.0.1) in front of 127.0.0.1:UPSTREAM_PORT:
+# `start_tls_site WORK UPSTREAM_PORT TLS_PORT`. It starts nginx in the background (its PID is then `$!`) once the
+# site's configuration is checked, and returns at once.
+start_tls_site() {
+  local work=$1 upstream=$2 tls_port=$3
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$work/privkey.pem" -out "$work/fullchain.pem" \
+    >"$work/openssl.log" 2>&1 || { cat "$work/openssl.log"; return 1; }
+  sed -e "s#127.0.0.1:8080#127.0.0.1:$upstream#" -e "s#listen 443 ssl http2;#listen 127.0.0.1:$tls_port ssl http2;#" \
+    -e "/listen \[::\]:443/d" -e "s#/etc/pushtrace/tls/#$work/#" deploy/nginx.conf > "$work/site.conf"
+  grep -q "127.0.0.1:$tls_port" "$work/site.conf" || { echo "deploy/nginx.conf no longer has the lines this adapts" >&2; return 1; }
+  mkdir -p "$work/nginx"
+  cat > "$work/nginx.conf" <<NGINX
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events {}
+http {
+    access_log $work/nginx/access.log;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    include $work/site.conf;
+}
+NGINX
+  nginx -t -q -c "$work/nginx.conf" -p "$work/nginx" || { echo "nginx -t failed" >&2; return 1; }
+  nginx -c "$work/nginx.conf" -p "$work/nginx" -g 'daemon off;' &
+}

@@ -6,11 +6,12 @@ public enum ConsoleAssets {
         public var contentType: String
     }
 
-    /// The file named `name` (`console.css`, `follow.js`), or nil.
+    /// The file named `name` (`console.css`, `follow.js`, `favicon.svg`), or nil.
     public static func named(_ name: String) -> Asset? {
         switch name {
         case "console.css": return Asset(bytes: PackageResources.console_css, contentType: "text/css; charset=utf-8")
         case "follow.js": return Asset(bytes: PackageResources.follow_js, contentType: "text/javascript; charset=utf-8")
+        case "favicon.svg": return Asset(bytes: PackageResources.favicon_svg, contentType: "image/svg+xml")
         default: return nil
         }
     }

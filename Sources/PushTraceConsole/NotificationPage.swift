@@ -34,6 +34,8 @@ public struct NotificationPage: Sendable {
     var waterfall: String
     var origin: String
     var entries: [Entry]
+    /// How many records the page shows, for the live script to tell whether the stream brings anything new.
+    var recordCount: Int
     /// Whether the page follows the notification live, and the stream it listens to.
     public private(set) var follow: Bool
     var eventsURL: String
@@ -68,6 +70,7 @@ public struct NotificationPage: Sendable {
                 event: HTMLText.visible(entry.record.event ?? entry.record.type ?? "?"),
                 detail: HTMLText.visible(detail), lane: Waterfall.lane(of: entry))
         }
+        recordCount = report.timeline.count
         follow = report.mayStillChange
         eventsURL = ConsoleURL.link(
             "/v1/notifications/" + ConsoleURL.component(report.notificationID) + "/events",

@@ -1,9 +1,13 @@
+import Foundation
 import PushTraceCore
 import PushTraceRecords
 
 /// One notification's timeline drawn as inline SVG: a lane per process (server, service, content, app), a mark per
 /// record at its corrected time, and the service extension's run as a span. Its description is the text alternative;
 /// the timeline table beside it lists every record.
+///
+/// Time runs on a logarithmic axis from the first record: a notification's steps come milliseconds apart at first
+/// and minutes apart at the end (the user opens it later), and a linear axis would pile the first ones on one spot.
 public struct Waterfall: Sendable {
     /// The lanes, top to bottom, in the order a notification travels.
     public static let lanes: [ProcessKind] = [.server, .service, .content, .app]
@@ -22,12 +26,14 @@ public struct Waterfall: Sendable {
     public var svg: String {
         guard let origin = timeline.first?.ts, let last = timeline.last?.ts else { return "" }
         let span = Double(max(last - origin, 1))
+        // 100 ms is the axis's first unit: steps closer than that to the first record share its spot.
+        let scale = log1p(span / 100)
         let left = 90.0
         let width = 600.0
         let laneHeight = 34.0
         let lanes = Self.lanes.map(\.rawValue) + (timeline.contains { $0.process == nil } ? ["other"] : [])
         let height = Double(lanes.count) * laneHeight + 30
-        let x = { (ts: Int64) in left + Double(ts - origin) / span * width }
+        let x = { (ts: Int64) in left + log1p(Double(max(ts - origin, 0)) / 100) / scale * width }
         var counts: [String: Int] = [:]
         for entry in timeline { counts[Self.lane(of: entry), default: 0] += 1 }
         let description =
@@ -62,6 +68,11 @@ public struct Waterfall: Sendable {
         }
         let axisY = Double(lanes.count) * laneHeight + 16
         out += "<text x=\"\(format(left))\" y=\"\(format(axisY))\">0</text>"
+        for tick: Int64 in [1_000, 10_000, 60_000, 600_000, 3_600_000] where Double(tick) < span * 0.8 {
+            let tickX = x(origin + tick)
+            out += "<line class=\"axis\" x1=\"\(format(tickX))\" y1=\"14\" x2=\"\(format(tickX))\" y2=\"\(format(axisY - 12))\"/>"
+            out += "<text x=\"\(format(tickX))\" y=\"\(format(axisY))\" text-anchor=\"middle\">+\(Self.duration(tick))</text>"
+        }
         out += "<text x=\"\(format(left + width))\" y=\"\(format(axisY))\" text-anchor=\"end\">+\(Self.duration(last - origin))</text>"
         return out + "</svg>"
     }

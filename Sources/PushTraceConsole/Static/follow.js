@@ -7,6 +7,10 @@
   var source = new EventSource(answer.dataset.follow);
   var pending = false;
   var again = false;
+  // The stream opens with every record and the answer as they are now: what the page already shows, unless an
+  // upload landed in between. Until that first answer, records are only counted.
+  var primed = false;
+  var recordsBefore = 0;
 
   function status(text) {
     var live = document.getElementById("live");
@@ -39,12 +43,17 @@
       });
   }
 
-  source.addEventListener("record", redraw);
+  source.addEventListener("record", function () {
+    if (primed) { redraw(); } else { recordsBefore += 1; }
+  });
   source.addEventListener("cause", function (event) {
-    redraw();
-    try {
-      if (JSON.parse(event.data).final) { source.close(); }
-    } catch (e) { /* a malformed event is ignored; the next one redraws */ }
+    var answer;
+    try { answer = JSON.parse(event.data); } catch (e) { return; }
+    var shown = document.getElementById("cause");
+    var same = shown && shown.textContent === answer.cause;
+    if (primed || !same || String(recordsBefore) !== document.getElementById("answer").dataset.records) { redraw(); }
+    primed = true;
+    if (answer.final) { source.close(); }
   });
   source.addEventListener("end", function () { source.close(); });
   source.onerror = function () {
