@@ -18,12 +18,15 @@ import ServiceLifecycle
 struct LiveFollowRoutes: Sendable {
     let store: any TraceReader
     let authenticator: Authenticator
+    /// Asked to write the summaries of acknowledged bundles before the app of an ID is looked up in them.
+    let writer: IngestWriter
     let limits: LiveFollowLimits
     let streams: StreamCounter
 
-    init(store: any TraceReader, authenticator: Authenticator, limits: LiveFollowLimits) {
+    init(store: any TraceReader, authenticator: Authenticator, writer: IngestWriter, limits: LiveFollowLimits) {
         self.store = store
         self.authenticator = authenticator
+        self.writer = writer
         self.limits = limits
         self.streams = StreamCounter(total: limits.streams, perCaller: limits.streamsPerToken)
     }
@@ -41,6 +44,7 @@ struct LiveFollowRoutes: Sendable {
         }
         var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
         if app == nil {
+            await writer.summariesWritten()
             do {
                 app = try await BlockingWork.read(store) { [store] in try store.app(nil, ofNotification: id) }
             } catch let error as AppLookupError {

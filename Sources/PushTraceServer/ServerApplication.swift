@@ -61,7 +61,7 @@ public enum ServerApplication {
         ReadRoutes(store: store, authenticator: authenticator, writer: writer).register(on: router)
         ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules, publicURL: settings.publicURL)
             .register(on: router)
-        LiveFollowRoutes(store: store, authenticator: authenticator, limits: settings.liveFollow).register(on: router)
+        LiveFollowRoutes(store: store, authenticator: authenticator, writer: writer, limits: settings.liveFollow).register(on: router)
         ConsoleRoutes(
             store: store, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
             throttle: LoginThrottle(freeFailures: settings.freeLoginFailures)

@@ -121,6 +121,17 @@ struct ScaleOutTests {
         }
         #expect(gauges[0] == gauges[1])
         #expect(!gauges[0].isEmpty)
+
+        // Live follow on one server sees an upload that reached the other.
+        let followed = "follow-across-\(UUID().uuidString.lowercased())"
+        let sentAt = Int64(Date().timeIntervalSince1970 * 1000) - 40_000
+        try await WhyFollowCLITests.post(
+            WhyFollowCLITests.sentLines(followed, at: sentAt), to: "\(servers[0].url)/v1/events", token: bearer)
+        async let following = work.runDetached(["why", followed, "--follow", "--server", servers[0].url], environment: environment)
+        try await Task.sleep(for: .milliseconds(1500))
+        try await WhyFollowCLITests.post(
+            WhyFollowCLITests.deviceLines(followed, at: sentAt), to: "\(servers[1].url)/v1/bundles", token: bearer)
+        WhyFollowCLITests.expectFollowed(try await following)
         #expect(servers.map { $0.stop() } == [0, 0])
         let check = try work.run(["check", "--db", url], environment: [:])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
