@@ -20,7 +20,9 @@
 #           part) and >= 0.7 x the CLI; RSS <= 150 MB. Each 64-uploader run follows a CLI ingest of its own
 #           (HTTP_PAIRS=3 pairs), and the median pair decides.
 #   scale   SCALE notifications simulated and ingested (progress shown), then `why` p50/p99 over HTTP for 1,000
-#           random notifications (target <= 3 ms p99), `report` (<= 1 s), `alerts` (<= 100 ms), export of one day (>= 100,000 lines/s), bytes per record.
+#           random notifications (target <= 3 ms p99), the console's pages signed in (overview, search, why, report,
+#           alerts: each p99 <= 20 ms), `report` (<= 1 s), `alerts` (<= 100 ms), export of one day (>= 100,000
+#           lines/s), bytes per record.
 #   release  `pushtrace ingest` by this build against an earlier one (BASE_BIN, a release binary, e.g. built from
 #           a tag in a worktree), alternated RELEASE_PAIRS=5 times, on the corpus and on SHORT=70000 short
 #           notifications of three records each (scripts/benchlib.py short-corpus): the rate and bytes per record
@@ -286,10 +288,11 @@ if [[ " $parts " == *" scale "* ]]; then
   bytes=$(( $(stat -c %s "$db") + $( [ -f "$db-wal" ] && stat -c %s "$db-wal" || echo 0) ))
   echo "== scale: $notifications notifications, $records records, $((bytes / 1048576)) MB on disk, $((bytes / records)) bytes per record"
   sqlite3 "$db" "SELECT app_id || ' ' || notification_id FROM notification ORDER BY random() LIMIT 1000" > why-ids.txt
+  read -r app week last <<<"$(lib latest-week "$db")"
   start_server "$db"
   why_over_http 3
+  lib console-over-http "$port" "$token" 20 why-ids.txt "$app" "$week"
   stop_server
-  read -r app week last <<<"$(lib latest-week "$db")"
   timed "report --app $app --week $week" 1000 "$bin/pushtrace" report --db "$db" --app "$app" --week "$week" --format json
   timed "alerts --now $last" 100 "$bin/pushtrace" alerts --db "$db" --now "$last" --format json
   # Export of one whole day (UTC) in the middle of the store's span, every app, three runs: lines per second.

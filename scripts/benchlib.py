@@ -12,6 +12,7 @@ Commands (the arithmetic ones print one value for the shell to use):
     seconds START END [DIGITS]   END - START, rounded (default 0 digits)
     elapsed-ms START END         (END - START) in milliseconds
     why-over-http PORT TOKEN TARGET_MS IDS
+    console-over-http PORT TOKEN TARGET_MS IDS APP WEEK
                                  `why` of every "app id" line of IDS on one keep-alive connection: p50/p90/p99
     get-over-http PORT TOKEN LABEL TARGET_MS PATH
                                  the median of 11 GETs of PATH (after one unmeasured)
@@ -178,6 +179,43 @@ def why_over_http(port, token, target, ids):
     print(f"    the 10 slowest were requests number {', '.join(str(i + 1) for i in slowest)}")
 
 
+def console_over_http(port, token, target, ids, app, week):
+    """The console's pages as a signed-in browser asks for them: each kind 200 times, p50 and p99 per kind."""
+    target = float(target)
+    conn = http.client.HTTPConnection("127.0.0.1", int(port))
+    conn.request("POST", "/ui/login", body=f"token={token}", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    response = conn.getresponse()
+    response.read()
+    cookie = (response.getheader("Set-Cookie") or "").split(";")[0]
+    if response.status != 303 or not cookie:
+        sys.exit(f"console sign-in: HTTP {response.status}")
+    notifications = [line.split() for line in open(ids)]
+    kinds = {
+        "overview": lambda i: "/ui/",
+        "search": lambda i: "/ui/search" + ("?cause=service_timeout" if i % 2 else f"?page={1 + i % 5}"),
+        "why page": lambda i: f"/ui/notifications/{notifications[i % len(notifications)][1]}?app={notifications[i % len(notifications)][0]}",
+        "report page": lambda i: f"/ui/reports/weekly?app={app}&week={week}",
+        "alerts page": lambda i: "/ui/alerts",
+    }
+    worst = 0.0
+    for kind, path in kinds.items():
+        times = []
+        for i in range(201):
+            start = time.perf_counter()
+            conn.request("GET", path(i), headers={"Cookie": cookie})
+            response = conn.getresponse()
+            response.read()
+            if response.status != 200:
+                sys.exit(f"{path(i)}: HTTP {response.status}")
+            if i:
+                times.append((time.perf_counter() - start) * 1000)
+        times.sort()
+        p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
+        worst = max(worst, p99)
+        print(f"  console {kind} over HTTP, {len(times)} requests: p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {times[-1]:.2f} ms")
+    print(f"  console pages: the worst p99 {worst:.2f} ms; target p99 <= {target:g} ms: {'met' if worst <= target else 'NOT met'}")
+
+
 def get_over_http(port, token, label, target, path):
     target = float(target)
     conn = http.client.HTTPConnection("127.0.0.1", int(port))
@@ -341,7 +379,7 @@ def bytes_line(count, records):
 COMMANDS = {
     "short-corpus": short_corpus, "ab-ingest": ab_ingest, "verdict": verdict, "sub": sub, "rate": rate, "ratio": ratio,
     "max": maximum, "median": median, "median-over": median_over, "seconds": seconds, "elapsed-ms": elapsed_ms,
-    "why-over-http": why_over_http, "get-over-http": get_over_http, "timed-summary": timed_summary,
+    "why-over-http": why_over_http, "console-over-http": console_over_http, "get-over-http": get_over_http, "timed-summary": timed_summary,
     "ingest-times": ingest_times, "cli-storing-rate": cli_storing_rate, "store-size": store_size,
     "record-rows": record_rows, "ingest-summary": ingest_summary, "load-result": load_result, "load-row": load_row,
     "latest-week": latest_week, "middle-day": middle_day, "next-day": next_day, "export-summary": export_summary,

@@ -128,6 +128,10 @@ for command in ("pushtrace search", "pushtrace why"):
         problems.append(f"the description does not name {command}: {description!r}")
 if "docs/alerts.md" not in annotations.get("runbook_url", ""):
     problems.append(f"the runbook_url is not the runbook: {annotations.get('runbook_url')!r}")
+# The server runs with --public-url https://push.example.com: the alert links to its notifications in the console.
+expected_console = f"https://push.example.com/ui/search?app={APP}&category={CATEGORY}"
+if annotations.get("console_url") != expected_console:
+    problems.append(f"the console_url is not the console's search {expected_console!r}: {annotations.get('console_url')!r}")
 if problems:
     raise SystemExit("the alert as it reached the webhook:\n  " + "\n  ".join(problems))
 

@@ -31,7 +31,8 @@ now_ms=$(now_ms)
 token=$("$bin" token create --db "$work/pushtrace.sqlite" --scope admin --label dashboards 2>/dev/null)
 # Prometheus scrapes with a metrics token, as dashboards/README.md says: without one, /metrics names no app.
 "$bin" token create --db "$work/pushtrace.sqlite" --scope metrics --label prometheus > "$work/metrics-token" 2>/dev/null
-"$bin" serve --db "$work/pushtrace.sqlite" --port "$port" --alert-interval 1 --log-level warning 2> "$work/server.log" &
+"$bin" serve --db "$work/pushtrace.sqlite" --port "$port" --alert-interval 1 --public-url https://push.example.com \
+  --log-level warning 2> "$work/server.log" &
 pids+=($!)
 wait_healthy "http://127.0.0.1:$port" 100 0.1 || { echo "the server did not start" >&2; exit 1; }
 

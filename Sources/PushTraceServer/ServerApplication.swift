@@ -20,6 +20,7 @@ public enum ServerApplication {
         logger: Logger
     ) -> some ApplicationProtocol {
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
+        if let url = settings.publicURL { metrics.consoleInfo(url: url.base) }
         let router = makeRouter(store: store, settings: settings, metrics: metrics, writer: writer)
         let maxBodyBytes = settings.maxBodyBytes
         return Application(

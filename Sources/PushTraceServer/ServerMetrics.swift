@@ -74,6 +74,12 @@ public final class ServerMetrics: Sendable {
         timer("pushtrace_ingest_duration_seconds").record(duration: duration)
     }
 
+    /// `pushtrace_console_info{url}`, always 1: the console's public address (`--public-url`), which the alert rules'
+    /// `console_url` annotation reads to link an alert to its notifications.
+    func consoleInfo(url: String) {
+        gauge("pushtrace_console_info", [("url", url)]).record(1)
+    }
+
     func queueDepth(_ depth: Int) {
         gauge("pushtrace_ingest_queue_depth").record(depth)
     }
