@@ -180,7 +180,8 @@ def why_over_http(port, token, target, ids):
 
 
 def console_over_http(port, token, target, ids, app, week):
-    """The console's pages as a signed-in browser asks for them: each kind 200 times, p50 and p99 per kind."""
+    """The console's pages as a signed-in browser asks for them: each kind 200 times, p50 and p99 per kind, and the
+    first request apart (the report and the alerts are computed then, and kept for a minute and 10 s)."""
     target = float(target)
     conn = http.client.HTTPConnection("127.0.0.1", int(port))
     conn.request("POST", "/ui/login", body=f"token={token}", headers={"Content-Type": "application/x-www-form-urlencoded"})
@@ -192,7 +193,8 @@ def console_over_http(port, token, target, ids, app, week):
     notifications = [line.split() for line in open(ids)]
     kinds = {
         "overview": lambda i: "/ui/",
-        "search": lambda i: "/ui/search" + ("?cause=service_timeout" if i % 2 else f"?page={1 + i % 5}"),
+        "search": lambda i: "/ui/search" + [f"?page={1 + i % 5}", "?cause=service_timeout", "?cause=coalesced_offline",
+                                             f"?cause=ok&page={1 + i % 3}"][i % 4],
         "why page": lambda i: f"/ui/notifications/{notifications[i % len(notifications)][1]}?app={notifications[i % len(notifications)][0]}",
         "report page": lambda i: f"/ui/reports/weekly?app={app}&week={week}",
         "alerts page": lambda i: "/ui/alerts",
@@ -200,6 +202,7 @@ def console_over_http(port, token, target, ids, app, week):
     worst = 0.0
     for kind, path in kinds.items():
         times = []
+        first = None
         for i in range(201):
             start = time.perf_counter()
             conn.request("GET", path(i), headers={"Cookie": cookie})
@@ -209,10 +212,13 @@ def console_over_http(port, token, target, ids, app, week):
                 sys.exit(f"{path(i)}: HTTP {response.status}")
             if i:
                 times.append((time.perf_counter() - start) * 1000)
+            else:
+                first = (time.perf_counter() - start) * 1000
         times.sort()
         p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
         worst = max(worst, p99)
-        print(f"  console {kind} over HTTP, {len(times)} requests: p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {times[-1]:.2f} ms")
+        print(f"  console {kind} over HTTP, {len(times)} requests: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
+              f"max {times[-1]:.2f} ms; the first {first:.2f} ms")
     print(f"  console pages: the worst p99 {worst:.2f} ms; target p99 <= {target:g} ms: {'met' if worst <= target else 'NOT met'}")
 
 

@@ -16,6 +16,11 @@ struct ConsoleRoutes: Sendable {
     let rules: [AlertRule]
     let pages: ConsolePages
     let throttle: LoginThrottle
+    /// Weekly reports by app and week, for a minute: a week's report reads every device of the app.
+    let reports = ConsoleCache<DeliveryReport>(lifetime: .seconds(60))
+    /// The alert rules judged for an app (or every app), for 10 seconds; the server's alert monitor judges them
+    /// every minute for Prometheus.
+    let alertReports = ConsoleCache<AlertReport>(lifetime: .seconds(10))
 
     /// Notifications per search page.
     static let pageSize = 50
@@ -121,12 +126,12 @@ struct ConsoleRoutes: Sendable {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let since = now - 86_400_000
         await writer.summariesWritten()
-        let (counts, alerts) = try await BlockingWork.read(store) { [store, rules] in
-            let counts = try store.causeCounts(since: since).filter { count in
+        let counts = try await BlockingWork.read(store) { [store] in
+            try store.causeCounts(since: since).filter { count in
                 (app == nil || count.appID == app) && caller.covers(appID: count.appID)
             }
-            return (counts, try store.alerts(rules, now: now, appID: app))
         }
+        let alerts = try await judged(app, now: now)
         let page = OverviewPage(
             app: app, counts: counts, since: since, alerts: alerts, form: SearchForm(showApp: caller.confinedApp == nil))
         return html(pages.overview(page, frame: frame(caller, title: "Overview", app: app, section: .overview)))
@@ -216,7 +221,9 @@ struct ConsoleRoutes: Sendable {
             period = ReportPeriod(weekContaining: now).previous
         }
         await writer.summariesWritten()
-        let report = try await BlockingWork.read(store) { [store] in try store.report(appID: app, period: period) }
+        let report = try await reports.value("\(app)\u{0}\(period.label)") {
+            try await BlockingWork.read(store) { [store] in try store.report(appID: app, period: period) }
+        }
         let page = ReportPage(report: report, showApp: caller.confinedApp == nil, now: now)
         return html(pages.report(page, frame: frame(caller, title: "Weekly report \(period.label)", app: app, section: .report)))
     }
@@ -225,11 +232,18 @@ struct ConsoleRoutes: Sendable {
         let caller = try await viewer(request)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let confined = caller.confinedApp
-        let report = try await BlockingWork.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
+        let report = try await judged(confined, now: now)
         return html(pages.alerts(AlertsPage(report: report), frame: frame(caller, title: "Alerts", app: confined, section: .alerts)))
     }
 
     // MARK: Helpers
+
+    /// The alert rules judged for `app` (every app when nil), as of `now` or up to 10 seconds before.
+    private func judged(_ app: String?, now: Int64) async throws -> AlertReport {
+        try await alertReports.value(app ?? "") {
+            try await BlockingWork.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: app) }
+        }
+    }
 
     private func frame(_ caller: Authenticator.Caller, title: String, app: String?, section: PageFrame.Section) -> PageFrame {
         let viewer: String =

@@ -38,8 +38,73 @@ extension NotificationSummary {
 
 extension SQLSession {
     /// Notification summaries that match `query` (``TraceStore/search(_:)``).
+    ///
+    /// Each app's summaries are read newest first through its time index (`app_id, first_ts`); a search across
+    /// apps reads each app's first rows that way and merges them, rather than sorting every summary.
     package func search(_ query: SearchQuery) throws -> [NotificationSummary] {
-        try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:))
+        guard query.appID == nil else { return try searchApp(query) }
+        let apps = try appIDs()
+        // Past a few dozen apps, one sort of the matching summaries costs less than a walk per app.
+        guard apps.count <= 32 else { return try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:)) }
+        var merged: [NotificationSummary] = []
+        for app in apps {
+            var one = query
+            one.appID = app
+            one.limit = query.offset + query.limit
+            one.offset = 0
+            merged += try searchApp(one)
+        }
+        merged.sort { a, b in
+            switch (a.firstTs, b.firstTs) {
+            case (let x?, let y?) where x != y: return x > y
+            case (nil, _?): return false
+            case (_?, nil): return true
+            default: return Array(a.notificationID.utf8).lexicographicallyPrecedes(Array(b.notificationID.utf8))
+            }
+        }
+        return Array(merged.dropFirst(query.offset).prefix(query.limit))
+    }
+
+    /// One app's search. A search by cause starts no earlier than the hour its rows need: the hourly rollup counts
+    /// the app's settled notifications by the hour of their first record and their cause, so the newest hours that
+    /// together hold `offset + limit` of them bound the walk, however rare the cause.
+    private func searchApp(_ query: SearchQuery) throws -> [NotificationSummary] {
+        var query = query
+        if let app = query.appID, let cause = query.cause, query.deviceID == nil {
+            var conditions: [SQLStatement] = ["app_id = \(app)", "cause = \(cause.rawValue)"]
+            if let category = query.category { conditions.append("category = \(category)") }
+            if let since = query.since { conditions.append("hour >= \(since / 3_600_000)") }
+            if let until = query.until { conditions.append("hour <= \(until / 3_600_000)") }
+            let filter = SQLStatement.joined(conditions, separator: " AND ")
+            let needed = Int64(query.offset + query.limit)
+            // An hour is read when the hours after it hold fewer than `offset + limit` of the rows.
+            let horizon = try rows(
+                """
+                SELECT min(hour) AS hour FROM (
+                    SELECT hour, sum(sum(notifications)) OVER (ORDER BY hour DESC) - sum(notifications) AS newer
+                    FROM hourly WHERE \(filter) GROUP BY hour
+                ) AS hours WHERE newer < \(needed)
+                """
+            ).first
+            // No settled notification of that cause in that span: nothing to find.
+            guard let hour: Int64 = try horizon?.decode("hour") else { return [] }
+            query.since = max(query.since ?? .min, hour * 3_600_000)
+        }
+        return try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:))
+    }
+
+    /// Every app with a summary, sorted: found by skipping through the summaries' primary key, not by scanning it.
+    package func appIDs() throws -> [String] {
+        try rows(
+            """
+            WITH RECURSIVE app(id) AS (
+                SELECT min(app_id) FROM notification
+                UNION ALL
+                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
+            )
+            SELECT id FROM app WHERE id IS NOT NULL
+            """
+        ).map { try $0.decode("id") }
     }
 
     /// Settled notifications first seen in the hour of `since` or later, counted by app, category and primary

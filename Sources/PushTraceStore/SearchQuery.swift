@@ -12,12 +12,13 @@ public struct SearchQuery: Sendable {
     public var until: Int64?
     public var limit: Int
     /// Rows skipped before the first returned: the console's pages.
-    public var offset: Int = 0
+    public var offset: Int
 
     public init(
         appID: String? = nil, cause: Cause? = nil, category: String? = nil, deviceID: String? = nil,
-        since: Int64? = nil, until: Int64? = nil, limit: Int = 50
+        since: Int64? = nil, until: Int64? = nil, limit: Int = 50, offset: Int = 0
     ) {
+        self.offset = offset
         self.appID = appID
         self.cause = cause
         self.category = category

@@ -60,6 +60,24 @@ struct AlertsCLITests {
         #expect((firing.first?["text"] as? String)?.contains("30.0% (60 of 200)") == true)
     }
 
+    @Test("--public-url links each firing alert to its notifications in the console; a URL that is none is refused")
+    func publicURL() throws {
+        let (json, work) = try Self.alerts(window: 200, windowTimeouts: 60, extra: ["--public-url", "https://push.example.com/"])
+        let firing = try #require(
+            (try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["firing"] as? [[String: Any]])
+        let link =
+            "https://push.example.com/ui/search?app=net.rorklab.dailypick&category=DAILY_PICK&cause=service_timeout"
+            + "&since=2026-11-15T11%3A00%3A00Z&until=2026-11-15T12%3A00%3A00Z"
+        #expect(firing.first?["console_url"] as? String == link)
+        let text = try work.run(
+            ["alerts", "--now", "2026-11-15T12:00:00Z"], environment: ["PUSHTRACE_PUBLIC_URL": "https://push.example.com"])
+        #expect(text.status == 1)
+        #expect(text.stdout.contains("\n  see \(link)\n"), "\(text.stdout)")
+        let refused = try work.run(["alerts", "--public-url", "javascript:alert(1)"], environment: [:])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--public-url javascript:alert(1) is not an http:// or https:// URL"))
+    }
+
     @Test("a steady rate a little above the baseline does not fire: exit 0")
     func steadyDoesNotFire() throws {
         let (output, _) = try Self.alerts(window: 200, windowTimeouts: 9)

@@ -132,6 +132,13 @@ struct ScaleOutTests {
         try await WhyFollowCLITests.post(
             WhyFollowCLITests.deviceLines(followed, at: sentAt), to: "\(servers[1].url)/v1/bundles", token: bearer)
         WhyFollowCLITests.expectFollowed(try await following)
+
+        // A console session made by one server works on the other: both check it against the store alone.
+        let cookie = try await Self.signIn(servers[0].url, token: bearer)
+        var page = URLRequest(url: URL(string: "\(servers[1].url)/ui/alerts")!)
+        page.setValue(cookie, forHTTPHeaderField: "Cookie")
+        let (_, pageResponse) = try await URLSession.shared.data(for: page)
+        #expect((pageResponse as? HTTPURLResponse)?.statusCode == 200)
         #expect(servers.map { $0.stop() } == [0, 0])
         let check = try work.run(["check", "--db", url], environment: [:])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
@@ -217,6 +224,28 @@ struct ScaleOutTests {
 
     /// Uploads a bundle file as the app would (gzip files with `Content-Encoding: gzip`), its modification time as
     /// the time it arrived.
+    /// Signs in to a server's console; the session cookie's `name=value`.
+    static func signIn(_ server: String, token: String) async throws -> String {
+        final class NoRedirect: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+            func urlSession(
+                _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+            ) { completionHandler(nil) }
+        }
+        var request = URLRequest(url: URL(string: "\(server)/ui/login")!)
+        request.httpMethod = "POST"
+        request.httpShouldHandleCookies = false
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("token=\(token)".utf8)
+        let session = URLSession(configuration: .ephemeral, delegate: NoRedirect(), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let (_, response) = try await session.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 303)
+        let setCookie = try #require(http.value(forHTTPHeaderField: "Set-Cookie"))
+        return String(setCookie.split(separator: ";")[0])
+    }
+
     static func upload(_ file: URL, to server: String, token: String) async throws -> Answer {
         let body = try Data(contentsOf: file)
         var request = URLRequest(url: URL(string: server + "/v1/bundles")!)

@@ -48,6 +48,38 @@ struct StoreInterfaceTests {
         #expect(timeouts.count == expected.filter { $0.cause == .serviceTimeout }.count)
     }
 
+    @Test(
+        "search pages, by cause and across apps, list what filtering every summary would, in the same order",
+        arguments: TestEngine.all)
+    func searchPagesMatchAFullFilter(engine: TestEngine) throws {
+        let temporary = try TemporaryStore.simulated(engine: engine, seed: 3, notifications: 900)
+        let store = temporary.store
+        let every = try store.search(SearchQuery(limit: 100_000))
+        let apps = Set(every.map(\.appID))
+        #expect(apps.count == 3)
+        let causes = Set(every.compactMap(\.cause)).compactMap(Cause.init(rawValue:))
+        for app in [nil] + apps.sorted().map(Optional.some) {
+            for cause in [nil] + causes {
+                for category in [nil, "DAILY_PICK"] {
+                    let expected = every.filter {
+                        (app == nil || $0.appID == app) && (cause == nil || $0.cause == cause?.rawValue)
+                            && (category == nil || $0.category == category)
+                    }
+                    for (offset, limit) in [(0, 7), (7, 7), (0, 50), (40, 25)] {
+                        let page = try store.search(
+                            SearchQuery(appID: app, cause: cause, category: category, limit: limit, offset: offset))
+                        #expect(
+                            page == Array(expected.dropFirst(offset).prefix(limit)),
+                            "app \(app ?? "any") cause \(cause?.rawValue ?? "any") category \(category ?? "any") at \(offset)")
+                    }
+                }
+            }
+        }
+        // A span that ends before a cause's rows: nothing, and no walk through the app.
+        let early = try store.search(SearchQuery(appID: apps.first, cause: .serviceTimeout, until: 0))
+        #expect(early.isEmpty)
+    }
+
     @Test("a simulated incident is diagnosed as written and fires service_timeout_spike only while it lasts", arguments: TestEngine.all)
     func simulatedIncident(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
