@@ -4,16 +4,11 @@ import PushTraceCore
 public struct AlertsPage: Sendable {
     var now: String
     var evaluated: String
-    var alerts: [AlertList.Item]
-    var hasAlerts: Bool
-    var quiet: String
+    var alertList: AlertList
 
     public init(report: AlertReport) {
         now = UTCText.readable(report.now)
         evaluated = "\(report.evaluated) rule, app and category \(report.evaluated == 1 ? "window" : "windows") judged"
-        let list = AlertList(report)
-        alerts = list.alerts
-        hasAlerts = list.hasAlerts
-        quiet = list.quiet
+        alertList = AlertList(report)
     }
 }

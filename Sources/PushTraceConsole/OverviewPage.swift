@@ -14,17 +14,8 @@ public struct OverviewPage: Sendable {
     var causes: [CauseRow]
     var hasCauses: Bool
     var causesChart: String
-    // The alert list's values, flattened for its partial.
-    var alerts: [AlertList.Item]
-    var hasAlerts: Bool
-    var quiet: String
-    // The search form's.
-    var causeOptions: [SearchForm.Option]
-    var showApp: Bool
-    var appValue: String
-    var category: String
-    var device: String
-    var until: String
+    var alertList: AlertList
+    var form: SearchForm
 
     /// `counts` of the viewer's apps (every app for an admin), settled since `since`.
     public init(app: String?, counts: [CauseCount], since: Int64, alerts report: AlertReport, form: SearchForm) {
@@ -45,15 +36,7 @@ public struct OverviewPage: Sendable {
                 id: "causes-24h", title: "Notifications by cause, last 24 hours",
                 rows: sorted.map { BarChart.Row(label: $0.key, value: Double($0.value), valueText: String($0.value)) }
             ).svg
-        let list = AlertList(report)
-        alerts = list.alerts
-        hasAlerts = list.hasAlerts
-        quiet = list.quiet
-        causeOptions = form.causeOptions
-        showApp = form.showApp
-        appValue = form.appValue
-        category = form.category
-        device = form.device
-        until = form.until
+        alertList = AlertList(report)
+        self.form = form
     }
 }

@@ -44,15 +44,7 @@ public struct SearchPage: Sendable {
         var records: Int
     }
 
-    // The form's fields, flattened: Mustache reads a partial's values from the page.
-    var causeOptions: [SearchForm.Option]
-    var showApp: Bool
-    var appValue: String
-    var category: String
-    var device: String
-    var since: String
-    var until: String
-
+    var form: SearchForm
     var resultsHeading: String
     var rows: [Row]
     var hasRows: Bool
@@ -66,13 +58,7 @@ public struct SearchPage: Sendable {
     public init(
         form: SearchForm, rows summaries: [NotificationSummary], page: Int, hasMore: Bool, showAppColumn: Bool, link: (Int) -> String
     ) {
-        causeOptions = form.causeOptions
-        showApp = form.showApp
-        appValue = form.appValue
-        category = form.category
-        device = form.device
-        since = form.since
-        until = form.until
+        self.form = form
         rows = summaries.map { row in
             Row(
                 firstSeen: UTCText.readable(row.firstTs), id: HTMLText.visible(row.notificationID),

@@ -37,20 +37,7 @@ struct LiveFollowRoutes: Sendable {
 
     func events(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(ofConsoleOrBearer: request, allowing: [.read, .admin], toDo: "read notifications")
-        let raw = try context.parameters.require("id")
-        let id = raw.removingPercentEncoding ?? raw
-        if let problem = WireBounds.identifierProblem(id) {
-            throw APIError.badRequest("the notification ID \(problem)")
-        }
-        var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
-        if app == nil {
-            await writer.summariesWritten()
-            do {
-                app = try await BlockingWork.read(store) { [store] in try store.app(nil, ofNotification: id) }
-            } catch let error as AppLookupError {
-                throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
-            }
-        }
+        let (id, app) = try await ReadRoutes.notification(request, context: context, caller: caller, store: store, writer: writer)
         // An ID nothing is stored for is answered at once, as `why` answers it: a stream cannot tell a notification
         // about to arrive from a mistyped ID, and would hold a place until its idle limit.
         let known = try await BlockingWork.read(store) { [store, app] in

@@ -21,23 +21,7 @@ struct ReadRoutes: Sendable {
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
     func why(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
-        // The router hands the path segment over as sent: an ID with a space or non-ASCII text arrives encoded.
-        let raw = try context.parameters.require("id")
-        let id = raw.removingPercentEncoding ?? raw
-        // What no bundle can store (a control character, an ID over the limit) is a malformed request, not an unknown
-        // notification; it is refused before it reaches the store or the answer.
-        if let problem = WireBounds.identifierProblem(id) {
-            throw APIError.badRequest("the notification ID \(problem)")
-        }
-        var app = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
-        if app == nil {
-            await writer.summariesWritten()
-            do {
-                app = try await BlockingWork.read(store) { [store] in try store.app(nil, ofNotification: id) }
-            } catch let error as AppLookupError {
-                throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
-            }
-        }
+        let (id, app) = try await Self.notification(request, context: context, caller: caller, store: store, writer: writer)
         let report = try await BlockingWork.read(store) { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
         let unknown = report.diagnosis.cause == .unknownNotification
         if Self.wantsText(request) {
@@ -91,6 +75,30 @@ struct ReadRoutes: Sendable {
         return Response(
             status: .ok, headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(rows))))
+    }
+
+    /// The notification a route's path names, and its app: the one asked for with `app=` (a read token's own,
+    /// whether asked or not), or else the one app it is stored for (nil when none; 409 when several).
+    static func notification(
+        _ request: Request, context: ServerRequestContext, caller: Authenticator.Caller, store: any TraceReader,
+        writer: IngestWriter
+    ) async throws -> (id: String, app: String?) {
+        // The router hands the path segment over as sent: an ID with a space or non-ASCII text arrives encoded.
+        let raw = try context.parameters.require("id")
+        let id = raw.removingPercentEncoding ?? raw
+        // What no bundle can store (a control character, an ID over the limit) is a malformed request, not an unknown
+        // notification; it is refused before it reaches the store or the answer.
+        if let problem = WireBounds.identifierProblem(id) {
+            throw APIError.badRequest("the notification ID \(problem)")
+        }
+        let asked = try caller.app(asking: request.uri.queryParameters["app"].map(String.init))
+        if let asked { return (id, asked) }
+        await writer.summariesWritten()
+        do {
+            return (id, try await BlockingWork.read(store) { [store] in try store.app(nil, ofNotification: id) })
+        } catch let error as AppLookupError {
+            throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
+        }
     }
 
     static func wantsText(_ request: Request) -> Bool {

@@ -65,32 +65,48 @@ extension SQLSession {
         return Array(merged.dropFirst(query.offset).prefix(query.limit))
     }
 
-    /// One app's search. A search by cause starts no earlier than the hour its rows need: the hourly rollup counts
-    /// the app's settled notifications by the hour of their first record and their cause, so the newest hours that
-    /// together hold `offset + limit` of them bound the walk, however rare the cause.
+    /// One app's search. A search by cause reads only the hours that hold its rows: the hourly rollup counts the
+    /// app's settled notifications by the hour of their first record and their cause, so the newest of those hours
+    /// that together hold `offset + limit` rows are read, each through the time index, however rare the cause and
+    /// however far apart its rows. (Every summary has a first time: a record without `ts` is never stored.)
     private func searchApp(_ query: SearchQuery) throws -> [NotificationSummary] {
-        var query = query
-        if let app = query.appID, let cause = query.cause, query.deviceID == nil {
-            var conditions: [SQLStatement] = ["app_id = \(app)", "cause = \(cause.rawValue)"]
-            if let category = query.category { conditions.append("category = \(category)") }
-            if let since = query.since { conditions.append("hour >= \(since / 3_600_000)") }
-            if let until = query.until { conditions.append("hour <= \(until / 3_600_000)") }
-            let filter = SQLStatement.joined(conditions, separator: " AND ")
-            let needed = Int64(query.offset + query.limit)
-            // An hour is read when the hours after it hold fewer than `offset + limit` of the rows.
-            let horizon = try rows(
-                """
-                SELECT min(hour) AS hour FROM (
-                    SELECT hour, sum(sum(notifications)) OVER (ORDER BY hour DESC) - sum(notifications) AS newer
-                    FROM hourly WHERE \(filter) GROUP BY hour
-                ) AS hours WHERE newer < \(needed)
-                """
-            ).first
-            // No settled notification of that cause in that span: nothing to find.
-            guard let hour: Int64 = try horizon?.decode("hour") else { return [] }
-            query.since = max(query.since ?? .min, hour * 3_600_000)
+        guard let app = query.appID, let cause = query.cause, query.deviceID == nil else {
+            return try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:))
         }
-        return try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:))
+        let hourMs: Int64 = 3_600_000
+        var conditions: [SQLStatement] = ["app_id = \(app)", "cause = \(cause.rawValue)"]
+        if let category = query.category { conditions.append("category = \(category)") }
+        if let since = query.since { conditions.append("hour >= \(since / hourMs)") }
+        if let until = query.until { conditions.append("hour <= \(until / hourMs)") }
+        let needed = query.offset + query.limit
+        // The spans to read, newest first: runs of hours with rows.
+        var spans: [(start: Int64, end: Int64)] = []
+        var counted = 0
+        for row in try rows(
+            """
+            SELECT hour, CAST(sum(notifications) AS bigint) AS n FROM hourly
+            WHERE \(SQLStatement.joined(conditions, separator: " AND ")) GROUP BY hour ORDER BY hour DESC
+            """)
+        {
+            let hour: Int64 = try row.decode("hour"), count: Int = try row.decode("n")
+            if let last = spans.last, last.start == (hour + 1) * hourMs {
+                spans[spans.count - 1].start = hour * hourMs
+            } else {
+                spans.append((hour * hourMs, (hour + 1) * hourMs))
+            }
+            counted += count
+            if counted >= needed { break }
+        }
+        var found: [NotificationSummary] = []
+        for span in spans where found.count < needed {
+            var part = query
+            part.since = max(query.since ?? .min, span.start)
+            part.until = min(query.until ?? .max, span.end)
+            part.offset = 0
+            part.limit = needed - found.count
+            found += try rows(part.statement(for: dialect)).map(NotificationSummary.init(row:))
+        }
+        return Array(found.dropFirst(query.offset).prefix(query.limit))
     }
 
     /// Every app with a summary, sorted: found by skipping through the summaries' primary key, not by scanning it.
