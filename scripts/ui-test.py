@@ -146,7 +146,10 @@ check(args.read.split("_")[-1] not in cookie["value"], "the cookie does not hold
 check(args.app in text("h1"), "the overview is the read token's app")
 audit("overview")
 if args.screenshots:
+    driver.set_window_size(1280, min(2400, driver.execute_script("return document.body.scrollHeight") + 40))
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(f"{args.screenshots}/overview.png")
+    driver.set_window_size(1280, 1000)
 
 # Tenancy: another app's notification is a 404 page for this read token.
 other = subprocess.run([args.bin, "sql", "--db", args.db, "--format", "csv",

@@ -22,6 +22,10 @@ struct ConsoleMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch let error as APIError {
             response = answer(error, request: request, context: context)
+        } catch let error as any HTTPResponseError {
+            // Hummingbird's own refusals (a sign-in form over its size limit): their status, as a page.
+            response = answer(
+                APIError(error.status, "http_\(error.status.code)", error.status.reasonPhrase), request: request, context: context)
         } catch {
             context.logger.error("console page failed", metadata: ["error": "\(error)"])
             var failure = APIError(

@@ -48,6 +48,10 @@ import Testing
             #expect(ingest.headers[.setCookie] == nil)
             Self.expectSecured(ingest)
 
+            let huge = try await Self.login(client, token: String(repeating: "x", count: 10_000))
+            #expect(huge.status == .contentTooLarge)
+            #expect(huge.headers[.contentType] == "text/html; charset=utf-8")
+
             let wrong = try await Self.login(client, token: "pt_000000000000_nope")
             #expect(wrong.status == .unauthorized)
             #expect(wrong.text.contains("not one this server knows"))
