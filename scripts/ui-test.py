@@ -33,6 +33,8 @@ parser.add_argument("--secure", action="store_true", help="the cookie must be Se
 parser.add_argument("--screenshots", help="save the overview, a why page and the report here")
 args = parser.parse_args()
 origin = args.base
+# Over TLS the cookie carries the __Host- prefix (docs/console.md).
+cookie_name = "__Host-pushtrace_session" if args.secure else "pushtrace_session"
 context = ssl.create_default_context(cafile=args.cafile) if args.cafile else None
 checks = 0
 
@@ -94,9 +96,9 @@ def audit(name, expected_statuses=()):
           + ("" if not serious else ": " + "; ".join(f"{v['id']}: {v['help']} ({len(v['nodes'])})" for v in serious)))
     errors = console_errors(expected_statuses)
     check(not errors, f"{name}: no console error" + ("" if not errors else f": {errors}"))
-    cookie = driver.get_cookie("pushtrace_session")
+    cookie = driver.get_cookie(cookie_name)
     status, headers, _ = http("GET", urlparse(driver.current_url).path + ("?" + urlparse(driver.current_url).query if urlparse(driver.current_url).query else ""),
-                              cookie=f"pushtrace_session={cookie['value']}" if cookie else None)
+                              cookie=f"{cookie_name}={cookie['value']}" if cookie else None)
     policy = headers.get("Content-Security-Policy", "")
     check("frame-ancestors 'none'" in policy and "unsafe-inline" not in policy and "default-src 'none'" in policy
           and headers.get("X-Content-Type-Options") == "nosniff", f"{name}: the CSP and nosniff headers ({status})")
@@ -134,12 +136,12 @@ driver.get(origin + "/ui/")
 check(urlparse(driver.current_url).path == "/ui/login", "without a session /ui/ leads to the sign-in")
 audit("sign-in page")
 sign_in(args.ingest)
-check("cannot sign in" in driver.page_source and driver.get_cookie("pushtrace_session") is None,
+check("cannot sign in" in driver.page_source and driver.get_cookie(cookie_name) is None,
       "an ingest token is refused, with the form again and no cookie")
 audit("refused sign-in", expected_statuses=(403,))
 sign_in(args.read)
 check(urlparse(driver.current_url).path == "/ui/", "a read token signs in to the overview")
-cookie = driver.get_cookie("pushtrace_session")
+cookie = driver.get_cookie(cookie_name)
 check(cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict" and cookie["secure"] == args.secure,
       f"the session cookie: HttpOnly, SameSite=Strict, Secure={args.secure} ({cookie})")
 check(args.read.split("_")[-1] not in cookie["value"], "the cookie does not hold the token's secret")
@@ -187,7 +189,7 @@ check(console_errors() == [], "live follow: no console error")
 # Search by cause, as an admin (the demo's examples span its three apps), to each example's why page.
 driver.find_element(By.CSS_SELECTOR, "form.logout button").click()
 WebDriverWait(driver, 10).until(lambda d: urlparse(d.current_url).path == "/ui/login")
-check(urlparse(driver.current_url).path == "/ui/login" and driver.get_cookie("pushtrace_session") is None, "sign out ends the session")
+check(urlparse(driver.current_url).path == "/ui/login" and driver.get_cookie(cookie_name) is None, "sign out ends the session")
 sign_in(args.admin)
 for cause in DEMO_CAUSES:
     driver.get(origin + "/ui/search")

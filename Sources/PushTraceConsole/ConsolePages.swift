@@ -10,6 +10,9 @@ public struct ConsolePages: Sendable {
     /// The templates compiled into the binary; a template that does not parse is a programming error, caught by the
     /// tests that render every page.
     public init() {
+        // Every template names this content type: Mustache's own HTML escaping looks characters up one grapheme
+        // cluster at a time, so a `<` or `"` joined to a combining or prepended mark would pass through raw.
+        MustacheContentTypes.register(ScalarHTML(), named: ScalarHTML.name)
         var templates: [String: MustacheTemplate] = [:]
         let sources: [(String, [UInt8])] = [
             ("layout", PackageResources.layout_mustache), ("login", PackageResources.login_mustache),
@@ -52,6 +55,13 @@ public struct ConsolePages: Sendable {
     }
     public func report(_ page: ReportPage, frame: PageFrame) -> String { render("report", page, frame: frame) }
     public func alerts(_ page: AlertsPage, frame: PageFrame) -> String { render("alerts", page, frame: frame) }
+}
+
+/// HTML escaping one Unicode scalar at a time (``HTMLText/escaped(_:)``), as the templates' content type.
+struct ScalarHTML: MustacheContentType {
+    static let name = "PUSHTRACE_HTML"
+
+    func escapeText(_ text: String) -> String { HTMLText.escaped(text) }
 }
 
 struct LoginModel {

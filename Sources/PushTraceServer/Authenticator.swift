@@ -27,9 +27,10 @@ struct Authenticator: Sendable {
         case anyone
         case token(TokenInfo)
 
-        /// The one app a caller is confined to, or nil for every app.
+        /// The one app a caller is confined to, or nil for every app. A token other than admin without an app (a
+        /// row edited by hand) is confined to none.
         var confinedApp: String? {
-            if case .token(let token) = self, token.scope != .admin { return token.appID }
+            if case .token(let token) = self, token.scope != .admin { return token.appID ?? "" }
             return nil
         }
 
@@ -118,7 +119,7 @@ struct Authenticator: Sendable {
     /// session cookie (a browser's `EventSource` cannot send a header). nil when it has neither.
     func caller(ofConsoleOrBearer request: Request, allowing scopes: Set<TokenScope>, toDo action: String) async throws -> Caller {
         guard requiresTokens, request.headers[.authorization] == nil,
-            let cookie = request.cookies[ConsoleSessionCookie.name]?.value
+            let cookie = ConsoleSessionCookie.value(in: request)
         else { return try await caller(of: request, allowing: scopes, toDo: action) }
         guard let token = try await sessionToken(cookie) else {
             throw APIError.unauthorized("the console session ended: sign in again at /ui/login")

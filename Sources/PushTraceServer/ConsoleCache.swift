@@ -26,7 +26,10 @@ final class ConsoleCache<Value: Sendable>: Sendable {
         let value = try await compute()
         entries.withLockedValue { entries in
             if entries.count >= limit { entries = entries.filter { $0.value.until > now } }
-            if entries.count >= limit { entries.removeAll() }
+            // Still full of live answers: the one that would end first goes.
+            if entries.count >= limit, let first = entries.min(by: { $0.value.until < $1.value.until })?.key {
+                entries[first] = nil
+            }
             entries[key] = Entry(value: value, until: now + lifetime)
         }
         return value

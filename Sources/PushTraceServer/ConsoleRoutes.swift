@@ -30,8 +30,11 @@ struct ConsoleRoutes: Sendable {
     func register(on router: Router<ServerRequestContext>) {
         router.get("/ui/login") { request, _ in try await loginForm(request) }
         router.post("/ui/login") { request, context in try await login(request, context: context) }
-        router.post("/ui/logout") { _, context in
-            Response(
+        router.post("/ui/logout") { request, context in
+            guard ConsoleSessionCookie.postedFromHere(request) else {
+                throw APIError.forbidden("a sign-out must come from this site's own form")
+            }
+            return Response(
                 status: .seeOther,
                 headers: [.location: "/ui/login", .setCookie: ConsoleSessionCookie.end(secure: context.overTLS)])
         }
@@ -57,7 +60,7 @@ struct ConsoleRoutes: Sendable {
     /// page) without a live session.
     func viewer(_ request: Request) async throws -> Authenticator.Caller {
         guard authenticator.requiresTokens else { return .anyone }
-        guard let cookie = request.cookies[ConsoleSessionCookie.name]?.value,
+        guard let cookie = ConsoleSessionCookie.value(in: request),
             let token = try await authenticator.sessionToken(cookie)
         else { throw APIError.unauthorized("sign in first") }
         guard token.scope == .read || token.scope == .admin else { throw APIError.unauthorized("sign in with a read token") }
@@ -75,10 +78,10 @@ struct ConsoleRoutes: Sendable {
 
     private func login(_ request: Request, context: ServerRequestContext) async throws -> Response {
         // A form posted from another site is refused: SameSite keeps the cookie from it, this keeps a forged sign-in.
-        if request.headers[HTTPField.Name("Sec-Fetch-Site")!] == "cross-site" {
+        guard ConsoleSessionCookie.postedFromHere(request) else {
             throw APIError.forbidden("a sign-in must come from this site's own form")
         }
-        let address = context.clientAddress ?? "unknown"
+        let address = LoginThrottle.key(context.clientAddress)
         if let wait = throttle.wait(for: address) {
             return html(
                 pages.login(message: "Too many failed sign-ins from your address: try again in \(wait) s."),

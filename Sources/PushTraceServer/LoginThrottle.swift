@@ -27,6 +27,22 @@ final class LoginThrottle: Sendable {
         self.limit = limit
     }
 
+    /// The key a client's failures are counted under: its IPv4 address, or its IPv6 address's /64 (one network
+    /// holds every address of it); clients whose address is unknown share one.
+    static func key(_ address: String?) -> String {
+        guard let address else { return "unknown" }
+        guard address.contains(":") else { return address }
+        var groups = address.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if let gap = groups.firstIndex(of: ""), address.contains("::") {
+            let present = groups.filter { !$0.isEmpty }
+            groups =
+                Array(groups[..<gap]).filter { !$0.isEmpty }
+                + Array(repeating: "0", count: max(0, 8 - present.count))
+                + Array(groups[(gap + 1)...]).filter { !$0.isEmpty }
+        }
+        return groups.prefix(4).joined(separator: ":") + "::/64"
+    }
+
     /// How many seconds `address` must still wait before it may try again, or nil when it may try now.
     func wait(for address: String, now: Date = Date()) -> Int? {
         records.withLockedValue { records in

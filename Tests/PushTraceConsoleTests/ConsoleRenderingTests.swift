@@ -7,7 +7,18 @@ import Testing
 
 /// The console's pieces without a server: escaping, links, times, charts, every template rendering.
 @Suite struct ConsoleRenderingTests {
-    static let hostile = "<b onmouseover=\"x\">&'\u{1B}[31m\u{202E}evil"
+    static let hostile = "<b onmouseover=\"x\">&'\u{1B}[31m\u{202E}evil \u{600}<i> \"\u{301} x=\u{600}<meta http-equiv=refresh>"
+
+    /// A quote joined to a combining accent: one grapheme cluster.
+    static let quoteWithAccent = "\"" + "\u{301}"
+
+    /// Whether `text`'s UTF-8 holds `part`'s: String's own `contains` compares grapheme clusters, which is the very
+    /// thing a joining mark hides `<` in.
+    static func bytes(_ text: String, contain part: String) -> Bool {
+        let haystack = Array(text.utf8), needle = Array(part.utf8)
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+    }
 
     @Test func escapesTextAndShowsHiddenCharacters() {
         #expect(HTMLText.escaped("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
@@ -87,6 +98,12 @@ import Testing
             #expect(page.hasPrefix("<!DOCTYPE html>"))
             #expect(page.contains("<main id=\"main\">"))
             #expect(!page.contains("<b onmouseover"))
+            // A mark that joins the next character into one grapheme cluster must not carry `<` or `"` past the
+            // escaping (Mustache's own escapes by Character).
+            #expect(!Self.bytes(page, contain: "<meta http-equiv"))
+            #expect(!Self.bytes(page, contain: "<i>"))
+            let joined = Self.bytes(page, contain: Self.quoteWithAccent)
+            #expect(!joined)
             #expect(!page.contains("<script>"), "no inline script")
             #expect(!page.contains("style="), "no inline style")
             #expect(!page.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" })

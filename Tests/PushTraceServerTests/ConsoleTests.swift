@@ -3,10 +3,11 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import PushTraceServer
 import PushTraceStore
 import PushTraceTestSupport
 import Testing
+
+@testable import PushTraceServer
 
 /// The console under /ui/ on a live server: sign-in, the session cookie, the pages a read token may see, bad input
 /// answered as pages, the security headers, and live follow over Server-Sent Events.
@@ -52,6 +53,18 @@ import Testing
             #expect(huge.status == .contentTooLarge)
             #expect(huge.headers[.contentType] == "text/html; charset=utf-8")
 
+            // A sign-in another site forges is refused, whatever the token.
+            for headers: HTTPFields in [
+                [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"], [HTTPField.Name("Sec-Fetch-Site")!: "same-site"],
+                [HTTPField.Name("Origin")!: "https://evil.example"],
+            ] {
+                #expect(try await Self.login(client, token: server.readToken, headers: headers).status == .forbidden)
+            }
+            let ownForm = try await Self.login(
+                client, token: "pt_000000000000_nope",
+                headers: [HTTPField.Name("Sec-Fetch-Site")!: "same-origin", HTTPField.Name("Origin")!: "http://localhost:1"])
+            #expect(ownForm.status == .unauthorized, "the console's own form, the proxy's port aside")
+
             let wrong = try await Self.login(client, token: "pt_000000000000_nope")
             #expect(wrong.status == .unauthorized)
             #expect(wrong.text.contains("not one this server knows"))
@@ -89,7 +102,11 @@ import Testing
         try await server.run { client in
             let signedIn = try await Self.login(
                 client, token: server.readToken, headers: [HTTPField.Name("X-Forwarded-Proto")!: "https"])
-            #expect(signedIn.headers[.setCookie]?.hasSuffix("; Secure") == true)
+            let setCookie = signedIn.headers[.setCookie] ?? ""
+            #expect(setCookie.hasPrefix("__Host-pushtrace_session=") && setCookie.hasSuffix("; Secure"), "\(setCookie)")
+            // The session works under that name.
+            let page = try await Self.page(client, "/ui/alerts", cookie: String(setCookie.split(separator: ";")[0]))
+            #expect(page.status == .ok)
         }
     }
 
@@ -246,6 +263,19 @@ import Testing
             let again = try await client.get("/v1/notifications/idle-1/events", token: server.readToken)
             #expect(again.status == .ok)
         }
+    }
+
+    @Test func failedSignInsAreCountedPerIPv6Network() {
+        #expect(LoginThrottle.key("203.0.113.9") == "203.0.113.9")
+        #expect(LoginThrottle.key("2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(LoginThrottle.key("2001:db8:1:2:bbbb:cccc:dddd:eeee") == "2001:db8:1:2::/64")
+        #expect(LoginThrottle.key("2001:db8::1") == "2001:db8:0:0::/64")
+        #expect(LoginThrottle.key(nil) == "unknown")
+        let throttle = LoginThrottle(freeFailures: 1)
+        #expect(throttle.failed("a") == nil)
+        #expect(throttle.failed("a") == 2)
+        #expect(throttle.wait(for: "a") != nil)
+        #expect(throttle.wait(for: "b") == nil)
     }
 
     static func jsonString(_ text: String) -> String {
