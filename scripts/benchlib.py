@@ -179,6 +179,17 @@ def why_over_http(port, token, target, ids):
     print(f"    the 10 slowest were requests number {', '.join(str(i + 1) for i in slowest)}")
 
 
+def timed_get(conn, path, headers):
+    """Milliseconds one GET of `path` took on `conn`, body read; exits unless it answered 200."""
+    start = time.perf_counter()
+    conn.request("GET", path, headers=headers)
+    response = conn.getresponse()
+    response.read()
+    if response.status != 200:
+        sys.exit(f"{path}: HTTP {response.status}")
+    return (time.perf_counter() - start) * 1000
+
+
 def console_over_http(port, token, target, ids, app, week):
     """The console's pages as a signed-in browser asks for them: each kind 200 times, p50 and p99 per kind, and the
     first request apart (the report and the alerts are computed then, and kept for a minute and 10 s)."""
@@ -201,20 +212,8 @@ def console_over_http(port, token, target, ids, app, week):
     }
     worst = 0.0
     for kind, path in kinds.items():
-        times = []
-        first = None
-        for i in range(201):
-            start = time.perf_counter()
-            conn.request("GET", path(i), headers={"Cookie": cookie})
-            response = conn.getresponse()
-            response.read()
-            if response.status != 200:
-                sys.exit(f"{path(i)}: HTTP {response.status}")
-            if i:
-                times.append((time.perf_counter() - start) * 1000)
-            else:
-                first = (time.perf_counter() - start) * 1000
-        times.sort()
+        timed = [timed_get(conn, path(i), {"Cookie": cookie}) for i in range(201)]
+        first, times = timed[0], sorted(timed[1:])
         p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
         worst = max(worst, p99)
         print(f"  console {kind} over HTTP, {len(times)} requests: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
@@ -225,17 +224,7 @@ def console_over_http(port, token, target, ids, app, week):
 def get_over_http(port, token, label, target, path):
     target = float(target)
     conn = http.client.HTTPConnection("127.0.0.1", int(port))
-    times = []
-    for run in range(12):
-        start = time.perf_counter()
-        conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
-        response = conn.getresponse()
-        response.read()
-        if response.status != 200:
-            sys.exit(f"{path}: HTTP {response.status}")
-        if run:
-            times.append((time.perf_counter() - start) * 1000)
-    times.sort()
+    times = sorted([timed_get(conn, path, {"Authorization": f"Bearer {token}"}) for _ in range(12)][1:])
     middle = statistics.median(times)
     print(f"  {label} over HTTP: median {middle:.1f} ms, max {times[-1]:.1f} ms of {len(times)}; "
           f"target <= {target:g} ms: {'met' if middle <= target else 'NOT met'}")

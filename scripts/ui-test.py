@@ -39,10 +39,11 @@ context = ssl.create_default_context(cafile=args.cafile) if args.cafile else Non
 checks = 0
 
 
-def check(condition, what):
+def check(condition, what, detail=""):
+    """Counts a check that holds; stops the test at one that does not, saying what it saw (`detail`)."""
     global checks
     if not condition:
-        print(f"ui-test: FAILED: {what}", file=sys.stderr)
+        print(f"ui-test: FAILED: {what}" + (f" [{detail}]" if detail else ""), file=sys.stderr)
         sys.exit(1)
     checks += 1
     print(f"  ok  {what}")
@@ -117,6 +118,16 @@ def sign_in(token):
         check(False, f"signing in answered nothing the test knows: {driver.current_url} {driver.page_source[:600]}")
 
 
+def screenshot(name, tallest):
+    """The whole page (up to `tallest` pixels) from its top, into the screenshots folder."""
+    if not args.screenshots:
+        return
+    driver.set_window_size(1280, min(tallest, driver.execute_script("return document.body.scrollHeight") + 40))
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(f"{args.screenshots}/{name}.png")
+    driver.set_window_size(1280, 1000)
+
+
 def text(selector):
     # The live page swaps its answer in place: an element read a moment before may be gone.
     for _ in range(50):
@@ -147,11 +158,7 @@ check(cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict" and c
 check(args.read.split("_")[-1] not in cookie["value"], "the cookie does not hold the token's secret")
 check(args.app in text("h1"), "the overview is the read token's app")
 audit("overview")
-if args.screenshots:
-    driver.set_window_size(1280, min(2400, driver.execute_script("return document.body.scrollHeight") + 40))
-    driver.execute_script("window.scrollTo(0, 0)")
-    driver.save_screenshot(f"{args.screenshots}/overview.png")
-    driver.set_window_size(1280, 1000)
+screenshot("overview", 2400)
 
 # Tenancy: another app's notification is a 404 page for this read token.
 other = subprocess.run([args.bin, "sql", "--db", args.db, "--format", "csv",
@@ -214,11 +221,7 @@ for cause in DEMO_CAUSES:
           f"{cause}: the why page of {notification_id} says what pushtrace why --format json says")
     if cause == "service_timeout":
         audit("why page")
-        if args.screenshots:
-            driver.set_window_size(1280, min(3000, driver.execute_script("return document.body.scrollHeight") + 40))
-            driver.execute_script("window.scrollTo(0, 0)")
-            driver.save_screenshot(f"{args.screenshots}/why.png")
-            driver.set_window_size(1280, 1000)
+        screenshot("why", 3000)
 
 # The report page's figures equal the report JSON's.
 # Last week's: this week's grows with each run's live-follow upload, and the page keeps a report for a minute.
@@ -236,14 +239,10 @@ expected_durations = {key: str(value) for key, value in (service.get("duration_m
 check(status == 200 and shown == figures and {k: v for k, v in causes.items() if v} == report["causes"]
       and durations == (expected_durations or {"p50": "–", "p90": "–", "p99": "–"})
       and all(audience[key] == report["audience"][key] for key in audience) and len(audience) == 6,
-      f"the report page of {week} shows the report JSON's figures ({figures['notifications']} notifications, {len(causes)} causes)"
-      + f" [page {shown} {causes} {durations} {audience}; JSON {figures} {report['causes']} {service.get('duration_ms')} {report['audience']}]")
+      f"the report page of {week} shows the report JSON's figures ({figures['notifications']} notifications, {len(causes)} causes)",
+      detail=f"page {shown} {causes} {durations} {audience}; JSON {figures} {report['causes']} {service.get('duration_ms')} {report['audience']}")
 audit("report page")
-if args.screenshots:
-    driver.set_window_size(1280, min(3200, driver.execute_script("return document.body.scrollHeight") + 40))
-    driver.execute_script("window.scrollTo(0, 0)")
-    driver.save_screenshot(f"{args.screenshots}/report.png")
-    driver.set_window_size(1280, 1000)
+screenshot("report", 3200)
 
 driver.get(origin + "/ui/alerts")
 check("service_timeout_spike" in driver.page_source, "the alerts page shows the incident's alert")

@@ -211,8 +211,11 @@ struct ConsoleRoutes: Sendable {
 
     private func report(_ request: Request) async throws -> Response {
         let caller = try await viewer(request)
-        let asked = try caller.app(asking: Self.parameter(request, "app"))
-        let app = try await ReportRoutes.app(asked, of: store, hint: "choose one in the form: /ui/reports/weekly?app=APP_ID")
+        // A viewer of every app who names none (the navigation's link) gets the first app's report, with the app
+        // field to switch: a page, where the JSON API asks which.
+        var app = try caller.app(asking: Self.parameter(request, "app"))
+        if app == nil { app = try await BlockingWork.read(store) { [store] in try store.appIDs() }.first }
+        guard let app else { throw APIError.notFound("No notification is stored yet, so there is no report to show.") }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let period: ReportPeriod
         if let week = Self.parameter(request, "week") {

@@ -58,14 +58,12 @@ struct ReportRoutes: Sendable {
     /// The app a report is about: the one asked for or implied by a read token; for a token of every app (admin,
     /// or `--no-auth`) that names none, the store's only app. With several apps stored, which one is a question
     /// only the caller can answer: 400, naming them.
-    static func app(
-        _ asked: String?, of store: any TraceReader, hint: String = "/v1/reports/weekly?app=APP_ID&week=2026-W46"
-    ) async throws -> String {
+    static func app(_ asked: String?, of store: any TraceReader) async throws -> String {
         if let asked { return asked }
         let apps = try await BlockingWork.read(store) { try store.appIDs() }
         if apps.count == 1 { return apps[0] }
         let known = apps.isEmpty ? "none is stored yet" : "this store holds \(apps.count): " + apps.prefix(10).joined(separator: ", ")
-        throw APIError.badRequest("app is required (\(known)): \(hint)")
+        throw APIError.badRequest("app is required (\(known)): /v1/reports/weekly?app=APP_ID&week=2026-W46")
     }
 
     private static func text(_ text: String, type: String) -> Response {

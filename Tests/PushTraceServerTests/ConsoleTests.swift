@@ -183,6 +183,11 @@ import Testing
                     Bodies.events(app: TestServer.otherApp, notification: "theirs"), token: server.adminToken, path: "/v1/events"
                 ).status == .ok)
             let cookie = try Self.cookie(try await Self.login(client, token: server.readToken))
+            // An admin who names no app gets the first app's report, with the field to switch.
+            let admin = try Self.cookie(try await Self.login(client, token: server.adminToken))
+            let report = try await Self.page(client, "/ui/reports/weekly", cookie: admin)
+            #expect(report.status == .ok)
+            #expect(report.text.contains("id=\"r-app\""))
             let cases: [(String, HTTPResponse.Status, String)] = [
                 ("/ui/notifications/never-sent", .notFound, "Nothing is stored"),
                 ("/ui/notifications/theirs", .notFound, "Nothing is stored"),
