@@ -21,8 +21,9 @@ struct Why: AsyncParsableCommand {
 
             --follow prints the notification's records as they are uploaded and its answer whenever it changes, \
             until the answer is final (exit status 0) or Ctrl-C: from a server, its live stream \
-            (GET /v1/notifications/ID/events); from --db, the store, read twice a second. With --format json each \
-            event is one line: {"event": "record" or "cause", "data": {…}}.
+            (GET /v1/notifications/ID/events); from --db, the store, read twice a second. An ID nothing is stored \
+            for is answered at once, as without --follow. With --format json each event is one line: {"event": \
+            "record" or "cause", "data": {…}}.
 
             Exit status: 0 with an answer, 1 when nothing is stored for the ID (unknown_notification) or a followed \
             stream ended before the answer was final, 2 when the ID is stored for several apps and --app does not \
@@ -91,6 +92,11 @@ struct Why: AsyncParsableCommand {
         while true {
             let appID = try AppChoice.app(app, ofNotification: notificationID, in: store) ?? ""
             let report = try store.why(appID: appID, notificationID: notificationID)
+            // As the server's stream does: an ID nothing is stored for is answered at once, not waited on.
+            if report.diagnosis.cause == .unknownNotification {
+                print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")
+                throw NegativeAnswer()
+            }
             for event in follow.events(for: report) { printer.print(event) }
             if !report.mayStillChange { return }
             try await Task.sleep(for: .milliseconds(500))

@@ -82,6 +82,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(1500))
         #expect(try work.run("ingest", "device.ndjson").status == 0)
         Self.expectFollowed(try await followed)
+        let unknown = try work.run("why", "never-sent", "--follow")
+        #expect(unknown.status == 1)
+        #expect(unknown.stdout.contains("unknown_notification"))
     }
 
     static func post(_ lines: [String], to url: String, token: String) async throws {
