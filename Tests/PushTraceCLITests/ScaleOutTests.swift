@@ -127,11 +127,11 @@ struct ScaleOutTests {
         let sentAt = Int64(Date().timeIntervalSince1970 * 1000) - 40_000
         try await WhyFollowCLITests.post(
             WhyFollowCLITests.sentLines(followed, at: sentAt), to: "\(servers[0].url)/v1/events", token: bearer)
-        async let following = work.runDetached(["why", followed, "--follow", "--server", servers[0].url], environment: environment)
-        try await Task.sleep(for: .milliseconds(1500))
+        let follower = try WhyFollowCLITests.Follower([followed, "--server", servers[0].url], environment: environment, in: work)
+        try await follower.waitFor(WhyFollowCLITests.waiting)
         try await WhyFollowCLITests.post(
             WhyFollowCLITests.deviceLines(followed, at: sentAt), to: "\(servers[1].url)/v1/bundles", token: bearer)
-        WhyFollowCLITests.expectFollowed(try await following)
+        WhyFollowCLITests.expectFollowed(try await follower.finish())
 
         // A console session made by one server works on the other: both check it against the store alone.
         let cookie = try await Self.signIn(servers[0].url, token: bearer)

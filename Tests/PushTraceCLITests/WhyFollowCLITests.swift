@@ -26,6 +26,50 @@ import Testing
         ]
     }
 
+    /// `pushtrace why --follow` running in the background, its output going to a file that can be read while it
+    /// runs: the upload is made once the follower has shown the answer before it, however slow a loaded machine is
+    /// to start it.
+    final class Follower: @unchecked Sendable {
+        let process = Process()
+        let out: URL
+        let err: URL
+
+        init(_ arguments: [String], environment: [String: String] = [:], in work: WorkFolder) throws {
+            out = work.url.appendingPathComponent("follow-\(UUID().uuidString).out")
+            err = out.appendingPathExtension("err")
+            FileManager.default.createFile(atPath: out.path, contents: nil)
+            FileManager.default.createFile(atPath: err.path, contents: nil)
+            process.executableURL = Executable.url
+            process.arguments = ["why", "--follow"] + arguments
+            process.currentDirectoryURL = work.url
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = try FileHandle(forWritingTo: out)
+            process.standardError = try FileHandle(forWritingTo: err)
+            try process.run()
+        }
+
+        /// Waits (up to a minute) until the output holds `text`.
+        func waitFor(_ text: String) async throws {
+            for _ in 0..<600 {
+                if (try? String(contentsOf: out, encoding: .utf8))?.contains(text) == true { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            Issue.record("the follower never printed \(text)")
+        }
+
+        /// Waits for the follower to end (up to a minute; killed past it) and returns what it printed.
+        func finish() async throws -> Executable.Output {
+            for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            return Executable.Output(
+                status: process.terminationStatus, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        }
+    }
+
+    static let waiting = "cause: awaiting_device_logs (may still change)"
+
     static func expectFollowed(_ output: Executable.Output, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(output.status == 0, "\(output.stderr)", sourceLocation: sourceLocation)
         let text = output.stdout
@@ -49,11 +93,10 @@ import Testing
         let t0 = Int64(Date().timeIntervalSince1970 * 1000) - 40_000
         try await Self.post(Self.sentLines(id, at: t0), to: "\(server.url)/v1/events", token: token)
 
-        async let followed = work.runDetached(
-            ["why", id, "--follow", "--server", server.url], environment: ["PUSHTRACE_TOKEN": token])
-        try await Task.sleep(for: .milliseconds(1500))
+        let follower = try Follower([id, "--server", server.url], environment: ["PUSHTRACE_TOKEN": token], in: work)
+        try await follower.waitFor(Self.waiting)
         try await Self.post(Self.deviceLines(id, at: t0), to: "\(server.url)/v1/bundles", token: token)
-        Self.expectFollowed(try await followed)
+        Self.expectFollowed(try await follower.finish())
 
         let json = try await work.runDetached(
             ["why", id, "--follow", "--server", server.url, "--format", "json"], environment: ["PUSHTRACE_TOKEN": token])
@@ -78,10 +121,10 @@ import Testing
         try work.write("sent.ndjson", Self.sentLines(id, at: t0))
         try work.write("device.ndjson", Self.deviceLines(id, at: t0))
         #expect(try work.run("ingest", "sent.ndjson").status == 0)
-        async let followed = work.runDetached(["why", id, "--follow"])
-        try await Task.sleep(for: .milliseconds(1500))
+        let follower = try Follower([id], in: work)
+        try await follower.waitFor(Self.waiting)
         #expect(try work.run("ingest", "device.ndjson").status == 0)
-        Self.expectFollowed(try await followed)
+        Self.expectFollowed(try await follower.finish())
         let unknown = try work.run("why", "never-sent", "--follow")
         #expect(unknown.status == 1)
         #expect(unknown.stdout.contains("unknown_notification"))
