@@ -13,6 +13,7 @@ enum PostgresSchema {
         ("v4-settings-summaries", v4),
         ("v5-select-only-reader", v5),
         ("v6-leases", v6),
+        ("v7-notifications-by-cause", v7),
     ]
 
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
@@ -297,5 +298,11 @@ enum PostgresSchema {
             app_id text COLLATE "C" NOT NULL, day bigint NOT NULL, action text COLLATE "C" NOT NULL, response text COLLATE "C" NOT NULL, n bigint NOT NULL,
             PRIMARY KEY (app_id, day, action, response)
         );
+        """
+
+    /// A search by a cause other than the two a shown card settles finds its rows here, as SQLite's
+    /// `v18-notifications-by-cause`.
+    private static let v7 = """
+        CREATE INDEX notification_by_cause ON notification (app_id, cause, first_ts) WHERE cause NOT IN ('not_expanded', 'ok')
         """
 }

@@ -189,6 +189,7 @@ struct ConsoleRoutes: Sendable {
             throw APIError.badRequest("The notification ID \(problem).")
         }
         var app = try caller.app(asking: Self.parameter(request, "app"))
+        await writer.summariesWritten()
         if app == nil {
             await writer.summariesWritten()
             let apps = try await BlockingWork.read(store) { [store] in try store.apps(forNotification: id) }
@@ -214,6 +215,7 @@ struct ConsoleRoutes: Sendable {
         // A viewer of every app who names none (the navigation's link) gets the first app's report, with the app
         // field to switch: a page, where the JSON API asks which.
         var app = try caller.app(asking: Self.parameter(request, "app"))
+        await writer.summariesWritten()
         if app == nil { app = try await BlockingWork.read(store) { [store] in try store.appIDs() }.first }
         guard let app else { throw APIError.notFound("No notification is stored yet, so there is no report to show.") }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -226,7 +228,6 @@ struct ConsoleRoutes: Sendable {
         } else {
             period = ReportPeriod(weekContaining: now).previous
         }
-        await writer.summariesWritten()
         let report = try await reports.value("\(app)\u{0}\(period.label)") {
             try await BlockingWork.read(store) { [store] in try store.report(appID: app, period: period) }
         }

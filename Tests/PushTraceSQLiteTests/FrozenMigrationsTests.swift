@@ -28,6 +28,7 @@ struct FrozenMigrationsTests {
         ("v15-cause-flags", "052edc37381187b9"),
         ("v16-notifications-by-device", "4eba220a5c027503"),
         ("v17-settings-summaries", "cf151070cf23a136"),
+        ("v18-notifications-by-cause", "5ae63a53c4ff58a9"),
     ]
 
     @Test("each released migration runs the SQL it was released with")

@@ -14,6 +14,7 @@ struct FrozenPostgresMigrationsTests {
         ("v4-settings-summaries", "3db6d03b301d4328"),
         ("v5-select-only-reader", "9b7d008be4f42f86"),
         ("v6-leases", "38e76f5024b96335"),
+        ("v7-notifications-by-cause", "3a7c40f4a677814b"),
     ]
 
     @Test("each released migration is the SQL it was released with")
