@@ -86,7 +86,10 @@ struct SQLStatementTests {
     func search() {
         let query = SearchQuery(appID: "app", cause: .serviceTimeout, category: "C", deviceID: "d", since: 1, until: 2, limit: 5)
         let (sql, binds) = query.statement(for: PostgresDialect()).rendered(for: PostgresDialect())
-        #expect(sql.contains("WHERE app_id = $1 AND cause = $2 AND category = $3 AND device_id = $4 AND first_ts >= $5 AND first_ts < $6"))
+        #expect(
+            sql.contains(
+                "WHERE app_id = $1 AND cause = $2 AND cause NOT IN ('not_expanded', 'ok') AND category = $3 AND device_id = $4 "
+                    + "AND first_ts >= $5 AND first_ts < $6"))
         #expect(sql.contains(#"ORDER BY first_ts DESC NULLS LAST, notification_id COLLATE "C" LIMIT $7"#))
         #expect(binds == [.text("app"), .text("service_timeout"), .text("C"), .text("d"), .integer(1), .integer(2), .integer(5)])
         let plain = SearchQuery(limit: 1).statement(for: SQLiteDialect()).rendered(for: SQLiteDialect()).sql
