@@ -37,8 +37,11 @@ final class PostgresConnections: @unchecked Sendable {
         let connection = try lease()
         var healthy = false
         defer { giveBack(connection, healthy: healthy) }
-        let result = try body(
-            PostgresSession(connection: connection, logger: logger, preparesStatements: location.poolMode != .transaction))
+        let session = PostgresSession(
+            connection: connection, logger: logger, preparesStatements: location.poolMode != .transaction)
+        let result = try body(session)
+        // A statement sent outside a transaction and never waited for is waited for here, its failure thrown.
+        try session.settle()
         healthy = reusable
         return result
     }
@@ -148,11 +151,42 @@ struct PostgresSession {
     /// statement failed); nil: as long as it takes. Longer than every timeout the statements set themselves
     /// (`lock_timeout`, `pushtrace sql`'s `statement_timeout`).
     var deadline: TimeAmount? = .seconds(75)
+    /// Statements sent without waiting for their answers (``send(_:)``).
+    let sent = SentStatements()
 
     /// Every row of the answer.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try Self.wait(connection.query(query, logger: logger), connection: connection, deadline: deadline)
+        try answer(connection.query(query, logger: logger))
+    }
+
+    /// Sends a statement without waiting for its answer. postgres-nio runs a connection's statements in the order
+    /// they were sent, each as soon as the one before it is answered, so the caller goes on making the next one
+    /// meanwhile. A failure is thrown by the next call that waits (a transaction's end waits).
+    func send(_ query: PostgresQuery) {
+        sent.append(connection.query(query, logger: logger))
+    }
+
+    /// The answer of `future`, a statement sent after every one in ``sent``. When one of those failed, its error
+    /// is thrown rather than this statement's: PostgreSQL refuses what follows a failure in a transaction, so that
+    /// one's error is the one that says what went wrong.
+    private func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        let result = Result { try Self.wait(future, connection: connection, deadline: deadline) }
+        try settle()
+        return try result.get()
+    }
+
+    /// Waits for the answers of the statements sent without waiting; throws the first one's failure.
+    func settle() throws {
+        var failure: (any Error)?
+        for future in sent.taken() {
+            do {
+                _ = try Self.wait(future, connection: connection, deadline: deadline)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// A statement's answer, waited for no longer than `deadline`. Once, after PostgreSQL was restarted mid-upload,
@@ -195,7 +229,7 @@ struct PostgresSession {
                 promise.fail(error)
             }
         }
-        return try Self.wait(promise.futureResult, connection: connection, deadline: deadline)
+        return try answer(promise.futureResult)
     }
 
     /// The answer's column names, which PostgreSQL sends even when there is no row, and its rows. postgres-nio
@@ -217,7 +251,7 @@ struct PostgresSession {
                 promise.fail(error)
             }
         }
-        let (columns, rows) = try Self.wait(promise.futureResult, connection: connection, deadline: deadline)
+        let (columns, rows) = try answer(promise.futureResult)
         return (columns, rows)
     }
 
@@ -229,7 +263,7 @@ struct PostgresSession {
     /// Each row handed to `row` as it arrives, without keeping them all; `row` runs on the connection's event loop,
     /// so it must not block.
     func stream(_ query: PostgresQuery, _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
-        _ = try Self.wait(connection.query(query, logger: logger, row), connection: connection, deadline: deadline)
+        _ = try answer(connection.query(query, logger: logger, row))
     }
 
     /// Runs `body` in a transaction, committed when it returns and rolled back when it throws.
@@ -247,14 +281,33 @@ struct PostgresSession {
 
     /// Runs `body` in a savepoint of the transaction: what it did is undone when it throws, the transaction goes on.
     func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try query("SAVEPOINT bundle")
+        send(PostgresQuery(unsafeSQL: "SAVEPOINT bundle"))
         do {
             let result = try body()
+            // Waited for: a failure of a statement the body sent is the body's.
             try query("RELEASE SAVEPOINT bundle")
             return result
         } catch {
             _ = try? query("ROLLBACK TO SAVEPOINT bundle")
             throw error
+        }
+    }
+}
+
+/// The answers a session has not waited for yet, in the order their statements were sent.
+final class SentStatements: @unchecked Sendable {
+    private let lock = NSLock()
+    private var futures: [EventLoopFuture<PostgresQueryResult>] = []
+
+    func append(_ future: EventLoopFuture<PostgresQueryResult>) {
+        lock.withLock { futures.append(future) }
+    }
+
+    /// Every future, in order, no longer kept.
+    func taken() -> [EventLoopFuture<PostgresQueryResult>] {
+        lock.withLock {
+            defer { futures.removeAll() }
+            return futures
         }
     }
 }

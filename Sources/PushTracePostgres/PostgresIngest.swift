@@ -121,7 +121,7 @@ final class PostgresGroup: IngestGroup, BundleRows {
             """
         ).first(where: { _ in true })!.decode(Int64.self)
         if !block.keys.isEmpty {
-            try session.query(
+            session.send(
                 """
                 INSERT INTO notification_block (key, block) SELECT unnest(\(block.keys)::bigint[]), \(id) ON CONFLICT DO NOTHING
                 """)

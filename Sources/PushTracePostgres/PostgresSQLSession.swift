@@ -48,6 +48,14 @@ extension PostgresSession: SQLSession {
         try changes(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
     }
 
+    func send(_ statement: SQLStatement) throws {
+        send(Self.query(statement, dialect))
+    }
+
+    func send(rendered sql: String, _ binds: [SQLValue]) throws {
+        send(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
+    }
+
     /// The statement as postgres-nio sends it: its text, and each value bound with its own type.
     static func query(_ statement: SQLStatement, _ dialect: PostgresDialect) -> PostgresQuery {
         let (sql, values) = statement.rendered(for: dialect)

@@ -83,14 +83,18 @@ package struct BundleWriter<Rows: BundleRows> {
         if record.recordType == .config, let deviceID = progress.tally!.deviceID, let ts, let process = record.process {
             let body = try rows.configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, rows: rows)
             let settings = SettingsSummary(record.notificationSettings)
-            let inserted = try rows.session.execute(
-                """
+            let insert: SQLStatement = """
                 INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref, settings)
                 VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body), \(settings.rawValue))
                 ON CONFLICT DO NOTHING
-                """)
-            // A repeat of a stored record (every upload repeats them) changes nothing.
-            if inserted > 0, process == ProcessKind.app.rawValue, !settings.isEmpty { storedSettings = true }
+                """
+            // A repeat of a stored record (every upload repeats them) changes nothing: only an app record that
+            // carries settings waits to learn whether it was new.
+            if process == ProcessKind.app.rawValue, !settings.isEmpty {
+                if try rows.session.execute(insert) > 0 { storedSettings = true }
+            } else {
+                try rows.session.send(insert)
+            }
         }
     }
 
@@ -109,7 +113,7 @@ package struct BundleWriter<Rows: BundleRows> {
         let spans = tally.spans
         let blockRange: SQLStatement =
             rows.keepsBlockRange ? ", first_block = \(blocks.first), last_block = \(blocks.last)" : ""
-        try rows.session.execute(
+        try rows.session.send(
             """
             UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected)\(blockRange),
                 ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),

@@ -4,7 +4,7 @@ extension SQLSession {
     /// Records that a bundle came from the app's device: its first and last corrected times widen to cover the
     /// bundle's, and what the manifest says of the app and the OS is the latest known.
     package func deviceSeen(appID: String, deviceID: String, firstSeen: Int64, lastSeen: Int64, manifest: Manifest) throws {
-        try execute(
+        try send(
             """
             INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model, settings)
             VALUES (\(appID), \(deviceID), \(firstSeen), \(lastSeen), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel), 0)
@@ -31,14 +31,14 @@ extension SQLSession {
         let breakers: SQLStatement =
             "b.app_id = device.app_id AND b.device_id = device.device_id AND b.process = \(app)"
         // The latest record carrying settings, or whose summary is unknown (-1, then NULL); 0 when there is none.
-        try execute(
+        try send(
             """
             UPDATE device SET settings = nullif(coalesce((
                 SELECT coalesce(c.settings, -1) FROM config c
                 WHERE \(records) AND (c.settings IS NULL OR c.settings <> 0) ORDER BY c.ts DESC LIMIT 1), 0), -1)
             WHERE \(device)
             """)
-        try execute(
+        try send(
             """
             UPDATE device SET settings_since = (
                 SELECT min(c.ts) FROM config c
@@ -48,7 +48,7 @@ extension SQLSession {
                     \(Int64.min)))
             WHERE \(device)
             """)
-        try execute(
+        try send(
             """
             UPDATE device SET previous_settings = CASE WHEN settings_since IS NULL THEN NULL ELSE nullif(coalesce((
                 SELECT coalesce(c.settings, -1) FROM config c
@@ -56,7 +56,7 @@ extension SQLSession {
                 ORDER BY c.ts DESC LIMIT 1), 0), -1) END
             WHERE \(device)
             """)
-        try execute(
+        try send(
             """
             UPDATE device SET previous_since = CASE WHEN previous_settings = 0 THEN \(Int64.min) ELSE (
                 SELECT min(c.ts) FROM config c
@@ -78,7 +78,7 @@ extension SQLSession {
             let rows = batch.lines[start..<min(start + 250, batch.lines.count)].map { line -> SQLStatement in
                 "(\(bundleRef), \(line.line), \(line.reason), \(SQLBytes(line.raw)))"
             }
-            try execute("INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES \(SQLStatement.joined(rows, separator: ", "))")
+            try send("INSERT INTO rejected_line (bundle_ref, line, reason, raw) VALUES \(SQLStatement.joined(rows, separator: ", "))")
         }
     }
 }

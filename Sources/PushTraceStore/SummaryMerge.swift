@@ -111,7 +111,7 @@ extension SQLSession {
                         merged = facts
                         merged.merge(new)
                     }
-                    try execute(rendered: write.upsert, [.text(key.appID), .text(key.notificationID), .null] + merged.storedValues)
+                    try send(rendered: write.upsert, [.text(key.appID), .text(key.notificationID), .null] + merged.storedValues)
                     if merged.causeFlags.contains(.collapses), merged.deviceIDFromDevice, let device = merged.deviceID,
                         let sent = merged.sentTs
                     {
@@ -124,7 +124,7 @@ extension SQLSession {
                     facts.deviceID == waited.deviceID, let sentTs = facts.sentTs, sentTs <= waited.sentBy
                 {
                     rollups.add(appID: key.appID, notificationID: key.notificationID, facts: facts, cause: cause!, sign: -1)
-                    try execute(rendered: write.unsettle, [.text(key.appID), .text(key.notificationID)])
+                    try send(rendered: write.unsettle, [.text(key.appID), .text(key.notificationID)])
                 }
             }
         }
@@ -163,7 +163,7 @@ extension SQLSession {
                 guard facts.causeFlags.contains(flag) else { continue }
                 let id: String = try row.decode("notification_id")
                 rollups.add(appID: notification.appID, notificationID: id, facts: facts, cause: cause.rawValue, sign: -1)
-                try execute(rendered: unsettle, [.text(notification.appID), .text(id)])
+                try send(rendered: unsettle, [.text(notification.appID), .text(id)])
             }
         }
     }
@@ -245,7 +245,7 @@ extension RollupDeltas {
             if row.rollup.keepsExample { values.append(row.example.sqlValue) }
             let sql = statements[row.rollup.table] ?? row.rollup.upsert(dialect)
             statements[row.rollup.table] = sql
-            try session.execute(rendered: sql, values)
+            try session.send(rendered: sql, values)
         }
         removeAll()
     }

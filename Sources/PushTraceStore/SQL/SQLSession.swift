@@ -16,4 +16,17 @@ public protocol SQLSession {
     /// text is made once. Returns how many rows it changed.
     @discardableResult
     func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int
+    /// Runs a statement whose answer is not needed now. An engine whose statements cross a network may send it
+    /// without waiting, in order with the statements after it: its failure is then thrown by the next call that
+    /// waits for an answer, and at the latest by the transaction's end.
+    func send(_ statement: SQLStatement) throws
+    /// ``send(_:)`` of a statement already rendered for ``dialect``.
+    func send(rendered sql: String, _ binds: [SQLValue]) throws
+}
+
+extension SQLSession {
+    /// An engine that answers in process runs it at once.
+    public func send(_ statement: SQLStatement) throws { try execute(statement) }
+
+    public func send(rendered sql: String, _ binds: [SQLValue]) throws { try execute(rendered: sql, binds) }
 }
