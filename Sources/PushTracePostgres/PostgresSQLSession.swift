@@ -19,6 +19,7 @@ package struct PostgresDialect: SQLDialect {
     package func sum(_ a: String, _ b: String) -> String {
         "least(greatest(\(a)::numeric + \(b), -9223372036854775808), 9223372036854775807)::bigint"
     }
+    package var rowsPerUpsert: Int { 100 }
 }
 
 extension PostgresSession: SQLSession {

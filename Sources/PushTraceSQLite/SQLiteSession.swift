@@ -18,6 +18,7 @@ package struct SQLiteDialect: SQLDialect {
     package var orFail: String { " OR FAIL" }
     /// SQLite's own sum: an overflow makes it a real, which reads back as the largest integer.
     package func sum(_ a: String, _ b: String) -> String { "\(a) + \(b)" }
+    package var rowsPerUpsert: Int { 1 }
 }
 
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached

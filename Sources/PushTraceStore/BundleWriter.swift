@@ -20,6 +20,13 @@ package struct BundleWriter<Rows: BundleRows> {
     private var dictionary = BlockDictionary.none
     /// Whether the bundle stored an app config record carrying notification settings, which the device's row sums up.
     private var storedSettings = false
+    /// Config records whose insert needs no answer, written several to a statement where the dialect says so.
+    private var configs = UpsertBatch { rows in
+        """
+        INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref, settings)
+        VALUES \(rows.dialect.valueLists(columns: 7, rows: rows.count)) ON CONFLICT DO NOTHING
+        """
+    }
 
     package init(rows: Rows, source: String?, receivedAt: Int64) {
         self.rows = rows
@@ -83,23 +90,25 @@ package struct BundleWriter<Rows: BundleRows> {
         if record.recordType == .config, let deviceID = progress.tally!.deviceID, let ts, let process = record.process {
             let body = try rows.configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, rows: rows)
             let settings = SettingsSummary(record.notificationSettings)
-            let insert: SQLStatement = """
-                INSERT INTO config (app_id, device_id, process, ts, device_ts, body_ref, settings)
-                VALUES (\(appID), \(deviceID), \(process), \(ts), \(deviceTs), \(body), \(settings.rawValue))
-                ON CONFLICT DO NOTHING
-                """
+            let values: [SQLValue] = [
+                .text(appID), .text(deviceID), .text(process), .integer(ts), deviceTs.sqlValue, body.sqlValue,
+                .integer(settings.rawValue),
+            ]
             // A repeat of a stored record (every upload repeats them) changes nothing: only an app record that
-            // carries settings waits to learn whether it was new.
+            // carries settings waits to learn whether it was new, after the records before it.
             if process == ProcessKind.app.rawValue, !settings.isEmpty {
-                if try rows.session.execute(insert) > 0 { storedSettings = true }
+                try configs.flush(to: rows.session)
+                let one = UpsertBatch.Shape(dialect: rows.session.dialect, count: 1)
+                if try rows.session.execute(rendered: configs.text(one), values) > 0 { storedSettings = true }
             } else {
-                try rows.session.send(insert)
+                try configs.add(values, to: rows.session)
             }
         }
     }
 
     /// Writes what ends a bundle stored now: the device, its last block, its rejected lines and its counts.
     private mutating func end(_ tally: BundleTally) throws {
+        try configs.flush(to: rows.session)
         if let device {
             try rows.session.deviceSeen(
                 appID: device.appID, deviceID: device.deviceID, firstSeen: device.first, lastSeen: device.last,

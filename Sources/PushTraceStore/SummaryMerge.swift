@@ -72,6 +72,7 @@ extension SQLSession {
         entries.sort { NotificationRowKey.precedes($0.key, $1.key) }
         let rollups = RollupDeltas()
         let write = SummaryStatements(dialect)
+        var upserts = UpsertBatch { write.upsert($0.count) }
         // Notifications with a collapse ID that reached their device, by when they were sent: they may replace the
         // device's earlier ones (`replaced`). And each device's latest-sent notification its records now reach:
         // APNs may have kept it instead of the device's earlier pushes (`coalesced_offline`).
@@ -111,7 +112,7 @@ extension SQLSession {
                         merged = facts
                         merged.merge(new)
                     }
-                    try send(rendered: write.upsert, [.text(key.appID), .text(key.notificationID), .null] + merged.storedValues)
+                    try upserts.add([.text(key.appID), .text(key.notificationID), .null] + merged.storedValues, to: self)
                     if merged.causeFlags.contains(.collapses), merged.deviceIDFromDevice, let device = merged.deviceID,
                         let sent = merged.sentTs
                     {
@@ -127,6 +128,8 @@ extension SQLSession {
                     try send(rendered: write.unsettle, [.text(key.appID), .text(key.notificationID)])
                 }
             }
+            // Written before the next chunk, and before the device's neighbours are read below.
+            try upserts.flush(to: self)
         }
         try unsettleNeighbours(of: replacers, settled: .notExpanded, flag: .collapses, rollups: rollups, unsettle: write.unsettle)
         // The latest-sent of each device only: it reaches back furthest.
@@ -206,19 +209,21 @@ extension SQLSession {
 
 /// The statements that write summaries, rendered once per merge for the session's dialect.
 private struct SummaryStatements {
-    /// Binds: app, notification, cause, then ``NotificationFacts/storedValues``.
-    let upsert: String
+    /// The upsert of `rows` summaries. Binds, row by row: app, notification, cause, then
+    /// ``NotificationFacts/storedValues``.
+    let upsert: (_ rows: Int) -> String
     /// Binds: app, notification.
     let unsettle: String
 
     init(_ dialect: some SQLDialect) {
         let names = ["cause"] + NotificationFacts.storedColumns.map(\.name)
-        let placeholders = (1...names.count + 2).map(dialect.placeholder).joined(separator: ", ")
-        upsert = """
+        upsert = { rows in
+            """
             INSERT\(dialect.orFail) INTO notification (app_id, notification_id, \(names.joined(separator: ", ")))
-            VALUES (\(placeholders))
+            VALUES \(dialect.valueLists(columns: names.count + 2, rows: rows))
             ON CONFLICT (app_id, notification_id) DO UPDATE SET \(names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
             """
+        }
         unsettle = """
             UPDATE\(dialect.orFail) notification SET cause = NULL WHERE app_id = \(dialect.placeholder(1)) AND notification_id = \(dialect.placeholder(2))
             """
@@ -238,27 +243,32 @@ extension RollupDeltas {
                     ? a.rollup.table < b.rollup.table : a.key.lexicographicallyPrecedes(b.key, by: RollupValue.ordered)
             }
         }
-        // Each rollup's statement once per call: its text is made from the rollup's columns.
-        var statements: [String: String] = [:]
+        // Each rollup's rows gathered into statements of the dialect's size, in the order above.
+        var batch: (table: String, upserts: UpsertBatch)?
         for row in rows where row.measures.contains(where: { $0 != 0 }) || row.example != nil {
             var values: [SQLValue] = row.key.map(\.sqlValue) + row.measures.map(SQLValue.integer)
             if row.rollup.keepsExample { values.append(row.example.sqlValue) }
-            let sql = statements[row.rollup.table] ?? row.rollup.upsert(dialect)
-            statements[row.rollup.table] = sql
-            try session.send(rendered: sql, values)
+            if batch?.table != row.rollup.table {
+                try batch?.upserts.flush(to: session)
+                let rollup = row.rollup
+                batch = (rollup.table, UpsertBatch { rollup.upsert(dialect, rows: $0.count) })
+            }
+            try batch!.upserts.add(values, to: session)
         }
+        try batch?.upserts.flush(to: session)
         removeAll()
     }
 }
 
 extension Rollup {
-    /// The upsert that adds one row's delta (binds: the keys, the measures, then the example where kept).
-    func upsert(_ dialect: some SQLDialect) -> String {
+    /// The upsert that adds `rows` rows' deltas (binds, row by row: the keys, the measures, then the example where
+    /// kept). The rows' keys differ: PostgreSQL refuses a statement that updates one row twice.
+    func upsert(_ dialect: some SQLDialect, rows: Int = 1) -> String {
         let columns = keys + measures + (keepsExample ? ["example_id"] : [])
         var updates = measures.map { "\($0) = \(dialect.sum("\(table).\($0)", "excluded.\($0)"))" }
         if keepsExample { updates.append("example_id = coalesce(excluded.example_id, \(table).example_id)") }
         return """
-            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\((1...columns.count).map(dialect.placeholder).joined(separator: ", ")))
+            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(dialect.valueLists(columns: columns.count, rows: rows))
             ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
             """
     }
@@ -281,5 +291,46 @@ extension RollupValue {
         case (.integer, .text): return true
         case (.text, .integer): return false
         }
+    }
+}
+
+/// Rows of one upsert gathered and sent as one statement once there are the dialect's ``SQLDialect/rowsPerUpsert``,
+/// or when flushed. Each size's text is made once.
+struct UpsertBatch {
+    /// What a statement's text is made for: the dialect, and how many rows it writes.
+    struct Shape {
+        let dialect: any SQLDialect
+        let count: Int
+    }
+
+    private let statement: (Shape) -> String
+    private var texts: [Int: String] = [:]
+    private var values: [SQLValue] = []
+    private var rows = 0
+
+    init(_ statement: @escaping (Shape) -> String) {
+        self.statement = statement
+    }
+
+    /// The statement's text for `shape`, made once per size.
+    mutating func text(_ shape: Shape) -> String {
+        if let text = texts[shape.count] { return text }
+        let text = statement(shape)
+        texts[shape.count] = text
+        return text
+    }
+
+    mutating func add(_ row: [SQLValue], to session: some SQLSession) throws {
+        values += row
+        rows += 1
+        if rows >= session.dialect.rowsPerUpsert { try flush(to: session) }
+    }
+
+    /// Sends the rows gathered so far, if any.
+    mutating func flush(to session: some SQLSession) throws {
+        guard rows > 0 else { return }
+        try session.send(rendered: text(Shape(dialect: session.dialect, count: rows)), values)
+        values.removeAll(keepingCapacity: true)
+        rows = 0
     }
 }

@@ -31,4 +31,17 @@ public protocol SQLDialect: Sendable {
     /// The sum of two `bigint` columns, kept within 64 bits: a hostile client can claim huge download sizes, and an
     /// overflow would fail every later write of the row.
     func sum(_ a: String, _ b: String) -> String
+    /// How many rows one upsert statement writes where a writer has many: 1 for SQLite, whose statements cost no
+    /// round trip and whose one-row statement is prepared once; more for PostgreSQL, where each statement is
+    /// parsed, planned and answered on its own.
+    var rowsPerUpsert: Int { get }
+}
+
+extension SQLDialect {
+    /// `rows` parenthesized lists of `columns` placeholders, numbered on from 1: a multi-row `VALUES`.
+    package func valueLists(columns: Int, rows: Int) -> String {
+        (0..<rows).map { row in
+            "(" + (1...columns).map { placeholder(row * columns + $0) }.joined(separator: ", ") + ")"
+        }.joined(separator: ", ")
+    }
 }
