@@ -243,19 +243,20 @@ extension RollupDeltas {
                     ? a.rollup.table < b.rollup.table : a.key.lexicographicallyPrecedes(b.key, by: RollupValue.ordered)
             }
         }
-        // Each rollup's rows gathered into statements of the dialect's size, in the order above.
-        var batch: (table: String, upserts: UpsertBatch)?
+        // Each rollup's rows gathered into statements of the dialect's size, in the order above: a table's rows are
+        // sent before the next table's begin. Each table's texts are made once per call.
+        var batches: [String: UpsertBatch] = [:]
+        var current: String?
         for row in rows where row.measures.contains(where: { $0 != 0 }) || row.example != nil {
             var values: [SQLValue] = row.key.map(\.sqlValue) + row.measures.map(SQLValue.integer)
             if row.rollup.keepsExample { values.append(row.example.sqlValue) }
-            if batch?.table != row.rollup.table {
-                try batch?.upserts.flush(to: session)
-                let rollup = row.rollup
-                batch = (rollup.table, UpsertBatch { rollup.upsert(dialect, rows: $0.count) })
-            }
-            try batch!.upserts.add(values, to: session)
+            let table = row.rollup.table
+            if current != table, let current { try batches[current]?.flush(to: session) }
+            current = table
+            let rollup = row.rollup
+            try batches[table, default: UpsertBatch { rollup.upsert(dialect, rows: $0.count) }].add(values, to: session)
         }
-        try batch?.upserts.flush(to: session)
+        if let current { try batches[current]?.flush(to: session) }
         removeAll()
     }
 }
