@@ -193,6 +193,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift", condition: server),
                 "PushTraceStore", "PushTraceCore", "PushTraceSimulator", "PushTraceRecords", "PushTraceTestSupport",
                 "PushTraceGzip", "PushTracePostgres", "PushTraceSQLite",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: server),
             ], exclude: ["Golden"]),  // read by path (ReportInterfaceTests), not bundled as resources
         // What only the SQLite engine has: its schema and migrations, blocks, conversion, checkpoints, the backlog.
         .testTarget(

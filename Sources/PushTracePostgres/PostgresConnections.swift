@@ -271,7 +271,13 @@ struct PostgresSession {
         try query(PostgresQuery(unsafeSQL: "BEGIN \(mode)"))
         do {
             let result = try body()
-            try query("COMMIT")
+            // PostgreSQL answers COMMIT of a transaction a failed statement ended with ROLLBACK, not an error: a
+            // failure something swallowed must not pass for a commit.
+            guard try query("COMMIT").metadata.command == "COMMIT" else {
+                throw StoreError.refused(
+                    "PostgreSQL", state: "25P02", message: "the transaction was rolled back at its end: a statement in it had failed",
+                    detail: nil)
+            }
             return result
         } catch {
             _ = try? query("ROLLBACK")
