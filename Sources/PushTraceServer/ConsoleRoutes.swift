@@ -189,7 +189,6 @@ struct ConsoleRoutes: Sendable {
             throw APIError.badRequest("The notification ID \(problem).")
         }
         var app = try caller.app(asking: Self.parameter(request, "app"))
-        await writer.summariesWritten()
         if app == nil {
             await writer.summariesWritten()
             let apps = try await BlockingWork.read(store) { [store] in try store.apps(forNotification: id) }
