@@ -167,6 +167,13 @@ struct PostgresSession {
         sent.append(connection.query(query, logger: logger))
     }
 
+    /// ``send(_:)``, answering the statement's future as well, for a caller that reads its answer later.
+    func sendWatched(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
+        let future = connection.query(query, logger: logger)
+        sent.append(future)
+        return future
+    }
+
     /// The answer of `future`, a statement sent after every one in ``sent``. When one of those failed, its error
     /// is thrown rather than this statement's: PostgreSQL refuses what follows a failure in a transaction, so that
     /// one's error is the one that says what went wrong.
@@ -176,14 +183,23 @@ struct PostgresSession {
         return try result.get()
     }
 
-    /// Waits for the answers of the statements sent without waiting; throws the first one's failure.
+    /// Waits for the answers of the statements sent without waiting; throws the first one's failure. Only the
+    /// last is waited for with a deadline: the connection answers in order, so the others have been answered then.
     func settle() throws {
+        let futures = sent.taken()
+        guard let last = futures.last else { return }
         var failure: (any Error)?
-        for future in sent.taken() {
+        do {
+            _ = try Self.wait(last, connection: connection, deadline: deadline)
+        } catch {
+            failure = error
+        }
+        for future in futures.dropLast() {
             do {
-                _ = try Self.wait(future, connection: connection, deadline: deadline)
+                _ = try future.wait()
             } catch {
-                failure = failure ?? error
+                failure = error
+                break
             }
         }
         if let failure { throw failure }
@@ -291,7 +307,9 @@ struct PostgresSession {
         do {
             let result = try body()
             // Waited for: a failure of a statement the body sent is the body's.
-            try query("RELEASE SAVEPOINT bundle")
+            try settle()
+            // Not waited for: it fails only where a statement before it did, and the next wait throws that.
+            send(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT bundle"))
             return result
         } catch {
             _ = try? query("ROLLBACK TO SAVEPOINT bundle")

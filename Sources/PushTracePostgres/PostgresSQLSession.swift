@@ -12,7 +12,7 @@ package struct PostgresDialect: SQLDialect {
     package var greatest: String { "greatest" }
     package var lockedAgainstDelete: String { " FOR KEY SHARE" }
     package var rowLock: String? { " FOR UPDATE" }
-    package var rowLockSkippingLocked: String { " FOR UPDATE SKIP LOCKED" }
+    package func rowLockSkippingLocked(of table: String) -> String { " FOR UPDATE OF \(table) SKIP LOCKED" }
     package func indexedBy(_ index: String) -> String { "" }
     package var orFail: String { "" }
     /// Saturating, computed in `numeric`: PostgreSQL refuses a `bigint` overflow.

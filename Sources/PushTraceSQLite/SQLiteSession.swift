@@ -13,7 +13,7 @@ package struct SQLiteDialect: SQLDialect {
     package var greatest: String { "max" }
     package var lockedAgainstDelete: String { "" }
     package var rowLock: String? { nil }
-    package var rowLockSkippingLocked: String { "" }
+    package func rowLockSkippingLocked(of table: String) -> String { "" }
     package func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
     package var orFail: String { " OR FAIL" }
     /// SQLite's own sum: an overflow makes it a real, which reads back as the largest integer.

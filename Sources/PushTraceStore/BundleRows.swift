@@ -18,7 +18,9 @@ package protocol BundleRows: AnyObject {
     /// Runs `body` so that, when it throws, the bundle leaves nothing behind while the group goes on (a savepoint).
     func inSavepoint<T>(_ body: () throws -> T) throws -> T
     /// Stores the bundle's row and answers its id; nil when the app holds a bundle with this ID already (stored
-    /// before, or by another server's transaction that committed while this one waited on it).
+    /// before, or by another server's transaction that committed while this one waited on it). An engine that sends
+    /// the row without waiting for its answer may learn that only at the bundle's end: its ``inSavepoint(_:)`` then
+    /// undoes the bundle and throws ``BundleStoredBefore``.
     func insertBundle(_ manifest: Manifest, tally: BundleTally, source: String?, receivedAt: Int64) throws -> Int64?
     /// The dictionary the app's new blocks and config bodies are compressed against.
     func dictionary(for appID: String) throws -> BlockDictionary
@@ -33,6 +35,12 @@ package protocol BundleRows: AnyObject {
     func stored(_ bundle: StoredBundle) throws
     /// A bundle of the group failed and left nothing behind: what the group remembers of the rows it stored goes.
     func bundleFailed()
+}
+
+/// Thrown by ``BundleRows/inSavepoint(_:)`` when the bundle's row turned out to be stored before: its savepoint
+/// is undone, and the bundle answers as a duplicate.
+package struct BundleStoredBefore: Error {
+    package init() {}
 }
 
 /// A bundle just stored by a group, as its engine is told of it (``BundleRows/stored(_:)``).
@@ -62,6 +70,9 @@ extension IngestGroup where Self: BundleRows {
                 try produce { item in try writer.add(item) }
                 return try writer.finish()
             }
+        } catch is BundleStoredBefore {
+            bundleFailed()
+            return try writer.storedBefore()
         } catch {
             bundleFailed()
             throw error

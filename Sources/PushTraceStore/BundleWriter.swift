@@ -64,18 +64,29 @@ package struct BundleWriter<Rows: BundleRows> {
         let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
         progress.tally = tally
         guard let ref = try rows.insertBundle(manifest, tally: tally, source: source, receivedAt: receivedAt) else {
-            let row = try rows.session.rows(
-                "SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = \(appID) AND bundle_id = \(bundleID)")
-            guard let row = row.first else { throw SQLRowError.noRow("the bundle stored before") }
-            progress.duplicateOf = IngestResult(
-                appID: appID, bundleID: bundleID, accepted: try row.decode("accepted"), rejected: try row.decode("rejected"),
-                duplicate: true, rejections: [], clockOffsetMs: try row.decode("clock_offset_ms"))
+            _ = try storedBefore()
             return
         }
         bundleRef = ref
         dictionary = try rows.dictionary(for: appID)
         blocks = BlockBuilder(dictionary: dictionary)
         blocks.bundleRef = ref
+    }
+
+    /// The answer of a bundle whose row was stored before (by an earlier upload, or another server's transaction
+    /// that has committed): as that one was stored.
+    package mutating func storedBefore() throws -> IngestResult {
+        guard let manifest = progress.tally?.manifest, let appID = manifest.appID, let bundleID = manifest.bundleID else {
+            throw BundleError(.undecodable, "the bundle has no manifest")
+        }
+        let row = try rows.session.rows(
+            "SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = \(appID) AND bundle_id = \(bundleID)")
+        guard let row = row.first else { throw SQLRowError.noRow("the bundle stored before") }
+        let result = IngestResult(
+            appID: appID, bundleID: bundleID, accepted: try row.decode("accepted"), rejected: try row.decode("rejected"),
+            duplicate: true, rejections: [], clockOffsetMs: try row.decode("clock_offset_ms"))
+        progress.duplicateOf = result
+        return result
     }
 
     /// Stores an accepted line.

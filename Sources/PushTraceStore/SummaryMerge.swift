@@ -51,13 +51,22 @@ extension SQLSession {
         var waiting: [NotificationRowKey: AwaitingDevice] = [:]
         let awaiting: SQLStatement =
             locks ? "(cause = 'awaiting_device_logs' OR cause IS NULL)" : "cause = 'awaiting_device_logs'"
-        for device in devices {
+        // Every device's waiting pushes in one statement a chunk: where each statement is a round trip, a group of
+        // uploads from many devices costs a few, not one per device.
+        let devices = Array(devices)
+        for start in stride(from: 0, to: devices.count, by: Self.chunk) {
+            let chunk = devices[start..<min(start + Self.chunk, devices.count)]
+            let list = SQLStatement.joined(chunk.map { "(\($0.appID), \($0.deviceID), \($0.sentBy))" }, separator: ", ")
             for row in try rows(
                 """
-                SELECT notification_id FROM notification\(unsafeRaw: dialect.indexedBy("notification_awaiting"))
-                WHERE app_id = \(device.appID) AND device_id = \(device.deviceID) AND \(awaiting) AND sent_ts <= \(device.sentBy)
+                SELECT d.column1 AS app_id, d.column2 AS device_id, d.column3 AS sent_by, notification_id
+                FROM (VALUES \(list)) AS d CROSS JOIN notification\(unsafeRaw: dialect.indexedBy("notification_awaiting"))
+                WHERE notification.app_id = d.column1 AND notification.device_id = d.column2 AND \(awaiting)
+                    AND sent_ts <= d.column3
                 """)
             {
+                let device = AwaitingDevice(
+                    appID: try row.decode("app_id"), deviceID: try row.decode("device_id"), sentBy: try row.decode("sent_by"))
                 let key = NotificationRowKey(appID: device.appID, notificationID: try row.decode("notification_id"))
                 // Two bundles of the device in one group: the later upload decides.
                 if (waiting[key]?.sentBy ?? .min) < device.sentBy { waiting[key] = device }
@@ -152,21 +161,29 @@ extension SQLSession {
             cause == .notExpanded
             ? ("notification_by_device", "device_reached = 1 AND cause = 'not_expanded'")
             : ("notification_undelivered", "cause = 'not_delivered'")
-        for notification in Set(later) {
-            let from = WireBounds.clampedEpoch(notification.sentBy) - DeviceNeighbourWindow.milliseconds
+        // Every device's neighbours in one statement a chunk; a notification near two of them is unsettled once.
+        let later = Array(Set(later))
+        var unsettled: Set<NotificationRowKey> = []
+        for start in stride(from: 0, to: later.count, by: Self.chunk) {
+            let list = SQLStatement.joined(
+                later[start..<min(start + Self.chunk, later.count)].map {
+                    let from = WireBounds.clampedEpoch($0.sentBy) - DeviceNeighbourWindow.milliseconds
+                    return "(\($0.appID), \($0.deviceID), \(from), \($0.sentBy))"
+                }, separator: ", ")
             for row in try rows(
                 """
-                SELECT app_id, notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList)
-                FROM notification\(unsafeRaw: dialect.indexedBy(index))
-                WHERE app_id = \(notification.appID) AND device_id = \(notification.deviceID) AND \(unsafeRaw: condition)
-                    AND sent_ts >= \(from) AND sent_ts < \(notification.sentBy)\(unsafeRaw: dialect.rowLockSkippingLocked)
+                SELECT notification.app_id, notification_id, cause, \(unsafeRaw: NotificationFacts.storedColumnList)
+                FROM (VALUES \(list)) AS d CROSS JOIN notification\(unsafeRaw: dialect.indexedBy(index))
+                WHERE notification.app_id = d.column1 AND notification.device_id = d.column2 AND \(unsafeRaw: condition)
+                    AND sent_ts >= d.column3 AND sent_ts < d.column4\(unsafeRaw: dialect.rowLockSkippingLocked(of: "notification"))
                 """)
             {
                 let facts = try NotificationFacts(stored: row)
                 guard facts.causeFlags.contains(flag) else { continue }
-                let id: String = try row.decode("notification_id")
-                rollups.add(appID: notification.appID, notificationID: id, facts: facts, cause: cause.rawValue, sign: -1)
-                try send(rendered: unsettle, [.text(notification.appID), .text(id)])
+                let key = NotificationRowKey(appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"))
+                guard unsettled.insert(key).inserted else { continue }
+                rollups.add(appID: key.appID, notificationID: key.notificationID, facts: facts, cause: cause.rawValue, sign: -1)
+                try send(rendered: unsettle, [.text(key.appID), .text(key.notificationID)])
             }
         }
     }

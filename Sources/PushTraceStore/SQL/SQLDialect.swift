@@ -20,8 +20,9 @@ public protocol SQLDialect: Sendable {
     /// PostgreSQL; nil for SQLite, whose one writer is this transaction. Where it is nil, rows are neither locked nor
     /// created ahead of their writes.
     var rowLock: String? { get }
-    /// ``rowLock``, passing over rows another transaction holds; empty where rows are not locked.
-    var rowLockSkippingLocked: String { get }
+    /// ``rowLock`` of `table`'s rows (a query may join others), passing over rows another transaction holds; empty
+    /// where rows are not locked.
+    func rowLockSkippingLocked(of table: String) -> String
     /// Follows a table name to name the index a query must use: SQLite's `INDEXED BY`, which holds its planner to a
     /// partial index; nothing for PostgreSQL, whose planner picks one by statistics.
     func indexedBy(_ index: String) -> String
