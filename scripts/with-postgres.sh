@@ -8,7 +8,8 @@
 # The command sees PUSHTRACE_TEST_POSTGRES, the URL of an empty database `pushtrace` owned by the role `pushtrace`
 # (password `pushtrace`, md5/scram over TCP; trust on the private socket only), and PGBIN, the server's binaries.
 # POSTGRES_VERSION picks the Debian major version (default: the newest installed); POSTGRES_SHARED_BUFFERS the
-# server's shared_buffers (default 256MB, enough for the tests). The command's exit status is the script's.
+# server's shared_buffers (default 256MB, enough for the tests); POSTGRES_OPTIONS more `-c name=value` settings
+# (a profile's `-c shared_preload_libraries=pg_stat_statements`). The command's exit status is the script's.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -61,7 +62,7 @@ chown "$owner" "$folder/server.key" "$folder/server.crt"
 # A test server: loopback only, its socket in the private folder. fsync stays on: a crash test restarts it with
 # `-m immediate` and expects every committed row.
 as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
-  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=${POSTGRES_SHARED_BUFFERS:-256MB} -c ssl=on -c ssl_cert_file=$folder/server.crt -c ssl_key_file=$folder/server.key" \
+  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=${POSTGRES_SHARED_BUFFERS:-256MB} -c ssl=on -c ssl_cert_file=$folder/server.crt -c ssl_key_file=$folder/server.key ${POSTGRES_OPTIONS:-}" \
   start >/dev/null \
   || { cat "$folder/server.log" >&2; exit 1; }
 as_owner "$bin/psql" -q -h "$folder" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<'SQL' >/dev/null

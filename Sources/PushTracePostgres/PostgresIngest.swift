@@ -43,6 +43,7 @@ final class PostgresIngestSession: IngestSession {
                     try store.dictionaries.refresh(session)
                     let group = PostgresGroup(session: session, store: store, bundleIDs: bundleIDs, blockIDs: blockIDs)
                     let result = try body(group)
+                    try group.writeBlocks()
                     try session.mergeSummaries(group.summaries, devices: group.devices)
                     return result
                 }
@@ -79,6 +80,12 @@ final class PostgresGroup: IngestGroup, BundleRows {
     /// The answer to the insert of the bundle being stored, sent without waiting: no row inserted means the bundle
     /// was stored before.
     private var bundleInsert: EventLoopFuture<PostgresQueryResult>?
+    /// The manifest of the bundle being stored, whose row is inserted at its end with its counts.
+    private var manifest: Manifest?
+    /// Blocks of the group's stored bundles (and of the one being stored, from ``currentBlocks``) not written yet:
+    /// written many to a statement when they are many, and before the group's summaries.
+    private var blocks = PendingBlocks()
+    private var currentBlocks = 0
 
     init(session: PostgresSession, store: PostgresStore, bundleIDs: ReservedIDs, blockIDs: ReservedIDs) {
         self.session = session
@@ -118,21 +125,33 @@ final class PostgresGroup: IngestGroup, BundleRows {
         }
     }
 
+    /// Answers the id the bundle's row will have; the row itself is inserted at the bundle's end, with its counts
+    /// (``bundleEnded(ref:tally:source:receivedAt:firstBlock:lastBlock:)``).
+    func insertBundle(_ manifest: Manifest, tally: BundleTally, source: String?, receivedAt: Int64) throws -> Int64? {
+        self.manifest = manifest
+        currentBlocks = blocks.count
+        return try bundleIDs.next(session)
+    }
+
     /// The same bundle sent to two servers at once: the second insert waits for the first transaction and, once it
     /// commits, inserts nothing; that bundle is then a duplicate here, found at its end (``inSavepoint(_:)``).
-    func insertBundle(_ manifest: Manifest, tally: BundleTally, source: String?, receivedAt: Int64) throws -> Int64? {
-        let id = try bundleIDs.next(session)
+    func bundleEnded(
+        ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?
+    ) throws {
+        guard let manifest else { return }
+        let spans = tally.spans
         bundleInsert = session.sendWatched(
             PostgresSession.query(
                 """
                 INSERT INTO bundle (id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk,
-                                    uploaded_at, received_at, clock_offset_ms, source)
-                VALUES (\(id), \(manifest.appID), \(manifest.bundleID), \(tally.deviceID), \(manifest.appVersion),
+                                    uploaded_at, received_at, clock_offset_ms, source, accepted, rejected,
+                                    ts_from, ts_to, config_ts_from, config_ts_to)
+                VALUES (\(ref), \(manifest.appID), \(manifest.bundleID), \(tally.deviceID), \(manifest.appVersion),
                         \(manifest.build), \(manifest.os), \(manifest.deviceModel), \(manifest.sdk), \(manifest.uploadedAt),
-                        \(receivedAt), \(tally.offset), \(source))
+                        \(receivedAt), \(tally.offset), \(source), \(tally.accepted), \(tally.rejected),
+                        \(spans.lines?.from), \(spans.lines?.to), \(spans.configFrom), \(spans.configTo))
                 ON CONFLICT (app_id, bundle_id) DO NOTHING
                 """, session.dialect))
-        return id
     }
 
     /// Whether the bundle's row insert, sent earlier, inserted nothing (waited for if it has not been answered).
@@ -148,27 +167,32 @@ final class PostgresGroup: IngestGroup, BundleRows {
 
     func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { store.dictionaries.lookup(identifier, session) }
 
-    /// Stores a block, and its index entries in one statement, neither waited for.
+    /// Keeps a block to be written with others; a bundle whose own blocks are many writes them at once, inside its
+    /// savepoint (the blocks of bundles before it are never written there: undoing the bundle would undo them).
     func storeBlock(_ block: FinishedBlock) throws -> Int64 {
         let id = try blockIDs.next(session)
-        session.send(
-            """
-            INSERT INTO record_block (id, bundle_ref, lines, raw_bytes, dictionary, data)
-            VALUES (\(id), \(block.bundleRef), \(Int64(block.lines)), \(Int64(block.rawBytes)), \(block.dictionary), \(ByteBuffer(bytes: block.data)))
-            """)
-        if !block.keys.isEmpty {
-            session.send(
-                """
-                INSERT INTO notification_block (key, block) SELECT unnest(\(block.keys)::bigint[]), \(id) ON CONFLICT DO NOTHING
-                """)
+        blocks.append(block, id: id)
+        if blocks.bytes(from: currentBlocks) >= PendingBlocks.bytesPerWrite {
+            try blocks.write(from: currentBlocks, session)
+            currentBlocks = blocks.count
         }
         return id
+    }
+
+    /// Writes the blocks kept so far: called between bundles, and before the group's summaries.
+    func writeBlocks() throws {
+        try blocks.write(from: 0, session)
+        currentBlocks = 0
     }
 
     /// The pushes the device has not mentioned are settled again with the group's summaries, under their row locks.
     func heardFrom(_ device: DeviceSeen) throws {}
 
     func stored(_ bundle: StoredBundle) throws {
+        manifest = nil
+        if blocks.bytes(from: 0) >= PendingBlocks.bytesPerWrite || blocks.count >= PendingBlocks.rowsPerWrite {
+            try writeBlocks()
+        }
         try store.dictionaries.trainIfDue(appID: bundle.result.appID, added: bundle.storedBytes, session)
         summaries.merge(appID: bundle.result.appID, bundle.facts)
         if let device = bundle.device {
@@ -180,7 +204,11 @@ final class PostgresGroup: IngestGroup, BundleRows {
     }
 
     /// The bundle's rows are gone with its savepoint: so are the config bodies it stored.
-    func bundleFailed() { configBodies.forget() }
+    func bundleFailed() {
+        configBodies.forget()
+        blocks.drop(from: currentBlocks)
+        manifest = nil
+    }
 }
 
 /// Ids taken from a sequence ahead of the rows that will carry them, a batch at a time: one round trip a batch
@@ -202,5 +230,58 @@ final class ReservedIDs: @unchecked Sendable {
             ).map { try $0.decode(Int64.self) }.reversed()
         }
         return ids.removeLast()
+    }
+}
+
+/// Blocks kept to be written many to a statement, with the ids reserved for them.
+struct PendingBlocks {
+    /// Written once they hold this many bytes of compressed data or this many blocks.
+    static let bytesPerWrite = 4 << 20
+    static let rowsPerWrite = 2_000
+    /// Rows to an insert: well under PostgreSQL's limit on bound values.
+    private static let rowsPerStatement = 200
+    private var rows: [(block: FinishedBlock, id: Int64)] = []
+
+    var count: Int { rows.count }
+
+    mutating func append(_ block: FinishedBlock, id: Int64) { rows.append((block, id)) }
+
+    func bytes(from start: Int) -> Int { rows[start...].reduce(0) { $0 + $1.block.data.count } }
+
+    mutating func drop(from start: Int) { rows.removeSubrange(min(start, rows.count)...) }
+
+    /// Sends the inserts of the blocks from `start` on, and of their index entries, without waiting, and forgets them.
+    mutating func write(from start: Int, _ session: PostgresSession) throws {
+        let writing = rows[start...]
+        guard !writing.isEmpty else { return }
+        let dialect = session.dialect
+        for first in stride(from: writing.startIndex, to: writing.endIndex, by: Self.rowsPerStatement) {
+            let chunk = writing[first..<min(first + Self.rowsPerStatement, writing.endIndex)]
+            var values: [SQLValue] = []
+            values.reserveCapacity(chunk.count * 6)
+            for (block, id) in chunk {
+                values += [
+                    .integer(id), .integer(block.bundleRef), .integer(Int64(block.lines)), .integer(Int64(block.rawBytes)),
+                    .integer(block.dictionary), .bytes(block.data),
+                ]
+            }
+            try session.send(
+                rendered: """
+                    INSERT INTO record_block (id, bundle_ref, lines, raw_bytes, dictionary, data)
+                    VALUES \(dialect.valueLists(columns: 6, rows: chunk.count))
+                    """, values)
+        }
+        var keys: [Int64] = []
+        var blockIDs: [Int64] = []
+        for (block, id) in writing {
+            keys += block.keys
+            blockIDs += repeatElement(id, count: block.keys.count)
+        }
+        if !keys.isEmpty {
+            session.send(
+                "INSERT INTO notification_block (key, block) SELECT * FROM unnest(\(keys)::bigint[], \(blockIDs)::bigint[]) ON CONFLICT DO NOTHING"
+            )
+        }
+        rows.removeSubrange(start...)
     }
 }

@@ -22,6 +22,9 @@ package protocol BundleRows: AnyObject {
     /// the row without waiting for its answer may learn that only at the bundle's end: its ``inSavepoint(_:)`` then
     /// undoes the bundle and throws ``BundleStoredBefore``.
     func insertBundle(_ manifest: Manifest, tally: BundleTally, source: String?, receivedAt: Int64) throws -> Int64?
+    /// Writes the bundle row's counts and spans once its lines are stored, before its rejected lines (which refer to
+    /// the row). By default an update of the row ``insertBundle(_:tally:source:receivedAt:)`` inserted.
+    func bundleEnded(ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?) throws
     /// The dictionary the app's new blocks and config bodies are compressed against.
     func dictionary(for appID: String) throws -> BlockDictionary
     /// A stored dictionary found by its Adler-32, to read a stored config body back.
@@ -35,6 +38,22 @@ package protocol BundleRows: AnyObject {
     func stored(_ bundle: StoredBundle) throws
     /// A bundle of the group failed and left nothing behind: what the group remembers of the rows it stored goes.
     func bundleFailed()
+}
+
+extension BundleRows {
+    package func bundleEnded(
+        ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?
+    ) throws {
+        let spans = tally.spans
+        let blockRange: SQLStatement = keepsBlockRange ? ", first_block = \(firstBlock), last_block = \(lastBlock)" : ""
+        try session.send(
+            """
+            UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected)\(blockRange),
+                ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),
+                config_ts_from = \(spans.configFrom), config_ts_to = \(spans.configTo)
+            WHERE id = \(ref)
+            """)
+    }
 }
 
 /// Thrown by ``BundleRows/inSavepoint(_:)`` when the bundle's row turned out to be stored before: its savepoint

@@ -60,7 +60,7 @@ package struct BundleWriter<Rows: BundleRows> {
 
     /// Stores the bundle's row, or finds it stored before (``BundleProgress/duplicateOf``).
     private mutating func begin(_ manifest: Manifest) throws {
-        let appID = manifest.appID!, bundleID = manifest.bundleID!
+        let appID = manifest.appID!
         let tally = BundleTally(manifest: manifest, receivedAt: receivedAt)
         progress.tally = tally
         guard let ref = try rows.insertBundle(manifest, tally: tally, source: source, receivedAt: receivedAt) else {
@@ -129,16 +129,8 @@ package struct BundleWriter<Rows: BundleRows> {
         }
         let rows = self.rows
         try blocks.flush { try rows.storeBlock($0) }
+        try rows.bundleEnded(
+            ref: bundleRef, tally: tally, source: source, receivedAt: receivedAt, firstBlock: blocks.first, lastBlock: blocks.last)
         try rows.session.storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
-        let spans = tally.spans
-        let blockRange: SQLStatement =
-            rows.keepsBlockRange ? ", first_block = \(blocks.first), last_block = \(blocks.last)" : ""
-        try rows.session.send(
-            """
-            UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected)\(blockRange),
-                ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),
-                config_ts_from = \(spans.configFrom), config_ts_to = \(spans.configTo)
-            WHERE id = \(bundleRef)
-            """)
     }
 }
