@@ -88,8 +88,10 @@ public struct PostgresLocation: Sendable, Equatable {
             sslMode = named
         } else {
             // Off this machine, an unverified link would let whoever sits on the path read every app's data or answer
-            // the token lookup, so the default checks the certificate and the host name, as libpq's should.
-            sslMode = rootCertificate == nil && Self.isLoopback(host) ? .prefer : .verifyFull
+            // the token lookup, so the default checks the certificate and the host name, as libpq's should. On
+            // loopback the link never leaves the machine: TLS there would protect nothing and cost the writer's
+            // event loop most of its time (decrypting many small answers), so it is off unless asked for.
+            sslMode = rootCertificate == nil && Self.isLoopback(host) ? .disable : .verifyFull
         }
         try Self.refuseIgnored(rootCertificate: rootCertificate, under: sslMode)
         self.sslMode = sslMode

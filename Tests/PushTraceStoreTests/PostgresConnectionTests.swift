@@ -23,10 +23,10 @@ struct PostgresConnectionTests {
             ])
         #expect(gaps.host == "10.0.0.5" && gaps.port == 5433 && gaps.user == "ops" && gaps.password == "pw")
         #expect(gaps.database == "pt" && gaps.sslMode == .require)
-        // Unset, sslmode checks the certificate and the host name for any host off this machine.
+        // Unset, sslmode checks the certificate and the host name for any host off this machine, and is off on loopback.
         for (host, mode) in [
-            ("db.internal", PostgresLocation.SSLMode.verifyFull), ("10.0.0.5", .verifyFull), ("127.0.0.2", .prefer),
-            ("localhost", .prefer), ("[::1]", .prefer), ("127.0.0.1.example.com", .verifyFull),
+            ("db.internal", PostgresLocation.SSLMode.verifyFull), ("10.0.0.5", .verifyFull), ("127.0.0.2", .disable),
+            ("localhost", .disable), ("[::1]", .disable), ("127.0.0.1.example.com", .verifyFull),
         ] {
             #expect(try PostgresLocation(url: "postgres://\(host)/d", environment: [:]).sslMode == mode, "\(host)")
         }
@@ -81,7 +81,9 @@ struct PostgresConnectionTests {
         #expect(try usesTLS(byName + "?sslrootcert=\(authority)"))
         #expect(try usesTLS(cluster + "?sslmode=verify-ca&sslrootcert=\(authority)"))
         #expect(try usesTLS(cluster + "?sslmode=require&sslrootcert=\(authority)"))
-        #expect(try usesTLS(cluster))
+        #expect(try usesTLS(cluster + "?sslmode=prefer"))
+        // Unset on loopback: plain, the link never leaving the machine.
+        #expect(try !usesTLS(cluster))
         #expect(try !usesTLS(cluster + "?sslmode=disable"))
 
         let wrongHost = refusal(cluster + "?sslmode=verify-full&sslrootcert=\(authority)")
