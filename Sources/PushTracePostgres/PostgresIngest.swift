@@ -44,6 +44,7 @@ final class PostgresIngestSession: IngestSession {
                     let group = PostgresGroup(session: session, store: store, bundleIDs: bundleIDs, blockIDs: blockIDs)
                     let result = try body(group)
                     try group.writeBlocks()
+                    try group.writeDevices()
                     try session.mergeSummaries(group.summaries, devices: group.devices)
                     return result
                 }
@@ -86,6 +87,10 @@ final class PostgresGroup: IngestGroup, BundleRows {
     /// written many to a statement when they are many, and before the group's summaries.
     private var blocks = PendingBlocks()
     private var currentBlocks = 0
+    /// The devices of the group's stored bundles, written once, in key order, before the group's summaries: two
+    /// servers' groups lock device rows in one order. The bundle being stored is in ``currentDevice`` until it is.
+    private var visits: [DeviceKey: (visit: DeviceVisit, settingsChanged: Bool)] = [:]
+    private var currentDevice: (visit: DeviceVisit, settingsChanged: Bool)?
 
     init(session: PostgresSession, store: PostgresStore, bundleIDs: ReservedIDs, blockIDs: ReservedIDs) {
         self.session = session
@@ -179,6 +184,21 @@ final class PostgresGroup: IngestGroup, BundleRows {
         return id
     }
 
+    /// Kept for the group's end (``writeDevices()``).
+    func deviceSeen(_ visit: DeviceVisit, settingsChanged: Bool) throws {
+        currentDevice = (visit, settingsChanged)
+    }
+
+    /// Writes the group's devices in key order, then the settings summaries of those whose bundles stored settings.
+    func writeDevices() throws {
+        let sorted = visits.sorted { NotificationRowKey.precedes($0.key.rowKey, $1.key.rowKey) }.map(\.value)
+        visits.removeAll()
+        try session.devicesSeen(sorted.map(\.visit))
+        for (visit, changed) in sorted where changed {
+            try session.deviceSettingsChanged(appID: visit.appID, deviceID: visit.deviceID)
+        }
+    }
+
     /// Writes the blocks kept so far: called between bundles, and before the group's summaries.
     func writeBlocks() throws {
         try blocks.write(from: 0, session)
@@ -190,6 +210,17 @@ final class PostgresGroup: IngestGroup, BundleRows {
 
     func stored(_ bundle: StoredBundle) throws {
         manifest = nil
+        if let (visit, changed) = currentDevice {
+            let key = DeviceKey(appID: visit.appID, deviceID: visit.deviceID)
+            if var kept = visits[key] {
+                kept.visit.add(visit)
+                kept.settingsChanged = kept.settingsChanged || changed
+                visits[key] = kept
+            } else {
+                visits[key] = (visit, changed)
+            }
+            currentDevice = nil
+        }
         if blocks.bytes(from: 0) >= PendingBlocks.bytesPerWrite || blocks.count >= PendingBlocks.rowsPerWrite {
             try writeBlocks()
         }
@@ -208,6 +239,7 @@ final class PostgresGroup: IngestGroup, BundleRows {
         configBodies.forget()
         blocks.drop(from: currentBlocks)
         manifest = nil
+        currentDevice = nil
     }
 }
 
@@ -284,4 +316,12 @@ struct PendingBlocks {
         }
         rows.removeSubrange(start...)
     }
+}
+
+/// A device's key, ordered as notification keys are (byte by byte): the order device rows are locked in.
+struct DeviceKey: Hashable {
+    var appID: String
+    var deviceID: String
+
+    var rowKey: NotificationRowKey { NotificationRowKey(appID: appID, notificationID: deviceID) }
 }

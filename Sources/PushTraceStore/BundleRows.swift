@@ -25,6 +25,9 @@ package protocol BundleRows: AnyObject {
     /// Writes the bundle row's counts and spans once its lines are stored, before its rejected lines (which refer to
     /// the row). By default an update of the row ``insertBundle(_:tally:source:receivedAt:)`` inserted.
     func bundleEnded(ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?) throws
+    /// Records the bundle's device (``SQLSession/devicesSeen(_:)``), and brings its settings summaries up to date when
+    /// the bundle stored app config records carrying settings. By default at once.
+    func deviceSeen(_ visit: DeviceVisit, settingsChanged: Bool) throws
     /// The dictionary the app's new blocks and config bodies are compressed against.
     func dictionary(for appID: String) throws -> BlockDictionary
     /// A stored dictionary found by its Adler-32, to read a stored config body back.
@@ -41,6 +44,11 @@ package protocol BundleRows: AnyObject {
 }
 
 extension BundleRows {
+    package func deviceSeen(_ visit: DeviceVisit, settingsChanged: Bool) throws {
+        try session.devicesSeen([visit])
+        if settingsChanged { try session.deviceSettingsChanged(appID: visit.appID, deviceID: visit.deviceID) }
+    }
+
     package func bundleEnded(
         ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?
     ) throws {

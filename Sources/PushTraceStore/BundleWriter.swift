@@ -121,10 +121,12 @@ package struct BundleWriter<Rows: BundleRows> {
     private mutating func end(_ tally: BundleTally) throws {
         try configs.flush(to: rows.session)
         if let device {
-            try rows.session.deviceSeen(
-                appID: device.appID, deviceID: device.deviceID, firstSeen: device.first, lastSeen: device.last,
-                manifest: tally.manifest)
-            if storedSettings { try rows.session.deviceSettingsChanged(appID: device.appID, deviceID: device.deviceID) }
+            let manifest = tally.manifest
+            try rows.deviceSeen(
+                DeviceVisit(
+                    appID: device.appID, deviceID: device.deviceID, first: device.first, last: device.last,
+                    appVersion: manifest.appVersion, os: manifest.os, deviceModel: manifest.deviceModel),
+                settingsChanged: storedSettings)
             try rows.heardFrom(device)
         }
         let rows = self.rows

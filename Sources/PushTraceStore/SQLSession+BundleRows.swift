@@ -1,20 +1,67 @@
 import PushTraceRecords
 
+/// What one or more bundles of a group say of their device (``SQLSession/devicesSeen(_:)``).
+package struct DeviceVisit: Sendable {
+    package var appID: String
+    package var deviceID: String
+    package var first: Int64
+    package var last: Int64
+    package var appVersion: String?
+    package var os: String?
+    package var deviceModel: String?
+
+    package init(
+        appID: String, deviceID: String, first: Int64, last: Int64, appVersion: String?, os: String?, deviceModel: String?
+    ) {
+        (self.appID, self.deviceID, self.first, self.last) = (appID, deviceID, first, last)
+        (self.appVersion, self.os, self.deviceModel) = (appVersion, os, deviceModel)
+    }
+
+    /// This visit followed by a later bundle's: the times widen, and what the later one says wins.
+    package mutating func add(_ later: DeviceVisit) {
+        first = min(first, later.first)
+        last = max(last, later.last)
+        appVersion = later.appVersion ?? appVersion
+        os = later.os ?? os
+        deviceModel = later.deviceModel ?? deviceModel
+    }
+}
+
 extension SQLSession {
     /// Records that a bundle came from the app's device: its first and last corrected times widen to cover the
     /// bundle's, and what the manifest says of the app and the OS is the latest known.
     package func deviceSeen(appID: String, deviceID: String, firstSeen: Int64, lastSeen: Int64, manifest: Manifest) throws {
-        try send(
+        try devicesSeen([
+            DeviceVisit(
+                appID: appID, deviceID: deviceID, first: firstSeen, last: lastSeen, appVersion: manifest.appVersion,
+                os: manifest.os, deviceModel: manifest.deviceModel)
+        ])
+    }
+
+    /// ``deviceSeen(appID:deviceID:firstSeen:lastSeen:manifest:)`` of several devices, many to a statement (the
+    /// dialect's ``SQLDialect/rowsPerUpsert``), in the order given; a device appears once.
+    package func devicesSeen(_ visits: [DeviceVisit]) throws {
+        let dialect = self.dialect
+        var batch = UpsertBatch { rows in
             """
             INSERT INTO device (app_id, device_id, first_seen, last_seen, app_version, os, device_model, settings)
-            VALUES (\(appID), \(deviceID), \(firstSeen), \(lastSeen), \(manifest.appVersion), \(manifest.os), \(manifest.deviceModel), 0)
+            VALUES \(rows.dialect.valueLists(columns: 8, rows: rows.count))
             ON CONFLICT (app_id, device_id) DO UPDATE SET
-                first_seen = \(unsafeRaw: dialect.least)(device.first_seen, excluded.first_seen),
-                last_seen = \(unsafeRaw: dialect.greatest)(device.last_seen, excluded.last_seen),
+                first_seen = \(dialect.least)(device.first_seen, excluded.first_seen),
+                last_seen = \(dialect.greatest)(device.last_seen, excluded.last_seen),
                 app_version = coalesce(excluded.app_version, device.app_version),
                 os = coalesce(excluded.os, device.os),
                 device_model = coalesce(excluded.device_model, device.device_model)
-            """)
+            """
+        }
+        for visit in visits {
+            try batch.add(
+                [
+                    .text(visit.appID), .text(visit.deviceID), .integer(visit.first), .integer(visit.last),
+                    visit.appVersion.sqlValue, visit.os.sqlValue, visit.deviceModel.sqlValue, .integer(0),
+                ], to: self)
+        }
+        try batch.flush(to: self)
     }
 
     /// Brings the device's settings summaries up to date after its bundle stored app config records that carry
