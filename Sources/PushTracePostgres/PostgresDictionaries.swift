@@ -69,7 +69,11 @@ final class PostgresDictionaries: @unchecked Sendable {
     /// Trains a dictionary for `appID`, inside the caller's transaction, when enough lines were stored since the
     /// last one (its first, once a full sample can be drawn); call after a bundle that stored `added` bytes of
     /// lines. Training never fails a bundle.
-    func trainIfDue(appID: String, added: Int, _ session: PostgresSession) throws {
+    ///
+    /// Returns the dictionary trained, for the caller's transaction alone until it commits: another writer of this
+    /// process must not compress against a dictionary whose row may yet be rolled back. Once committed, the next
+    /// ``refresh(_:)`` finds it for every writer.
+    func trainIfDue(appID: String, added: Int, _ session: PostgresSession) throws -> BlockDictionary? {
         let hasOwn = try current(for: appID, session).appID == appID
         let counted: Int? = lock.withLock {
             guard let seen = sinceLastLook[appID] else {
@@ -80,10 +84,10 @@ final class PostgresDictionaries: @unchecked Sendable {
             sinceLastLook[appID] = seen + added
             return seen + added >= DictionaryTraining.trainingBytes ? seen + added : nil
         }
-        guard let counted else { return }
+        guard let counted else { return nil }
         let missed = lock.withLock { misses[appID] ?? 0 }
         if !hasOwn, missed > 0 {
-            guard counted >= DictionaryTraining.lookBytes(generation: 0, misses: missed) else { return }
+            guard counted >= DictionaryTraining.lookBytes(generation: 0, misses: missed) else { return nil }
         }
         if hasOwn {
             var generation = lock.withLock { generations[appID] } ?? -1
@@ -92,7 +96,7 @@ final class PostgresDictionaries: @unchecked Sendable {
                 generation = Int(try row?.decode(Int64.self) ?? 0)
                 lock.withLock { generations[appID] = generation }
             }
-            guard counted >= DictionaryTraining.lookBytes(generation: generation, misses: missed) else { return }
+            guard counted >= DictionaryTraining.lookBytes(generation: generation, misses: missed) else { return nil }
         }
         lock.withLock {
             sinceLastLook[appID] = 0
@@ -125,9 +129,9 @@ final class PostgresDictionaries: @unchecked Sendable {
             else { continue }
             sample.offer(lines, source: source)
         }
-        guard sample.isEnough else { return }
+        guard sample.isEnough else { return nil }
         let bytes = DictionaryTraining.dictionary(from: sample.lines)
-        guard !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else { return nil }
         let identifier = Int64(DictionaryDeflate.identifier(of: bytes))
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         // A clash of Adler-32s with another dictionary stores nothing: the app goes on with what it had.
@@ -137,17 +141,13 @@ final class PostgresDictionaries: @unchecked Sendable {
             ON CONFLICT (adler32) DO NOTHING RETURNING id
             """
         ).first(where: { _ in true })
-        if let inserted {
-            // Kept for this process once the transaction commits; a rollback is undone by `forget()`.
-            let id = try inserted.decode(Int64.self)
-            let dictionary = BlockDictionary(id: id, appID: appID, bytes: bytes)
-            lock.withLock {
-                ownByApp[appID] = dictionary
-                generations[appID] = nil
-                misses[appID] = nil
-                newestID = max(newestID, id)
-            }
+        guard let inserted else { return nil }
+        let id = try inserted.decode(Int64.self)
+        lock.withLock {
+            generations[appID] = nil
+            misses[appID] = nil
         }
+        return BlockDictionary(id: id, appID: appID, bytes: bytes)
     }
 
     /// Forgets what a transaction that rolled back may have trained.

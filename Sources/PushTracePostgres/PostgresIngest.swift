@@ -6,6 +6,10 @@ import PushTraceRecords
 import PushTraceStore
 
 extension PostgresStore {
+    /// Two groups in flight: while one waits on PostgreSQL's answers, the other is built. Their rows are locked in
+    /// one order (devices, summaries and rollup rows each by key), so they wait for each other, never deadlock.
+    public var concurrentWriters: Int { 2 }
+
     /// Summaries are merged as each group commits (``IngestSession/defersSummaries`` is false): with several servers
     /// on one database, a summary merged under its row lock at commit is what every server reads.
     public func makeIngestSession(deferringSummaries: Bool) throws -> any IngestSession {
@@ -76,6 +80,8 @@ final class PostgresGroup: IngestGroup, BundleRows {
     /// The devices whose uploads may unsettle pushes that waited for them, handled with the summaries.
     var devices: Set<AwaitingDevice> = []
     let configBodies = ConfigBodies()
+    /// Dictionaries this group trained: its own until it commits (``PostgresDictionaries/trainIfDue(appID:added:_:)``).
+    private var trained: [String: BlockDictionary] = [:]
     private let bundleIDs: ReservedIDs
     private let blockIDs: ReservedIDs
     /// The answer to the insert of the bundle being stored, sent without waiting: no row inserted means the bundle
@@ -168,7 +174,9 @@ final class PostgresGroup: IngestGroup, BundleRows {
         return (answer.metadata.rows ?? 0) == 0
     }
 
-    func dictionary(for appID: String) throws -> BlockDictionary { try store.dictionaries.current(for: appID, session) }
+    func dictionary(for appID: String) throws -> BlockDictionary {
+        try trained[appID] ?? store.dictionaries.current(for: appID, session)
+    }
 
     func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { store.dictionaries.lookup(identifier, session) }
 
@@ -224,7 +232,9 @@ final class PostgresGroup: IngestGroup, BundleRows {
         if blocks.bytes(from: 0) >= PendingBlocks.bytesPerWrite || blocks.count >= PendingBlocks.rowsPerWrite {
             try writeBlocks()
         }
-        try store.dictionaries.trainIfDue(appID: bundle.result.appID, added: bundle.storedBytes, session)
+        if let new = try store.dictionaries.trainIfDue(appID: bundle.result.appID, added: bundle.storedBytes, session) {
+            trained[new.appID ?? bundle.result.appID] = new
+        }
         summaries.merge(appID: bundle.result.appID, bundle.facts)
         if let device = bundle.device {
             devices.insert(

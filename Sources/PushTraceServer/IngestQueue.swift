@@ -86,6 +86,8 @@ final class IngestQueue: @unchecked Sendable {
         let batch = waiting.next(maxCount: settings.maxBundlesPerCommit, maxCost: settings.maxLinesPerCommit) {
             $0.bundle.lines
         }
+        // Another writer, if the store has several, takes what is left.
+        if !waiting.isEmpty { condition.signal() }
         return Batch(submissions: batch, depth: waiting.count, readersWaiting: !summaryReaders.isEmpty, finished: false)
     }
 

@@ -70,13 +70,22 @@ public final class IngestWriter: Service, @unchecked Sendable {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    // Every writer thread's end, the last resuming `done`.
+                    let running = WriterCount(store.concurrentWriters)
                     Thread {
                         // Named for top -H and perf (set from the thread itself: Foundation on Linux names only the
                         // current thread; 15 bytes at most).
                         Thread.current.name = "pt-writer"
                         self.writeLoop()
-                        done.resume()
+                        if running.ended() { done.resume() }
                     }.start()
+                    for number in 1..<store.concurrentWriters {
+                        Thread {
+                            Thread.current.name = "pt-writer-\(number)"
+                            self.helperLoop()
+                            if running.ended() { done.resume() }
+                        }.start()
+                    }
                 }
             } onGracefulShutdown: {
                 self.stopAccepting()
@@ -128,6 +137,26 @@ public final class IngestWriter: Service, @unchecked Sendable {
         }
     }
 
+    /// A further writer of a store that takes several groups at once (``TraceWriter/concurrentWriters``): it only
+    /// commits groups, each with its summaries (its session defers none); the first writer settles and lets readers
+    /// go.
+    private func helperLoop() {
+        var own: (any IngestSession)?
+        while true {
+            let next = queue.next(pause: IngestTiming.idlePause)
+            if next.finished { return }
+            var batch = next.submissions
+            guard !batch.isEmpty else { continue }
+            do {
+                let session = try own ?? store.makeIngestSession(deferringSummaries: false)
+                own = session
+                commit(&batch, in: session)
+            } catch {
+                fail(batch, error)
+            }
+        }
+    }
+
     /// Writes the deferred summaries (kept for the next attempt if that fails) and lets waiting readers go.
     private func writeSummaries() {
         if let session, session.hasPendingSummaries {
@@ -152,10 +181,33 @@ public final class IngestWriter: Service, @unchecked Sendable {
     /// of it gets 503 at once; when the group failed for another reason, each bundle is stored on its own so that
     /// one bundle the store refuses does not fail the others.
     private func commit(_ batch: inout [Submission]) {
+        do {
+            commit(&batch, in: try openSession())
+        } catch {
+            fail(batch, error)
+        }
+    }
+
+    /// Every bundle of `batch` answered with the store's failure.
+    private func fail(_ batch: [Submission], _ error: any Error) {
+        let unavailable = APIError.storeUnavailable(
+            error, of: store, "nothing was committed", retryAfter: settings.retryAfterUnavailable)
+        let explained = store.explaining(error)
+        for submission in batch {
+            submission.logger.error("commit failed", metadata: ["error": "\(explained)"])
+            submission.continuation.resume(
+                throwing: unavailable
+                    ?? APIError.unavailable(
+                        "the store cannot answer (nothing was committed): the database failed; the server's log has more under this request_id",
+                        retryAfter: settings.retryAfterUnavailable))
+        }
+    }
+
+    private func commit(_ batch: inout [Submission], in session: any IngestSession) {
         let start = ContinuousClock.now
         do {
             // A bundle the decoder would refuse fails alone; any other error (SQLite's) aborts the whole group.
-            let results = try openSession().inGroupCommit { group in
+            let results = try session.inGroupCommit { group in
                 try batch.map { submission -> Result<IngestResult, BundleError> in
                     do { return .success(try self.ingest(submission.bundle, into: group)) } catch let error as BundleError {
                         return .failure(error)
@@ -163,7 +215,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 }
             }
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: false)
-            if session?.hasPendingSummaries == true {
+            if session.hasPendingSummaries {
                 // Before the acknowledgements: a reader told to wait for summaries waits for these too.
                 queue.summariesWaiting()
             }
@@ -175,18 +227,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
             metrics.commit(bundles: batch.count, duration: ContinuousClock.now - start, failed: true)
             let unavailable = APIError.storeUnavailable(
                 error, of: store, "nothing was committed", retryAfter: settings.retryAfterUnavailable)
-            guard batch.count > 1, unavailable == nil else {
-                let explained = store.explaining(error)
-                for submission in batch {
-                    submission.logger.error("commit failed", metadata: ["error": "\(explained)"])
-                    submission.continuation.resume(
-                        throwing: unavailable
-                            ?? APIError.unavailable(
-                                "the store cannot answer (nothing was committed): the database failed; the server's log has more under this request_id",
-                                retryAfter: settings.retryAfterUnavailable))
-                }
-                return
-            }
+            guard batch.count > 1, unavailable == nil else { return fail(batch, error) }
             logger.warning(
                 "group commit failed; storing its bundles one by one",
                 metadata: [
@@ -194,7 +235,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                 ])
             for submission in batch {
                 var one = [submission]
-                commit(&one)
+                commit(&one, in: session)
             }
         }
     }
@@ -225,6 +266,22 @@ public final class IngestWriter: Service, @unchecked Sendable {
         case .failure(let error):
             metrics.bundle("rejected")
             submission.continuation.resume(throwing: APIError(bundleError: error))
+        }
+    }
+}
+
+/// How many writer threads are still running: the last to end says so.
+private final class WriterCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running: Int
+
+    init(_ count: Int) { running = max(1, count) }
+
+    /// One writer ended; true for the last.
+    func ended() -> Bool {
+        lock.withLock {
+            running -= 1
+            return running == 0
         }
     }
 }
