@@ -4,7 +4,8 @@ import PushTraceCore
 import PushTraceStore
 import ServiceLifecycle
 
-/// The server's one writer: decoded bundles wait in a bounded queue and are stored on one thread, many to a
+/// The server's writer: decoded bundles wait in a bounded queue and are stored on one thread (more where the store's
+/// transactions run side by side, ``TraceWriter/concurrentWriters``, each in a session of its own), many to a
 /// commit, each acknowledged only once its commit has succeeded.
 ///
 /// A full queue refuses at once (429); a commit that fails (a lock held elsewhere beyond the busy timeout, a full
