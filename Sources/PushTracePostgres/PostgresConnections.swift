@@ -312,7 +312,9 @@ struct PostgresSession {
             send(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT bundle"))
             return result
         } catch {
+            // Released once undone, so that a later failure never rolls back to this one, undoing what came between.
             _ = try? query("ROLLBACK TO SAVEPOINT bundle")
+            send(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT bundle"))
             throw error
         }
     }

@@ -70,11 +70,16 @@ final class PostgresDictionaries: @unchecked Sendable {
     /// last one (its first, once a full sample can be drawn); call after a bundle that stored `added` bytes of
     /// lines. Training never fails a bundle.
     ///
-    /// Returns the dictionary trained, for the caller's transaction alone until it commits: another writer of this
+    /// Returns the dictionary trained (`trained`: the one the caller's transaction trained before), for the caller's
+    /// transaction alone until it commits: another writer of this
     /// process must not compress against a dictionary whose row may yet be rolled back. Once committed, the next
     /// ``refresh(_:)`` finds it for every writer.
-    func trainIfDue(appID: String, added: Int, _ session: PostgresSession) throws -> BlockDictionary? {
-        let hasOwn = try current(for: appID, session).appID == appID
+    func trainIfDue(
+        appID: String, added: Int, trained: BlockDictionary?, _ session: PostgresSession
+    ) throws -> BlockDictionary? {
+        // After the caller's transaction trained one, ``current(for:_:)`` would read that row and keep it for every
+        // writer: it is not asked.
+        let hasOwn = try trained != nil || current(for: appID, session).appID == appID
         let counted: Int? = lock.withLock {
             guard let seen = sinceLastLook[appID] else {
                 // The first look of this process: an app with a dictionary starts counting (a restart trains nothing).

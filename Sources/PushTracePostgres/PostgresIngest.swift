@@ -6,8 +6,10 @@ import PushTraceRecords
 import PushTraceStore
 
 extension PostgresStore {
-    /// Two groups in flight: while one waits on PostgreSQL's answers, the other is built. Their rows are locked in
-    /// one order (devices, summaries and rollup rows each by key), so they wait for each other, never deadlock.
+    /// Two groups in flight: while one waits on PostgreSQL's answers, the other is built. Devices, summaries and
+    /// rollup rows are locked in key order, so two groups wait for each other there. A device's config rows and a
+    /// bundle's row are taken in arrival order: two uploads of one device in flight at once, in two groups in
+    /// opposite orders, can deadlock; PostgreSQL then undoes one group, whose bundles are stored again one by one.
     public var concurrentWriters: Int { 2 }
 
     /// Summaries are merged as each group commits (``IngestSession/defersSummaries`` is false): with several servers
@@ -80,15 +82,20 @@ final class PostgresGroup: IngestGroup, BundleRows {
     /// The devices whose uploads may unsettle pushes that waited for them, handled with the summaries.
     var devices: Set<AwaitingDevice> = []
     let configBodies = ConfigBodies()
-    /// Dictionaries this group trained: its own until it commits (``PostgresDictionaries/trainIfDue(appID:added:_:)``).
+    /// Dictionaries this group trained: its own until it commits (``PostgresDictionaries/trainIfDue(appID:added:trained:_:)``).
     private var trained: [String: BlockDictionary] = [:]
     private let bundleIDs: ReservedIDs
     private let blockIDs: ReservedIDs
     /// The answer to the insert of the bundle being stored, sent without waiting: no row inserted means the bundle
     /// was stored before.
     private var bundleInsert: EventLoopFuture<PostgresQueryResult>?
-    /// The manifest of the bundle being stored, whose row is inserted at its end with its counts.
+    /// The manifest of the bundle being stored, whose row is inserted at its end with its counts, and what was
+    /// known of it at its beginning.
     private var manifest: Manifest?
+    private var beginning: (tally: BundleTally, source: String?, receivedAt: Int64)?
+    /// Whether the bundle's row was inserted before its end: its blocks had to be written early (a large bundle),
+    /// and they refer to it.
+    private var rowInserted = false
     /// Blocks of the group's stored bundles (and of the one being stored, from ``currentBlocks``) not written yet:
     /// written many to a statement when they are many, and before the group's summaries.
     private var blocks = PendingBlocks()
@@ -116,6 +123,11 @@ final class PostgresGroup: IngestGroup, BundleRows {
         do {
             return try session.savepoint {
                 bundleInsert = nil
+                // What follows is this bundle's, even if it fails before its manifest.
+                currentBlocks = blocks.count
+                currentDevice = nil
+                manifest = nil
+                rowInserted = false
                 let result: T
                 do {
                     result = try body()
@@ -140,8 +152,16 @@ final class PostgresGroup: IngestGroup, BundleRows {
     /// (``bundleEnded(ref:tally:source:receivedAt:firstBlock:lastBlock:)``).
     func insertBundle(_ manifest: Manifest, tally: BundleTally, source: String?, receivedAt: Int64) throws -> Int64? {
         self.manifest = manifest
+        beginning = (tally, source, receivedAt)
         currentBlocks = blocks.count
         return try bundleIDs.next(session)
+    }
+
+    /// The bundle's row as known so far, for blocks written before its end; its counts are updated at its end.
+    private func insertRowEarly(ref: Int64) {
+        guard !rowInserted, let beginning else { return }
+        sendRowInsert(ref: ref, tally: beginning.tally, source: beginning.source, receivedAt: beginning.receivedAt)
+        rowInserted = true
     }
 
     /// The same bundle sent to two servers at once: the second insert waits for the first transaction and, once it
@@ -149,7 +169,24 @@ final class PostgresGroup: IngestGroup, BundleRows {
     func bundleEnded(
         ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?
     ) throws {
-        guard let manifest else { return }
+        if rowInserted {
+            // Inserted early (its blocks refer to it): its counts now.
+            let spans = tally.spans
+            let update: SQLStatement = """
+                UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected),
+                    ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),
+                    config_ts_from = \(spans.configFrom), config_ts_to = \(spans.configTo)
+                WHERE id = \(ref)
+                """
+            try session.send(update)
+            return
+        }
+        sendRowInsert(ref: ref, tally: tally, source: source, receivedAt: receivedAt)
+    }
+
+    /// Sends the insert of the bundle's row, watched: no row inserted means the bundle was stored before.
+    private func sendRowInsert(ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64) {
+        guard let manifest else { preconditionFailure("a bundle's row is written after its manifest") }
         let spans = tally.spans
         bundleInsert = session.sendWatched(
             PostgresSession.query(
@@ -186,6 +223,7 @@ final class PostgresGroup: IngestGroup, BundleRows {
         let id = try blockIDs.next(session)
         blocks.append(block, id: id)
         if blocks.bytes(from: currentBlocks) >= PendingBlocks.bytesPerWrite {
+            insertRowEarly(ref: block.bundleRef)
             try blocks.write(from: currentBlocks, session)
             currentBlocks = blocks.count
         }
@@ -218,6 +256,9 @@ final class PostgresGroup: IngestGroup, BundleRows {
 
     func stored(_ bundle: StoredBundle) throws {
         manifest = nil
+        beginning = nil
+        rowInserted = false
+        currentBlocks = blocks.count
         if let (visit, changed) = currentDevice {
             let key = DeviceKey(appID: visit.appID, deviceID: visit.deviceID)
             if var kept = visits[key] {
@@ -232,7 +273,9 @@ final class PostgresGroup: IngestGroup, BundleRows {
         if blocks.bytes(from: 0) >= PendingBlocks.bytesPerWrite || blocks.count >= PendingBlocks.rowsPerWrite {
             try writeBlocks()
         }
-        if let new = try store.dictionaries.trainIfDue(appID: bundle.result.appID, added: bundle.storedBytes, session) {
+        if let new = try store.dictionaries.trainIfDue(
+            appID: bundle.result.appID, added: bundle.storedBytes, trained: trained[bundle.result.appID], session)
+        {
             trained[new.appID ?? bundle.result.appID] = new
         }
         summaries.merge(appID: bundle.result.appID, bundle.facts)
@@ -249,6 +292,8 @@ final class PostgresGroup: IngestGroup, BundleRows {
         configBodies.forget()
         blocks.drop(from: currentBlocks)
         manifest = nil
+        beginning = nil
+        rowInserted = false
         currentDevice = nil
     }
 }

@@ -9,7 +9,7 @@ import PostgresNIO
 /// is spoken (no Unix socket). `sslmode` is libpq's: `disable`, `allow` and `prefer` (TLS when the server offers it,
 /// unverified), `require` (TLS, unverified unless `sslrootcert` is given), `verify-ca` (TLS, the certificate signed
 /// by `sslrootcert`) and `verify-full` (signed by `sslrootcert`, or by the system's authorities, and naming the
-/// host). Unset, it is `prefer` on loopback and `verify-full` for any other host (docs/security.md, the database
+/// host). Unset, it is `disable` on loopback and `verify-full` for any other host (docs/security.md, the database
 /// link).
 public struct PostgresLocation: Sendable, Equatable {
     public var host: String

@@ -72,7 +72,8 @@ public final class IngestWriter: Service, @unchecked Sendable {
             await withGracefulShutdownHandler {
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     // Every writer thread's end, the last resuming `done`.
-                    let running = WriterCount(store.concurrentWriters)
+                    let writers = max(1, store.concurrentWriters)
+                    let running = WriterCount(writers)
                     Thread {
                         // Named for top -H and perf (set from the thread itself: Foundation on Linux names only the
                         // current thread; 15 bytes at most).
@@ -80,7 +81,7 @@ public final class IngestWriter: Service, @unchecked Sendable {
                         self.writeLoop()
                         if running.ended() { done.resume() }
                     }.start()
-                    for number in 1..<store.concurrentWriters {
+                    for number in 1..<writers {
                         Thread {
                             Thread.current.name = "pt-writer-\(number)"
                             self.helperLoop()

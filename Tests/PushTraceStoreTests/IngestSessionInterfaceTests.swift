@@ -32,6 +32,36 @@ struct IngestSessionInterfaceTests {
         }
         #expect(results.map { (try? $0.get())?.accepted } == [3, nil, 3])
         #expect(try temporary.store.search(SearchQuery()).map(\.notificationID).sorted() == ["n-1", "n-3"])
+        // The refused bundle failed before its manifest: the lines of the bundle before it are kept all the same.
+        let check = try temporary.store.check()
+        #expect(check.isConsistent && check.records == 6, "\(check)")
+    }
+
+    @Test(
+        "a bundle whose blocks run to megabytes is stored whole, and answers as a duplicate when sent again",
+        arguments: TestEngine.all)
+    func largeBundle(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        var random = SystemRandomNumberGenerator()
+        // Hex digits of random bytes: deflate keeps about half of them, so 120 lines of 128 KiB are blocks of some
+        // 8 MB, over the size at which a writer stores a bundle's own blocks before its end.
+        let lines =
+            [Lines.manifest()]
+            + (0..<120).map { i in
+                let noise = (0..<(64 << 10)).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }
+                    .joined()
+                return
+                    #"{"type":"log","ts":\#(Lines.t0 + Int64(i)),"process":"service","level":"info","message":"\#(noise)","notification_id":"n-big"}"#
+            }
+        let session = try temporary.store.makeIngestSession(deferringSummaries: false)
+        for duplicate in [false, true] {
+            let result = try session.inGroupCommit { group in
+                try group.ingest(source: "t", receivedAt: Lines.t0, Self.bundle(lines))
+            }
+            #expect(result.accepted == 120 && result.duplicate == duplicate)
+        }
+        let check = try temporary.store.check()
+        #expect(check.isConsistent && check.records == 120, "\(check)")
     }
 
     @Test(
