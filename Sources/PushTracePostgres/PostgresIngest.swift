@@ -171,15 +171,7 @@ final class PostgresGroup: IngestGroup, BundleRows {
     ) throws {
         if rowInserted {
             // Inserted early (its blocks refer to it): its counts now.
-            let spans = tally.spans
-            let update: SQLStatement = """
-                UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected),
-                    ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),
-                    config_ts_from = \(spans.configFrom), config_ts_to = \(spans.configTo)
-                WHERE id = \(ref)
-                """
-            try session.send(update)
-            return
+            return try session.bundleCounted(ref: ref, tally: tally, blockRange: nil)
         }
         sendRowInsert(ref: ref, tally: tally, source: source, receivedAt: receivedAt)
     }

@@ -52,11 +52,19 @@ extension BundleRows {
     package func bundleEnded(
         ref: Int64, tally: BundleTally, source: String?, receivedAt: Int64, firstBlock: Int64?, lastBlock: Int64?
     ) throws {
+        try session.bundleCounted(ref: ref, tally: tally, blockRange: keepsBlockRange ? (firstBlock, lastBlock) : nil)
+    }
+}
+
+extension SQLSession {
+    /// Updates a stored bundle row with its counts and spans, and the ids of its first and last blocks where the
+    /// engine keeps them (`blockRange`).
+    package func bundleCounted(ref: Int64, tally: BundleTally, blockRange: (first: Int64?, last: Int64?)?) throws {
         let spans = tally.spans
-        let blockRange: SQLStatement = keepsBlockRange ? ", first_block = \(firstBlock), last_block = \(lastBlock)" : ""
-        try session.send(
+        let blocks: SQLStatement = blockRange.map { ", first_block = \($0.first), last_block = \($0.last)" } ?? ""
+        try send(
             """
-            UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected)\(blockRange),
+            UPDATE bundle SET accepted = \(tally.accepted), rejected = \(tally.rejected)\(blocks),
                 ts_from = \(spans.lines?.from), ts_to = \(spans.lines?.to),
                 config_ts_from = \(spans.configFrom), config_ts_to = \(spans.configTo)
             WHERE id = \(ref)

@@ -42,16 +42,25 @@ struct IngestSessionInterfaceTests {
         arguments: TestEngine.all)
     func largeBundle(engine: TestEngine) throws {
         let temporary = try TemporaryStore(engine: engine)
-        var random = SystemRandomNumberGenerator()
         // Hex digits of random bytes: deflate keeps about half of them, so 120 lines of 128 KiB are blocks of some
-        // 8 MB, over the size at which a writer stores a bundle's own blocks before its end.
+        // 8 MB, over the size at which a writer stores a bundle's own blocks before its end. One line's noise serves
+        // every line: each is longer than deflate's window, so a repeat is not found.
+        var random = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var noise = [UInt8]()
+        noise.reserveCapacity(128 << 10)
+        for _ in 0..<(16 << 10) {
+            var word = random.next()
+            for _ in 0..<8 {
+                noise.append(digits[Int(word & 0xf)])
+                word >>= 4
+            }
+        }
+        let message = String(decoding: noise, as: UTF8.self)
         let lines =
             [Lines.manifest()]
             + (0..<120).map { i in
-                let noise = (0..<(64 << 10)).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }
-                    .joined()
-                return
-                    #"{"type":"log","ts":\#(Lines.t0 + Int64(i)),"process":"service","level":"info","message":"\#(noise)","notification_id":"n-big"}"#
+                #"{"type":"log","ts":\#(Lines.t0 + Int64(i)),"process":"service","level":"info","message":"\#(message)","notification_id":"n-big"}"#
             }
         let session = try temporary.store.makeIngestSession(deferringSummaries: false)
         for duplicate in [false, true] {
