@@ -14,6 +14,8 @@ RESTARTS=${RESTARTS:-3}
 BIN=${BIN:-.build/debug}
 NOTIFICATIONS=${NOTIFICATIONS:-3000}
 CONCURRENCY=${CONCURRENCY:-8}
+# An upload run that takes longer than this has hung: the round fails (its uploads are counted unacknowledged).
+LOAD_SECONDS=${LOAD_SECONDS:-600}
 pushtrace="$BIN/pushtrace"
 load="$BIN/pushtrace-load"
 psql="$PGBIN/psql"
@@ -65,10 +67,10 @@ PY
     start_server "$url" "$port_b"; pid_b=$started
     pids=("$pid_a" "$pid_b")
     : >"$work/acked-a"; : >"$work/acked-b"
-    PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port_a" --concurrency "$CONCURRENCY" --replay \
+    PUSHTRACE_TOKEN=$token timeout "$LOAD_SECONDS" "$load" --server "http://127.0.0.1:$port_a" --concurrency "$CONCURRENCY" --replay \
         --acked "$work/acked-a" --format json "$work/a" >"$work/load-a.json" 2>"$work/load-a.err" &
     load_a=$!
-    PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port_b" --concurrency "$CONCURRENCY" --replay \
+    PUSHTRACE_TOKEN=$token timeout "$LOAD_SECONDS" "$load" --server "http://127.0.0.1:$port_b" --concurrency "$CONCURRENCY" --replay \
         --acked "$work/acked-b" --format json "$work/b" >"$work/load-b.json" 2>"$work/load-b.err" &
     load_b=$!
     delay=$(python3 -c "import random; print(round(random.uniform(0.3, 1.5), 2))")
@@ -83,6 +85,9 @@ PY
     status_a=0; status_b=0
     wait "$load_a" || status_a=$?
     wait "$load_b" || status_b=$?
+    for status in "$status_a" "$status_b"; do
+        [ "$status" != 124 ] || echo "round $round: an upload run did not end within ${LOAD_SECONDS}s" >&2
+    done
     acknowledged=$(cat "$work/acked-a" "$work/acked-b" | wc -l)
     # Every upload to a server that stayed up must have been acknowledged in the end (through a restart of
     # PostgreSQL, after its 503s): server B always, server A unless it was killed.
@@ -102,9 +107,8 @@ PY
         [ "$(sql "$url" "SELECT count(*) FROM notification WHERE cause IS NULL")" = 0 ] && break
         sleep 0.1
     done
-    kill -TERM "$pid_a" "$pid_b"
-    wait "$pid_a" || { echo "round $round: server A did not stop cleanly"; exit 1; }
-    wait "$pid_b" || { echo "round $round: server B did not stop cleanly"; exit 1; }
+    stop_within "$pid_a" || { echo "round $round: server A did not stop cleanly within 60 s"; exit 1; }
+    stop_within "$pid_b" || { echo "round $round: server B did not stop cleanly within 60 s"; exit 1; }
     pids=()
 
     cat "$work/acked-a" "$work/acked-b" | awk '{print $1 "\t" $2 "\t" $3}' >"$work/acked.tsv"

@@ -10,6 +10,8 @@ ROUNDS=${ROUNDS:-20}
 BIN=${BIN:-.build/debug}
 NOTIFICATIONS=${NOTIFICATIONS:-3000}
 CONCURRENCY=${CONCURRENCY:-16}
+# An upload run that takes longer than this has hung.
+LOAD_SECONDS=${LOAD_SECONDS:-600}
 pushtrace="$BIN/pushtrace"
 load="$BIN/pushtrace-load"
 work=$(mktemp -d)
@@ -37,7 +39,7 @@ for round in $(seq 1 "$ROUNDS"); do
     token=$("$pushtrace" token create --db "$db" --scope admin 2>/dev/null)
     port=$(free_port)
     start_server "$db" "$port"
-    PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" --replay \
+    PUSHTRACE_TOKEN=$token timeout "$LOAD_SECONDS" "$load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" --replay \
         --acked "$acked" "$work/bundles" >"$work/load-$round.txt" 2>&1 &
     load_pid=$!
     delay=$(python3 -c "import random; print(round(random.uniform(0.2, 1.5), 2))")
@@ -52,7 +54,7 @@ for round in $(seq 1 "$ROUNDS"); do
 
     # Restart on the same file: it must open and recover.
     start_server "$db" "$port"
-    kill -TERM "$server_pid"; wait "$server_pid" || { echo "round $round: the restarted server did not stop cleanly"; exit 1; }
+    stop_within "$server_pid" || { echo "round $round: the restarted server did not stop cleanly within 60 s"; exit 1; }
     server_pid=""
 
     missing=$(sqlite3 "$db" <<SQL
@@ -85,9 +87,10 @@ SQL
 
     # Upload everything again: the acknowledged come back as duplicates, the rest is stored, once.
     start_server "$db" "$port"
-    PUSHTRACE_TOKEN=$token "$load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" --replay \
-        --format json "$work/bundles" >"$work/reload-$round.json"
-    kill -TERM "$server_pid"; wait "$server_pid" || true
+    PUSHTRACE_TOKEN=$token timeout "$LOAD_SECONDS" "$load" --server "http://127.0.0.1:$port" --concurrency "$CONCURRENCY" --replay \
+        --format json "$work/bundles" >"$work/reload-$round.json" \
+        || { echo "round $round: the second upload failed or did not end within ${LOAD_SECONDS}s"; exit 1; }
+    stop_within "$server_pid" || true
     server_pid=""
     final=$(sqlite3 "$db" "SELECT count(*) FROM bundle")
 

@@ -23,6 +23,20 @@ wait_healthy() {
   return 1
 }
 
+# Stops a child of the calling shell: SIGTERM, then its exit status, or 137 if it was still running SECONDS later
+# (default 60; it is then killed with SIGKILL): `stop_within PID [SECONDS]`. A test that stops a server never waits
+# for ever on one that hangs.
+stop_within() {
+  local pid=$1 seconds=${2:-60} status=0 watchdog
+  kill -TERM "$pid" 2>/dev/null || true
+  ( sleep "$seconds"; kill -9 "$pid" 2>/dev/null ) &
+  watchdog=$!
+  wait "$pid" || status=$?
+  kill "$watchdog" 2>/dev/null || true
+  wait "$watchdog" 2>/dev/null || true
+  return "$status"
+}
+
 # A unit file's KEY= value (the last one): `unit_value FILE KEY`.
 unit_value() {
   sed -n "s/^$2=//p" "$1" | tail -n 1

@@ -157,19 +157,26 @@ struct PostgresSession {
     /// Every row of the answer.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try answer(connection.query(query, logger: logger))
+        try answer(issue(query))
+    }
+
+    /// The statement sent on the connection. postgres-nio drops a statement written to a connection that has closed
+    /// without ever failing its answer, so one that is closed already fails the statement here, at once.
+    private func issue(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
+        guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        return connection.query(query, logger: logger)
     }
 
     /// Sends a statement without waiting for its answer. postgres-nio runs a connection's statements in the order
     /// they were sent, each as soon as the one before it is answered, so the caller goes on making the next one
     /// meanwhile. A failure is thrown by the next call that waits (a transaction's end waits).
     func send(_ query: PostgresQuery) {
-        sent.append(connection.query(query, logger: logger))
+        sent.append(issue(query))
     }
 
     /// ``send(_:)``, answering the statement's future as well, for a caller that reads its answer later.
     func sendWatched(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
-        let future = connection.query(query, logger: logger)
+        let future = issue(query)
         sent.append(future)
         return future
     }
@@ -183,26 +190,29 @@ struct PostgresSession {
         return try result.get()
     }
 
-    /// Waits for the answers of the statements sent without waiting; throws the first one's failure. Only the
-    /// last is waited for with a deadline: the connection answers in order, so the others have been answered then.
+    /// Waits for the answers of the statements sent without waiting; throws the first one's failure. The last is
+    /// waited for with the deadline. When it was answered, so was every one before it (the connection answers in
+    /// order). When it failed, the connection may have closed under statements postgres-nio never wrote and never
+    /// answers: those are given a moment, and one still unanswered then counts as failed with the last.
     func settle() throws {
         let futures = sent.taken()
         guard let last = futures.last else { return }
-        var failure: (any Error)?
+        var lastFailure: (any Error)?
         do {
             _ = try Self.wait(last, connection: connection, deadline: deadline)
         } catch {
-            failure = error
+            lastFailure = error
         }
         for future in futures.dropLast() {
             do {
-                _ = try future.wait()
-            } catch {
-                failure = error
+                _ = try Self.wait(future, connection: connection, deadline: lastFailure == nil ? nil : .seconds(1))
+            } catch  where (error as? StoreError)?.code == .noAnswer {
                 break
+            } catch {
+                throw error
             }
         }
-        if let failure { throw failure }
+        if let lastFailure { throw lastFailure }
     }
 
     /// A statement's answer, waited for no longer than `deadline`. Once, after PostgreSQL was restarted mid-upload,
@@ -234,6 +244,7 @@ struct PostgresSession {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), preparesStatements else {
             return Array(try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())))
         }
+        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
         let (connection, logger) = (connection, logger)
         let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
         Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
@@ -255,6 +266,7 @@ struct PostgresSession {
             let rows = Array(try self.query(query))
             return (rows.first.map { $0.map(\.columnName) } ?? [], rows)
         }
+        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
         let (connection, logger) = (connection, logger)
         let promise = connection.eventLoop.makePromise(of: ([String], [PostgresRow]).self)
         Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
@@ -279,6 +291,7 @@ struct PostgresSession {
     /// Each row handed to `row` as it arrives, without keeping them all; `row` runs on the connection's event loop,
     /// so it must not block.
     func stream(_ query: PostgresQuery, _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
+        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
         _ = try answer(connection.query(query, logger: logger, row))
     }
 

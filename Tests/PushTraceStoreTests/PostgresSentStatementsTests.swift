@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 import PushTraceStore
 import PushTraceTestSupport
@@ -66,6 +67,34 @@ struct PostgresSentStatementsTests {
             Issue.record("the failure was lost")
         } catch {
             #expect(state(error) == "22012")
+        }
+    }
+
+    @Test(
+        "statements sent on a connection that has closed fail at the next wait, which does not hang",
+        .enabled(if: TestEngine.postgresCluster != nil))
+    func sentOnAClosedConnection() throws {
+        let temporary = try TemporaryStore(engine: .postgres)
+        let store = try PostgresStore(url: try #require(temporary.url), connections: 2)
+        defer { try? store.close() }
+        do {
+            try store.withSession { session in
+                // A short deadline: were an answer never to come, the test fails in seconds rather than hangs.
+                var session = session
+                session.deadline = .seconds(3)
+                let backend = try #require(try session.query("SELECT pg_backend_pid()").first(where: { _ in true })).decode(Int32.self)
+                try store.withSession { other in try other.query(PostgresQuery(unsafeSQL: "SELECT pg_terminate_backend(\(backend))")) }
+                let start = ContinuousClock.now
+                while !session.connection.isClosed && ContinuousClock.now - start < .seconds(10) { usleep(10_000) }
+                #expect(session.connection.isClosed)
+                // postgres-nio drops a statement written to a closed connection without answering it.
+                session.send(PostgresQuery(unsafeSQL: "SELECT 1"))
+                session.send(PostgresQuery(unsafeSQL: "SELECT 2"))
+                try session.settle()
+            }
+            Issue.record("statements on a closed connection succeeded")
+        } catch {
+            #expect(PostgresFailure(error).isUnavailable, "\(error)")
         }
     }
 }
