@@ -366,6 +366,38 @@ def split_halves(corpus, out):
         os.link(path, target)
 
 
+def proc_ticks(pid, children=False):
+    """utime + stime of a live process (and, with children, of its children it has waited for), in clock ticks."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    # After the name: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
+    times = [int(v) for v in fields[11:15]]
+    return sum(times if children else times[:2])
+
+
+def cpu(*pids):
+    """CPU seconds spent so far by the live processes given."""
+    print(f"{sum(proc_ticks(p) for p in pids) / os.sysconf('SC_CLK_TCK'):.2f}")
+
+
+def postgres_cpu(data):
+    """CPU seconds PostgreSQL has spent so far: the postmaster, the backends it reaped, and every live child."""
+    postmaster = int(open(os.path.join(data, "postmaster.pid")).readline())
+    ticks = proc_ticks(postmaster, children=True)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+                if int(stat[1]) == postmaster:
+                    ticks += proc_ticks(entry, children=True)
+            except (OSError, ValueError):
+                pass  # gone meanwhile
+    print(f"{ticks / os.sysconf('SC_CLK_TCK'):.2f}")
+
+
+def per_million(seconds, records):
+    print(f"{float(seconds) * 1e6 / float(records):.1f}")
+
+
 def bytes_line(count, records):
     count, records = int(count), int(records)
     print(f"  {count / 1e6:,.1f} MB, {count / records:.1f} bytes per record")
@@ -378,7 +410,8 @@ COMMANDS = {
     "ingest-times": ingest_times, "cli-storing-rate": cli_storing_rate, "store-size": store_size,
     "record-rows": record_rows, "ingest-summary": ingest_summary, "load-result": load_result, "load-row": load_row,
     "latest-week": latest_week, "middle-day": middle_day, "next-day": next_day, "export-summary": export_summary,
-    "split-halves": split_halves, "bytes-line": bytes_line,
+    "split-halves": split_halves, "bytes-line": bytes_line, "cpu": cpu, "postgres-cpu": postgres_cpu,
+    "per-million": per_million,
 }
 
 if __name__ == "__main__":
