@@ -160,11 +160,17 @@ struct PostgresSession {
         try answer(issue(query))
     }
 
-    /// The statement sent on the connection. postgres-nio drops a statement written to a connection that has closed
-    /// without ever failing its answer, so one that is closed already fails the statement here, at once.
+    /// The statement sent on the connection. postgres-nio never answers a statement written to a connection whose
+    /// channel has been torn down (the write fails, the statement's own promise is left pending), so one that is
+    /// closed fails the statement at once. Checked on the connection's event loop: there, an open channel still
+    /// has its handlers, and the write reaches them before anything can close it.
     private func issue(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
-        guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
-        return connection.query(query, logger: logger)
+        let (connection, logger) = (connection, logger)
+        return connection.eventLoop.flatSubmit {
+            connection.isClosed
+                ? connection.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+                : connection.query(query, logger: logger)
+        }
     }
 
     /// Sends a statement without waiting for its answer. postgres-nio runs a connection's statements in the order
@@ -223,8 +229,9 @@ struct PostgresSession {
         let promise = future.eventLoop.makePromise(of: T.self)
         future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
-            promise.fail(StoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
+            // Closed first: the waiting thread, woken, must find the connection closed, not send on it again.
             connection.close().whenComplete { _ in _ = connection }
+            promise.fail(StoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
         }
         future.whenComplete { _ in timer.cancel() }
         return try promise.futureResult.wait()
@@ -244,11 +251,12 @@ struct PostgresSession {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), preparesStatements else {
             return Array(try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())))
         }
-        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
         let (connection, logger) = (connection, logger)
         let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
         Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
             do {
+                // On the connection's event loop, as in ``issue(_:)``.
+                guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
                 var rows: [PostgresRow] = []
                 for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
                 promise.succeed(rows)
@@ -266,11 +274,12 @@ struct PostgresSession {
             let rows = Array(try self.query(query))
             return (rows.first.map { $0.map(\.columnName) } ?? [], rows)
         }
-        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
         let (connection, logger) = (connection, logger)
         let promise = connection.eventLoop.makePromise(of: ([String], [PostgresRow]).self)
         Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
             do {
+                // On the connection's event loop, as in ``issue(_:)``.
+                guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
                 let sequence = try await connection.query(query, logger: logger)
                 var rows: [PostgresRow] = []
                 for try await row in sequence { rows.append(row) }
@@ -291,8 +300,14 @@ struct PostgresSession {
     /// Each row handed to `row` as it arrives, without keeping them all; `row` runs on the connection's event loop,
     /// so it must not block.
     func stream(_ query: PostgresQuery, _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
-        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
-        _ = try answer(connection.query(query, logger: logger, row))
+        let (connection, logger) = (connection, logger)
+        // On the connection's event loop, as in ``issue(_:)``.
+        _ = try answer(
+            connection.eventLoop.flatSubmit {
+                connection.isClosed
+                    ? connection.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+                    : connection.query(query, logger: logger, row)
+            })
     }
 
     /// Runs `body` in a transaction, committed when it returns and rolled back when it throws.
