@@ -223,12 +223,12 @@ struct HostileClientTests {
             let held = Task {
                 try await RawHTTP.heldUploadDetached(
                     port: port, token: server.adminToken, body: holding, holdBack: 30,
-                    readTimeout: 15)
+                    readTimeout: 60)
             }
             // On a machine busy with the other suites the held upload may be read and charged late (a sleep here
             // once ended after the held upload had given up): until it is, an upload finds room and is stored.
             var squeezed = try await client.upload(Bodies.gzip(Array(lines.prefix(3))), token: server.adminToken)
-            let deadline = ContinuousClock.now + .seconds(12)
+            let deadline = ContinuousClock.now + .seconds(45)
             while squeezed.status == .ok, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(200))
                 squeezed = try await client.upload(Bodies.gzip(Array(lines.prefix(3))), token: server.adminToken)
