@@ -311,6 +311,10 @@ fi
 # --- postgres: the same corpus and the same scale store on PostgreSQL, beside SQLite, in one run -------------------
 # (PARTS=postgres-http or postgres-scale runs one half.)
 if [[ $parts == *postgres* ]]; then
+  # The password in PGPASSWORD, not in the URLs: the CLI warns of one on its command line at every run.
+  password=$(sed -n 's#^postgres://[^:/@]*:\([^@]*\)@.*#\1#p' <<<"$PUSHTRACE_TEST_POSTGRES")
+  [ -z "$password" ] || export PGPASSWORD=$password
+  PUSHTRACE_TEST_POSTGRES=$(sed 's#^\(postgres://[^:/@]*\):[^@]*@#\1@#' <<<"$PUSHTRACE_TEST_POSTGRES")
   pg_base=${PUSHTRACE_TEST_POSTGRES%/*}
   pg() { PGOPTIONS="-c client_min_messages=warning" "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
   new_database() { # name: prints its URL
@@ -319,6 +323,13 @@ if [[ $parts == *postgres* ]]; then
   }
   pg_bytes() { # url: every relation of the database (tables, TOAST, indexes)
     pg "$1" -c "SELECT sum(pg_total_relation_size(oid)) FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
+  }
+  pg_relations() { # url records: the largest tables and indexes, bytes per record each; indexes no read used
+    pg "$1" -F ' ' -c "SELECT relname, round(pg_relation_size(oid)::numeric / $2, 1) FROM pg_class
+      WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'i') ORDER BY pg_relation_size(oid) DESC LIMIT 12" \
+      | paste -sd ' ' | sed 's/^/    largest, bytes per record: /'
+    pg "$1" -c "SELECT string_agg(indexrelname, ' ' ORDER BY indexrelname) FROM pg_stat_user_indexes WHERE idx_scan = 0" \
+      | sed 's/^/    indexes the reads above did not use (writes, retention and search use some): /'
   }
   echo "== PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') (a throwaway cluster: shared_buffers $(pg "$PUSHTRACE_TEST_POSTGRES" -c "SHOW shared_buffers"), fsync on, synchronous_commit on), beside SQLite"
 fi
@@ -434,6 +445,7 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-scale "* ]]; the
     stop_server
     timed "report --app $app --week $week" 1000 "$bin/pushtrace" report --db "$store" --app "$app" --week "$week" --format json
     timed "alerts --now $last" 100 "$bin/pushtrace" alerts --db "$store" --now "$last" --format json
+    case $store in postgres*) pg_relations "$store" "$records" ;; esac
   done
   # Retention on PostgreSQL (the question of time-partitioned tables): the oldest day of the scale store deleted in
   # batches, as `serve` deletes it while uploads go on.

@@ -154,7 +154,12 @@ final class SQLiteCopyTarget: StoreCopyTarget {
         self.pool = pool
     }
 
-    func write(_ part: CopiedPart) throws {
+    func copy(_ parts: ((CopiedPart) throws -> Void) throws -> Void) throws -> CopyFinish {
+        try parts(write)
+        return CopyFinish(counts: try pool.read(SQLiteStore.counts))
+    }
+
+    private func write(_ part: CopiedPart) throws {
         try pool.write { db in
             try SQLiteSession(db: db).writeCopied(part) { bundles in
                 for bundle in bundles { try insert(bundle, db) }
@@ -196,10 +201,6 @@ final class SQLiteCopyTarget: StoreCopyTarget {
         for line in bundle.rejectedLines {
             try rejected.execute(arguments: [bundleRef, line.line, line.reason, Data(line.raw)])
         }
-    }
-
-    func finish() throws -> CopyFinish {
-        CopyFinish(counts: try pool.read(SQLiteStore.counts))
     }
 }
 

@@ -57,20 +57,29 @@ extension SQLSession {
     /// Writes a part of a copy the same way in every engine; its bundles, whose rows each engine lays out its own
     /// way, go to `bundles`.
     package func writeCopied(_ part: CopiedPart, bundles: ([CopiedBundle]) throws -> Void) throws {
+        try writeCopied(part, rows: { try insertRows(into: $0, columns: $1, $2) }, bundles: bundles)
+    }
+
+    /// ``writeCopied(_:bundles:)``, with rows appended to a table by `rows` (table, columns, rows): an engine's
+    /// own bulk load.
+    package func writeCopied(
+        _ part: CopiedPart, rows insert: (String, [String], [[SQLValue]]) throws -> Void,
+        bundles: ([CopiedBundle]) throws -> Void
+    ) throws {
         switch part {
         case .bundleCount, .counts: break
         case .dictionaries(let dictionaries):
-            try insertRows(
-                into: "dictionary", columns: ["id", "app_id", "adler32", "trained_at", "bytes"],
+            try insert(
+                "dictionary", ["id", "app_id", "adler32", "trained_at", "bytes"],
                 dictionaries.map { [.integer($0.id), $0.appID.sqlValue, .integer($0.adler32), .integer($0.trainedAt), .bytes($0.bytes)] })
         case .configBodies(let bodies):
-            try insertRows(
-                into: "config_body", columns: ["id", "digest", "app_group", "body"],
+            try insert(
+                "config_body", ["id", "digest", "app_group", "body"],
                 bodies.map { [.integer($0.id), .integer($0.digest), $0.appGroup.sqlValue, .bytes($0.body)] })
         case .bundles(let copied):
             try bundles(copied)
         case .rows(let table, let rows):
-            try insertRows(into: table.name, columns: table.columns, rows.map { $0.map(\.sqlValue) })
+            try insert(table.name, table.columns, rows.map { $0.map(\.sqlValue) })
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import PushTraceCore
 
 /// `pushtrace copy`: a whole store moved to another engine (or another file), nothing lost (docs/spec.md §9).
@@ -64,6 +65,9 @@ public enum StoreCopy {
     /// Copies every part `source` reads out into `target` (which must hold nothing), then compares each table's
     /// count in the target with the source's, counted in the source's snapshot: fails unless every count is the
     /// same. `progress` is told after each part.
+    ///
+    /// The source reads on a thread of its own, at most ``partsAhead`` parts ahead of the target: reading a page
+    /// (and decoding its blocks for their index keys) overlaps writing the page before it.
     public static func run(
         from source: any TraceStore, to target: any TraceStore,
         progress: ((CopyTally) -> Void)? = nil
@@ -76,28 +80,49 @@ public enum StoreCopy {
         } catch {
             throw StoreCopyError.cannotStart(target.location, "\(target.explaining(error))")
         }
+        let parts = BoundedQueue<ReadPart>(capacity: partsAhead)
+        let readerDone = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            defer { readerDone.signal() }
+            do {
+                try source.copyOut { part in
+                    // The target failed and stopped taking parts: stop reading.
+                    if parts.isClosed { throw CancellationError() }
+                    parts.push(.part(part))
+                }
+                parts.push(.end)
+            } catch {
+                parts.push(.failed(error))
+            }
+        }
+        reader.name = "pt-copy-reader"
+        reader.start()
+        defer {
+            parts.close()
+            readerDone.wait()
+        }
         var tally = CopyTally()
         var sourceCounts: [String: Int64] = [:]
-        do {
-            try source.copyOut { part in
-                if case .counts(let counts) = part {
-                    sourceCounts = counts
-                    return
-                }
-                do { try writer.write(part) } catch { throw TargetFailure(error: error) }
-                tally.add(part)
-                progress?(tally)
-            }
-        } catch let failure as TargetFailure {
-            throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(failure.error))")
-        } catch let error as StoreCopyError {
-            throw error
-        } catch {
-            throw StoreCopyError.failed(writing: false, source.location, "\(source.explaining(error))")
-        }
         let finished: CopyFinish
         do {
-            finished = try writer.finish()
+            finished = try writer.copy { write in
+                while true {
+                    switch parts.pop() {
+                    case .part(.counts(let counts)): sourceCounts = counts
+                    case .part(let part):
+                        try write(part)
+                        tally.add(part)
+                        progress?(tally)
+                    case .end: return
+                    case .failed(let error): throw SourceFailure(error: error)
+                    }
+                }
+            }
+        } catch let failure as SourceFailure {
+            if let error = failure.error as? StoreCopyError { throw error }
+            throw StoreCopyError.failed(writing: false, source.location, "\(source.explaining(failure.error))")
+        } catch let error as StoreCopyError {
+            throw error
         } catch {
             throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(error))")
         }
@@ -109,8 +134,19 @@ public enum StoreCopy {
         return tally
     }
 
-    /// An error of the target's, told apart from the source's on its way out of the source's reading.
-    private struct TargetFailure: Error {
+    /// How many parts the source may read ahead of the target (a page of bundles holds up to ``bytesPerPage`` of
+    /// blocks).
+    static let partsAhead = 2
+
+    /// What the source's thread hands the target's.
+    private enum ReadPart: Sendable {
+        case part(CopiedPart)
+        case end
+        case failed(any Error)
+    }
+
+    /// An error of the source's, told apart from the target's on its way out of the target's writing.
+    private struct SourceFailure: Error {
         var error: any Error
     }
 }
@@ -292,9 +328,9 @@ public struct CopyTally: Sendable {
 
 /// The target's end of a copy: it writes each part as its engine keeps it.
 public protocol StoreCopyTarget: AnyObject {
-    func write(_ part: CopiedPart) throws
-    /// Ends the copy (an engine's id counters are moved past the ids copied), and counts what it stored.
-    func finish() throws -> CopyFinish
+    /// Calls `parts`, which hands each part of the copy to the function it is given, and writes those parts; then
+    /// ends the copy (an engine's id counters are moved past the ids copied) and counts what it stored.
+    func copy(_ parts: (_ write: (CopiedPart) throws -> Void) throws -> Void) throws -> CopyFinish
 }
 
 /// Why a copy stopped.
@@ -307,7 +343,8 @@ public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
     case countsDiffer(table: String, source: Int64, target: Int64)
     /// The target could not be checked or prepared, in the engine's words; nothing was written.
     case cannotStart(String, String)
-    /// Reading the source or writing the target failed, in the engine's words; the target holds a partial copy.
+    /// Reading the source or writing the target failed, in the engine's words; an SQLite target holds a partial
+    /// copy, a PostgreSQL one (written in one transaction) nothing.
     case failed(writing: Bool, String, String)
 
     public var description: String {
@@ -324,7 +361,8 @@ public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
             return "\(location) could not be made ready for the copy: \(reason). Nothing was written"
         case .failed(let writing, let location, let reason):
             return (writing ? "writing the copy into \(location) failed: \(reason)" : "reading \(location) failed: \(reason)")
-                + ". The target holds a partial copy: empty it (a new file, or DROP and CREATE DATABASE) and copy again"
+                + ". An SQLite target holds a partial copy (a PostgreSQL one, written in one transaction, holds nothing): "
+                + "copy again into a new file or an empty database"
         }
     }
 }
