@@ -168,14 +168,30 @@ final class PostgresCopyTarget: StoreCopyTarget {
 
     func copy(_ parts: ((CopiedPart) throws -> Void) throws -> Void) throws -> CopyFinish {
         try store.withSession { session in
-            try session.transaction {
-                // Building an index sorts in memory up to this, then on disk.
-                try session.query("SET LOCAL maintenance_work_mem = '512MB'")
+            // A statement of a copy may take minutes (an index built over every row): no deadline, no timeout.
+            let session = {
+                var unbounded = $0
+                unbounded.deadline = nil
+                return unbounded
+            }(session)
+            return try session.transaction {
+                try session.query(
+                    """
+                    SELECT set_config('statement_timeout', '0', true),
+                           set_config('idle_in_transaction_session_timeout', '0', true),
+                           set_config('lock_timeout', '30s', true),
+                           set_config('maintenance_work_mem', '512MB', true)
+                    """)
+                // The indexes that back no constraint, of this schema's tables. Dropping one locks its table until
+                // the copy commits: a server or a `pushtrace sql` using the database makes the copy fail (after the
+                // lock timeout) rather than wait.
                 let indexes = try session.query(
                     """
-                    SELECT quote_ident(i.relname), pg_get_indexdef(i.oid)
+                    SELECT i.oid::regclass::text, pg_get_indexdef(i.oid)
                     FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
-                    WHERE t.relnamespace = to_regnamespace(current_schema()) AND NOT x.indisunique
+                    WHERE t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+                      AND NOT x.indisunique AND NOT x.indisexclusion AND i.relkind = 'i' AND NOT i.relispartition
+                      AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = x.indexrelid)
                     ORDER BY i.relname
                     """
                 ).map { try $0.decode((String, String).self) }
@@ -184,6 +200,9 @@ final class PostgresCopyTarget: StoreCopyTarget {
                     try session.writeCopied(part, rows: session.copyIn) { try insert($0, session) }
                 }
                 for (_, definition) in indexes { try session.query(PostgresQuery(unsafeSQL: definition)) }
+                // Autovacuum could not see the tables while the copy held them: the planner's statistics, now.
+                let tables = (StoreCopy.countedTables + ["notification_block"]).joined(separator: ", ")
+                try session.query(PostgresQuery(unsafeSQL: "ANALYZE \(tables)"))
                 for table in ["dictionary", "config_body", "record_block"] {
                     try session.query(
                         PostgresQuery(

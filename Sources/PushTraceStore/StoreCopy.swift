@@ -96,6 +96,7 @@ public enum StoreCopy {
             }
         }
         reader.name = "pt-copy-reader"
+        reader.stackSize = 8 << 20
         reader.start()
         defer {
             parts.close()

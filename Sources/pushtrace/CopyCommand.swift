@@ -20,9 +20,10 @@ struct Copy: ParsableCommand {
             an older pushtrace is upgraded first, as every command does. The target must hold nothing: a new \
             SQLite file, or an empty PostgreSQL database (create it with CREATE DATABASE). The notification index \
             is computed again from the blocks' lines; when the copy is done, every other table is counted in \
-            both stores (the source's in its moment), and the command fails unless each count is the same. A \
-            copy that fails leaves a partial target: remove it (or drop and create the database again) and copy \
-            again.
+            both stores (the source's in its moment), and the command fails unless each count is the same. Into \
+            PostgreSQL the copy is one transaction, which locks the tables until it ends (nothing else may use \
+            the database meanwhile), and one that fails leaves the database empty; into SQLite, one that fails \
+            leaves a partial file: remove it and copy again.
 
             Examples:
               pushtrace copy --from pushtrace.sqlite --to postgres://pushtrace@db.internal/pushtrace
