@@ -220,24 +220,39 @@ struct HostileClientTests {
                         #"{"type":"log","ts":\#(Lines.t0),"process":"service","level":"info","message":"\#(big)","notification_id":"h-\#($0)"}"#
                     } + Lines.serviceSteps("h"))
             let port = client.port!
-            let held = Task {
-                try await RawHTTP.heldUploadDetached(
-                    port: port, token: server.adminToken, body: holding, holdBack: 30,
-                    readTimeout: 60)
+            let heldEnded = HeldUploads()
+            func hold() -> Task<String, any Error> {
+                Task {
+                    defer { heldEnded.note() }
+                    return try await RawHTTP.heldUploadDetached(
+                        port: port, token: server.adminToken, body: holding, holdBack: 30, readTimeout: 60)
+                }
             }
-            // On a machine busy with the other suites the held upload may be read and charged late (a sleep here
-            // once ended after the held upload had given up): until it is, an upload finds room and is stored.
+            var held = [hold()]
+            // On a machine busy with the other suites the held upload may be read and charged late: until it is, an
+            // upload finds room and is stored. And a held upload that asked for room while a squeezed one was being
+            // stored may have been refused itself: then another is held. One squeezed upload at a time, a second
+            // apart, so that a held upload mostly finds the budget to itself.
+            try await Task.sleep(for: .seconds(1))
             var squeezed = try await client.upload(Bodies.gzip(Array(lines.prefix(3))), token: server.adminToken)
-            let deadline = ContinuousClock.now + .seconds(45)
+            let deadline = ContinuousClock.now + .seconds(90)
             while squeezed.status == .ok, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
+                if heldEnded.count == held.count { held.append(hold()) }
+                try await Task.sleep(for: .seconds(1))
                 squeezed = try await client.upload(Bodies.gzip(Array(lines.prefix(3))), token: server.adminToken)
             }
             #expect(squeezed.status == .tooManyRequests, "\(squeezed.text)")
             #expect(squeezed.headers[.retryAfter] != nil)
-            held.cancel()
-            _ = try? await held.value
         }
+    }
+
+    /// How many of a test's held uploads have ended (answered, refused or timed out).
+    private final class HeldUploads: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ended = 0
+
+        func note() { lock.withLock { ended += 1 } }
+        var count: Int { lock.withLock { ended } }
     }
 
     /// A stall after 100 bytes of a 100,000-byte body: cut off by the rate (over every window after the grace) or,
