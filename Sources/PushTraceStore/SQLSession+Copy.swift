@@ -24,7 +24,7 @@ extension SQLSession {
     /// Inserts `rows` into `table`, many to a statement: as many as stay under either engine's limit on bound values,
     /// and at most ``copyBytesPerStatement`` of values (one row always goes, whatever its size).
     package func insertRows(
-        into table: String, columns: [String], _ rows: [[SQLValue]], ignoringConflicts: Bool = false
+        into table: String, columns: [String], _ rows: [[SQLValue]]
     ) throws {
         let perStatement = max(1, 30_000 / columns.count)
         var start = 0
@@ -46,7 +46,7 @@ extension SQLSession {
             try execute(
                 """
                 INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: columns.joined(separator: ", ")))
-                VALUES \(SQLStatement.joined(tuples, separator: ", "))\(unsafeRaw: ignoringConflicts ? " ON CONFLICT DO NOTHING" : "")
+                VALUES \(SQLStatement.joined(tuples, separator: ", "))
                 """)
         }
     }
