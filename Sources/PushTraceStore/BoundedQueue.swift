@@ -73,3 +73,35 @@ package final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         condition.broadcast()
     }
 }
+
+extension BoundedQueue {
+    /// Runs `produce` on a thread of its own, named `name`, that pushes into this queue. The consumer calls
+    /// ``QueueProducer/stop()`` when it is done (in a `defer`): the thread may be using what the consumer is about
+    /// to close.
+    package func startProducer(
+        named name: String, stackSize: Int, _ produce: @escaping @Sendable () -> Void
+    ) -> QueueProducer<Element> {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            defer { done.signal() }
+            produce()
+        }
+        thread.name = name
+        thread.stackSize = stackSize
+        thread.start()
+        return QueueProducer(queue: self, done: done)
+    }
+}
+
+/// A thread pushing into a ``BoundedQueue``, as ``BoundedQueue/startProducer(named:stackSize:_:)`` started it.
+package struct QueueProducer<Element: Sendable>: Sendable {
+    fileprivate let queue: BoundedQueue<Element>
+    fileprivate let done: DispatchSemaphore
+
+    /// Closes the queue (a waiting push returns, the producer sees ``BoundedQueue/isClosed``) and waits for the
+    /// thread to end.
+    package func stop() {
+        queue.close()
+        done.wait()
+    }
+}

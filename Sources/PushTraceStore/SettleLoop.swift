@@ -47,22 +47,14 @@ package enum SettleLoop {
         progress?(0, total)
         let diagnoser = Diagnoser(settings: settings)
         let prepared = BoundedQueue<Result<Engine.Prepared, any Error>>(capacity: 2)
-        // Signalled when the preparing thread is done with the engine: settling returns only then, so that closing
-        // the store right after finds every connection free.
-        let finished = DispatchSemaphore(value: 0)
-        let preparing = Thread {
-            defer { finished.signal() }
+        let preparing = prepared.startProducer(named: "pt-settle", stackSize: 1 << 20) {
             for batch in batches where !prepared.isClosed {
                 prepared.push(Result { try engine.prepare(batch, diagnoser: diagnoser) })
             }
         }
-        preparing.name = "pt-settle"
-        preparing.stackSize = 1 << 20
-        preparing.start()
-        defer {
-            prepared.close()
-            finished.wait()
-        }
+        // Settling returns only once the preparing thread is done with the engine, so that closing the store right
+        // after finds every connection free.
+        defer { preparing.stop() }
         var done = 0
         var taken = 0
         var exhausted = false

@@ -81,9 +81,7 @@ public enum StoreCopy {
             throw StoreCopyError.cannotStart(target.location, "\(target.explaining(error))")
         }
         let parts = BoundedQueue<ReadPart>(capacity: partsAhead)
-        let readerDone = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            defer { readerDone.signal() }
+        let reader = parts.startProducer(named: "pt-copy-reader", stackSize: 8 << 20) {
             do {
                 try source.copyOut { part in
                     // The target failed and stopped taking parts: stop reading.
@@ -95,13 +93,7 @@ public enum StoreCopy {
                 parts.push(.failed(error))
             }
         }
-        reader.name = "pt-copy-reader"
-        reader.stackSize = 8 << 20
-        reader.start()
-        defer {
-            parts.close()
-            readerDone.wait()
-        }
+        defer { reader.stop() }
         var tally = CopyTally()
         var sourceCounts: [String: Int64] = [:]
         let finished: CopyFinish
