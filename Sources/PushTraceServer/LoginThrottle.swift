@@ -2,8 +2,8 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// Slows down guessing at the console's sign-in (docs/console.md): after ``freeFailures`` failed sign-ins from one
-/// client address within ``window``, each further attempt from it must wait, twice as long after every failure, up
-/// to ``longestWait``. A sign-in that succeeds forgets the address's failures.
+/// client address within ``window``, each further attempt from it must wait: ``firstWait`` after the first failure
+/// past them, twice as long after every failure, up to ``longestWait``. A sign-in that succeeds forgets the address's failures.
 ///
 /// Kept in memory, per server: a guesser spread over several servers is slowed by each. The table is bounded; past
 /// its bound the oldest addresses are forgotten.
@@ -16,13 +16,18 @@ final class LoginThrottle: Sendable {
 
     let freeFailures: Int
     let window: TimeInterval
+    let firstWait: TimeInterval
     let longestWait: TimeInterval
     let limit: Int
     private let records = NIOLockedValueBox([String: Record]())
 
-    init(freeFailures: Int = 5, window: TimeInterval = 900, longestWait: TimeInterval = 300, limit: Int = 50_000) {
+    init(
+        freeFailures: Int = 5, window: TimeInterval = 900, firstWait: TimeInterval = 2, longestWait: TimeInterval = 300,
+        limit: Int = 50_000
+    ) {
         self.freeFailures = freeFailures
         self.window = window
+        self.firstWait = firstWait
         self.longestWait = longestWait
         self.limit = limit
     }
@@ -61,9 +66,9 @@ final class LoginThrottle: Sendable {
             record.last = now
             var wait: Int?
             if record.failures > freeFailures {
-                let seconds = min(longestWait, pow(2, Double(min(record.failures - freeFailures, 20))))
+                let seconds = min(longestWait, firstWait * pow(2, Double(min(record.failures - freeFailures - 1, 20))))
                 record.blockedUntil = now.addingTimeInterval(seconds)
-                wait = Int(seconds)
+                wait = Int(seconds.rounded(.up))
             }
             if records[address] == nil, records.count >= limit {
                 // Forget the quietest tenth rather than refuse to count a new address.
