@@ -87,24 +87,32 @@ extension SQLSession {
         // APNs may have kept it instead of the device's earlier pushes (`coalesced_offline`).
         var replacers: [AwaitingDevice] = []
         var keepers: [AwaitingDevice] = []
+        // Where rows are locked, a notification new to the store is inserted with its facts at once, in key order:
+        // one row version and one set of index entries. Creating it empty and then updating it wrote both twice, as
+        // no update of a summary is HOT (each changes an indexed column). Only those already stored are locked, read
+        // and merged below.
+        var inserted: Set<NotificationRowKey> = []
         if locks {
-            let creating = entries.filter { $0.facts != nil }.map(\.key)
-            for start in stride(from: 0, to: creating.count, by: Self.chunk) {
-                try createSummaries(creating[start..<min(start + Self.chunk, creating.count)])
+            let creating = entries.compactMap { entry in entry.facts.map { (key: entry.key, facts: $0) } }
+            let perStatement = dialect.rowsPerUpsert
+            for start in stride(from: 0, to: creating.count, by: perStatement) {
+                inserted.formUnion(try insertSummaries(creating[start..<min(start + perStatement, creating.count)]))
             }
         }
         for start in stride(from: 0, to: entries.count, by: Self.chunk) {
             let chunk = entries[start..<min(start + Self.chunk, entries.count)]
-            var stored = try lockedSummaries(chunk.map(\.key)[...])
+            let toLock = chunk.map(\.key).filter { !inserted.contains($0) }
+            var stored = toLock.isEmpty ? [:] : try lockedSummaries(toLock[...])
             if locks {
                 // A summary retention deleted meanwhile: created again, and locked (out of order, rarely).
+                let merging = chunk.filter { $0.facts != nil && !inserted.contains($0.key) }.map(\.key)
                 for _ in 0..<3 {
-                    let missing = chunk.filter { $0.facts != nil && stored[$0.key] == nil }.map(\.key)[...]
+                    let missing = merging.filter { stored[$0] == nil }[...]
                     guard !missing.isEmpty else { break }
                     try createSummaries(missing)
                     stored.merge(try lockedSummaries(missing)) { $1 }
                 }
-                if let lost = chunk.first(where: { $0.facts != nil && stored[$0.key] == nil })?.key {
+                if let lost = merging.first(where: { stored[$0] == nil }) {
                     throw SQLRowError.noRow(
                         "the summary of \(lost.appID) / \(lost.notificationID), which retention kept deleting while "
                             + "records were merged into it: try again")
@@ -121,7 +129,10 @@ extension SQLSession {
                         merged = facts
                         merged.merge(new)
                     }
-                    try upserts.add([.text(key.appID), .text(key.notificationID), .null] + merged.storedValues, to: self)
+                    // One insertSummaries stored already is as it should be.
+                    if !inserted.contains(key) {
+                        try upserts.add([.text(key.appID), .text(key.notificationID), .null] + merged.storedValues, to: self)
+                    }
                     if merged.causeFlags.contains(.collapses), merged.deviceIDFromDevice, let device = merged.deviceID,
                         let sent = merged.sentTs
                     {
@@ -199,6 +210,31 @@ extension SQLSession {
     private func createSummaries(_ keys: ArraySlice<NotificationRowKey>) throws {
         try execute(
             "INSERT INTO notification (app_id, notification_id) VALUES \(Self.keyList(keys)) ON CONFLICT DO NOTHING")
+    }
+
+    /// Inserts the summaries of `summaries` (sorted) that are not stored yet, each with its facts, in key order, and
+    /// returns the keys it inserted: the others are stored already (or being inserted by another server, whose
+    /// transaction this one waits for).
+    private func insertSummaries(
+        _ summaries: ArraySlice<(key: NotificationRowKey, facts: NotificationFacts)>
+    ) throws -> Set<NotificationRowKey> {
+        let names = ["cause"] + NotificationFacts.storedColumns.map(\.name)
+        let values = SQLStatement.joined(
+            summaries.map { summary in
+                let binds = [.text(summary.key.appID), .text(summary.key.notificationID), .null] + summary.facts.storedValues
+                return "(\(SQLStatement.joined(binds.map { SQLStatement(fragments: [.bind($0)]) }, separator: ", ")))"
+            }, separator: ", ")
+        var inserted: Set<NotificationRowKey> = []
+        for row in try rows(
+            """
+            INSERT INTO notification (app_id, notification_id, \(unsafeRaw: names.joined(separator: ", "))) VALUES \(values)
+            ON CONFLICT (app_id, notification_id) DO NOTHING RETURNING app_id, notification_id
+            """)
+        {
+            inserted.insert(
+                NotificationRowKey(appID: try row.decode("app_id"), notificationID: try row.decode("notification_id")))
+        }
+        return inserted
     }
 
     /// The stored summaries of `keys` (sorted) and their causes, each row locked in key order where rows are locked.
