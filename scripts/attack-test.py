@@ -268,7 +268,7 @@ def _():
     expect(dictionaries == 2 and evil == 0, "no newer dictionary from the honest devices")
     send("honest-1", 10, "later")
     newest_block = scalar(f"SELECT r.dictionary FROM record_block r JOIN bundle b ON b.id = r.bundle_ref "
-                          f"WHERE b.app_id = '{app}' ORDER BY r.id DESC LIMIT 1")
+                          f"WHERE b.app_id = '{app}' ORDER BY b.received_at DESC, r.id DESC LIMIT 1")
     expect(newest_block == scalar(f"SELECT max(id) FROM dictionary WHERE app_id = '{app}'"),
            "the newest block is not compressed against the newest dictionary")
 

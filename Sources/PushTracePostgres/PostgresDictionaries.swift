@@ -110,14 +110,16 @@ final class PostgresDictionaries: @unchecked Sendable {
         var sample = DictionaryTraining.Sample()
         let reader = StoredLineReader { [self] in lookup($0, session) }
         // The first block of each of the app's newest bundles, whatever it was compressed against; a damaged block is
-        // left out of the sample.
+        // left out of the sample. Newest by arrival, not by id: each writer takes its ids ahead from the sequence, so
+        // with several writers (or servers) a bundle's id does not say when it came.
         for row in try session.query(
             """
             SELECT b.device_id, b.id, r.id, r.lines, r.raw_bytes, r.data FROM bundle b
             JOIN LATERAL (
                 SELECT id, lines, raw_bytes, data FROM record_block WHERE bundle_ref = b.id ORDER BY id LIMIT 1
             ) r ON true
-            WHERE b.app_id = \(appID) ORDER BY b.id DESC LIMIT \(Int64(DictionaryTraining.sampledBundles))
+            WHERE b.app_id = \(appID) AND b.pruned_at IS NULL
+            ORDER BY b.received_at DESC, b.id DESC LIMIT \(Int64(DictionaryTraining.sampledBundles))
             """)
         {
             guard !sample.isFull else { break }
