@@ -62,7 +62,7 @@ cd "$work"
 server_pid=""
 merge_pid=""
 other_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$other_pid" ] && kill -9 "$other_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
+trap 'touch stop-readers; [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; [ -n "$other_pid" ] && kill -9 "$other_pid" 2>/dev/null; [ -n "$merge_pid" ] && kill "$merge_pid" 2>/dev/null || true' EXIT
 now() { date +%s.%N; }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 lib() { python3 "$root/scripts/benchlib.py" "$@"; }
@@ -392,6 +392,23 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-http "* ]]; then
   row "PostgreSQL, two servers, 32 uploaders each" pg-http-two-a.json pg-http-two-b.json
   stored=$(pg "$url" -c "SELECT sum(accepted) FROM bundle")
   [ "$stored" = "$expected" ] || { echo "two servers: stored $stored records, expected $expected"; exit 1; }
+  # pgbench-style readers during ingest: `why` from 8 clients while 64 uploaders run, one server, a fresh database
+  # (a run of its own: the readers' load is not in the rates above). The IDs are the SQLite run's.
+  sqlite3 pg-http.sqlite "SELECT app_id || ' ' || notification_id FROM notification ORDER BY random() LIMIT 1000" \
+    > why-readers-ids.txt
+  url=$(new_database bench_readers)
+  start_server "$url"
+  rm -f stop-readers
+  lib why-while-loading "$port" "$token" 20 8 why-readers-ids.txt stop-readers > why-readers.txt &
+  readers_pid=$!
+  load "$port" 64 pg-http-readers.json "$corpus"
+  touch stop-readers
+  wait "$readers_pid"
+  stop_server
+  row "PostgreSQL, one server, 64 uploaders, 8 readers" pg-http-readers.json
+  cat why-readers.txt
+  stored=$(pg "$url" -c "SELECT sum(accepted) FROM bundle")
+  [ "$stored" = "$expected" ] || { echo "with readers: stored $stored records, expected $expected"; exit 1; }
   echo "  every run stored all $expected records (sum(accepted), counted in each store)"
   ratio=$(lib ratio "$(cat pg-http-one.json.rate)" "$(cat pg-http-sqlite.json.rate)" 3)
   echo "  one server, PostgreSQL / SQLite: $ratio; target >= 1.0: $(verdict "$ratio" '>=' 1.0)"

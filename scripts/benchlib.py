@@ -12,6 +12,8 @@ Commands (the arithmetic ones print one value for the shell to use):
     seconds START END [DIGITS]   END - START, rounded (default 0 digits)
     elapsed-ms START END         (END - START) in milliseconds
     why-over-http PORT TOKEN TARGET_MS IDS
+    why-while-loading PORT TOKEN TARGET_MS CLIENTS IDS STOP
+                                 `why` from CLIENTS closed-loop processes until the file STOP exists: p50/p99
     console-over-http PORT TOKEN TARGET_MS IDS APP WEEK
                                  `why` of every "app id" line of IDS on one keep-alive connection: p50/p90/p99
     get-over-http PORT TOKEN LABEL TARGET_MS PATH
@@ -177,6 +179,65 @@ def why_over_http(port, token, target, ids):
     print(f"  why over HTTP, {len(times)} random notifications: p50 {p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms, "
           f"max {times[-1]:.2f} ms; target p99 <= {target:g} ms: {'met' if p99 <= target else 'NOT met'}")
     print(f"    the 10 slowest were requests number {', '.join(str(i + 1) for i in slowest)}")
+
+
+def _why_reader(port, token, ids, stop, out):
+    """One closed-loop client of why_while_loading: `why` after `why` over its own keep-alive connection, round the
+    IDs from a random start, until `stop` exists (or 20 minutes have passed); each answer's status and milliseconds
+    written to `out`."""
+    random.seed(os.getpid())
+    deadline = time.monotonic() + 1200
+    conn = http.client.HTTPConnection("127.0.0.1", int(port))
+    lines = open(ids).read().split("\n")
+    lines = [line.split() for line in lines if line.strip()]
+    at = random.randrange(len(lines))
+    with open(out, "w") as answers:
+        while not os.path.exists(stop) and time.monotonic() < deadline:
+            app, nid = lines[at % len(lines)]
+            at += 1
+            start = time.perf_counter()
+            conn.request("GET", f"/v1/notifications/{nid}?app={app}", headers={"Authorization": f"Bearer {token}"})
+            response = conn.getresponse()
+            response.read()
+            answers.write(f"{response.status} {(time.perf_counter() - start) * 1000:.3f}\n")
+
+
+def why_while_loading(port, token, target, clients, ids, stop):
+    """`why` from CLIENTS processes at once (pgbench-style closed loops, a keep-alive connection each) until the file
+    STOP exists: p50/p99 of the answers that found their notification (200) and of those not stored yet (404)."""
+    target = float(target)
+    folder = tempfile.mkdtemp(prefix="why-readers.")
+    readers = []
+    for n in range(int(clients)):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _why_reader(port, token, ids, stop, os.path.join(folder, f"{n}.txt"))
+            finally:
+                os._exit(0)
+        readers.append(pid)
+    for pid in readers:
+        os.waitpid(pid, 0)
+    found, missing, other = [], [], 0
+    for name in glob.glob(os.path.join(folder, "*.txt")):
+        for line in open(name):
+            status, ms = line.split()
+            if status == "200":
+                found.append(float(ms))
+            elif status == "404":
+                missing.append(float(ms))
+            else:
+                other += 1
+
+    def quantiles(times):
+        times.sort()
+        return (f"p50 {times[len(times) // 2]:.2f} ms, p99 {times[max(0, int(len(times) * 0.99) - 1)]:.2f} ms, "
+                f"max {times[-1]:.2f} ms") if times else "none"
+    p99 = sorted(found)[max(0, int(len(found) * 0.99) - 1)] if found else float("inf")
+    print(f"  why from {clients} clients during that ingest: {len(found)} found, {quantiles(found)}; "
+          f"{len(missing)} not stored yet (404), {quantiles(missing)}; {other} other answers")
+    print(f"  why p99 while ingesting: {p99:.2f} ms; target <= {target:g} ms: "
+          f"{'met' if p99 <= target and other == 0 else 'NOT met'}")
 
 
 def timed_get(conn, path, headers):
@@ -411,6 +472,7 @@ COMMANDS = {
     "record-rows": record_rows, "ingest-summary": ingest_summary, "load-result": load_result, "load-row": load_row,
     "latest-week": latest_week, "middle-day": middle_day, "next-day": next_day, "export-summary": export_summary,
     "split-halves": split_halves, "bytes-line": bytes_line, "cpu": cpu, "postgres-cpu": postgres_cpu,
+    "why-while-loading": why_while_loading,
     "per-million": per_million,
 }
 
