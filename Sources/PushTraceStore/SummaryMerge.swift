@@ -129,7 +129,7 @@ extension SQLSession {
                         merged = facts
                         merged.merge(new)
                     }
-                    // One insertSummaries stored already is as it should be.
+                    // One that insertSummaries stored holds these facts already.
                     if !inserted.contains(key) {
                         try upserts.add([.text(key.appID), .text(key.notificationID), .null] + merged.storedValues, to: self)
                     }
