@@ -37,10 +37,11 @@ extension SQLSession {
     /// that was settled takes its counts out of the rollups first), unsettles the pushes of `devices` that were
     /// waiting for them, and writes every rollup delta once: inside the caller's transaction.
     ///
-    /// Where several servers write at once (``SQLDialect/rowLock``), every row is locked in one pass, in key order,
-    /// before it is read, so that two servers' groups wait for each other rather than deadlock and nothing is merged
-    /// into a stale read. Rows that do not exist yet are created empty first (an empty summary merged with facts is
-    /// those facts). The pushes to unsettle are found without a lock, those that may have become
+    /// Where several servers write at once (``SQLDialect/rowLock``), the notifications not stored yet are first
+    /// inserted with their facts, in key order; then every other row is locked in one pass, in key order, before it
+    /// is read, so that two servers' groups wait for each other rather than deadlock and nothing is merged into a
+    /// stale read (an insert that meets another transaction's new row waits for it, then merges into it or, if it
+    /// rolled back, inserts it). The pushes to unsettle are found without a lock, those that may have become
     /// `awaiting_device_logs` meanwhile included (a server settling them now), and checked again once locked.
     package func mergeSummaries(_ pending: PendingSummaries, devices: Set<AwaitingDevice> = []) throws {
         // The notifications in key order, each with its new facts (none: only waiting for its device).
