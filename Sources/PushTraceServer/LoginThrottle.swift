@@ -27,7 +27,8 @@ final class LoginThrottle: Sendable {
     ) {
         self.freeFailures = freeFailures
         self.window = window
-        self.firstWait = firstWait
+        // Retry-After counts whole seconds: a shorter first wait would let the next try through unslowed.
+        self.firstWait = max(1, firstWait)
         self.longestWait = longestWait
         self.limit = limit
     }

@@ -65,7 +65,10 @@ public enum ServerApplication {
         LiveFollowRoutes(store: store, authenticator: authenticator, writer: writer, limits: settings.liveFollow).register(on: router)
         ConsoleRoutes(
             store: store, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
-            throttle: LoginThrottle(freeFailures: settings.freeLoginFailures, firstWait: Double(settings.firstLoginWait.components.seconds))
+            throttle: LoginThrottle(
+                freeFailures: settings.freeLoginFailures,
+                firstWait: Double(settings.firstLoginWait.components.seconds)
+                    + Double(settings.firstLoginWait.components.attoseconds) / 1e18)
         ).register(on: router)
         router.get("/healthz") { _, _ in
             IngestRoutes.json(.object(["status": "ok"]))

@@ -67,7 +67,8 @@ public struct ServerSettings: Sendable {
     public var liveFollow = LiveFollowLimits()
     /// Failed console sign-ins one address may make before each further try must wait (``LoginThrottle``).
     public var freeLoginFailures = 5
-    /// How long a sign-in must wait after the first failure past the free ones; each further failure doubles it.
+    /// How long a sign-in must wait after the first failure past the free ones (at least 1 s); each further failure
+    /// doubles it.
     public var firstLoginWait: Duration = .seconds(2)
 
     public init() {}

@@ -290,6 +290,10 @@ import Testing
         #expect(throttle.failed("a") == 2)
         #expect(throttle.wait(for: "a") != nil)
         #expect(throttle.wait(for: "b") == nil)
+        // A first wait under a second still slows the next try by one: Retry-After counts whole seconds.
+        let brief = LoginThrottle(freeFailures: 0, firstWait: 0.5)
+        #expect(brief.failed("c") == 1)
+        #expect(brief.wait(for: "c") == 1)
     }
 
     static func jsonString(_ text: String) -> String {
