@@ -172,7 +172,17 @@ extension PostgresStore {
             try session.transaction("READ ONLY") {
                 try session.query("SET LOCAL statement_timeout = '60s'")
                 // As the role that may only read (migration v5-select-only-reader), not as the tables' owner; a statement
-                // that switches back itself stays read-only (docs/security.md).
+                // that switches back itself stays read-only (docs/security.md). The role is checked here, not only
+                // when the migration made or adopted it: earlier texts of that migration adopted any role of its name,
+                // and an administrator may have changed it since. A login of its own is allowed (docs/security.md).
+                let unsafe = try session.query(
+                    """
+                    SELECT r.rolname::text FROM pg_roles r WHERE r.rolname = current_database() || '_reader'
+                    AND (r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls
+                        OR EXISTS (SELECT FROM pg_auth_members m WHERE m.member = r.oid))
+                    """
+                ).map { try $0.decode(String.self) }
+                if let role = unsafe.first { throw ReadOnlyQueryError.unsafeReader(role) }
                 do {
                     try session.query("SELECT set_config('role', current_database() || '_reader', true)")
                 } catch let error as PSQLError where ["22023", "42501", "42704"].contains(error.serverInfo?[.sqlState] ?? "") {

@@ -46,6 +46,11 @@ struct SQL: ParsableCommand {
                 "pushtrace sql runs on PostgreSQL as the role DATABASE_reader, which may only read, and it cannot "
                     + "(\(TerminalText.escaped(message))): the store's owner lacked CREATEROLE when the store was "
                     + "made. docs/deploy.md (Connecting) has the statements an administrator runs to make it")
+        } catch ReadOnlyQueryError.unsafeReader(let role) {
+            throw UsageError(
+                "pushtrace sql will not run as the role \(TerminalText.escaped(role)): it holds privileges of its own "
+                    + "or is a member of another role, so it could read more than the store. An administrator "
+                    + "drops it and makes it again as docs/deploy.md (Connecting) says")
         }
         output.finish()
     }

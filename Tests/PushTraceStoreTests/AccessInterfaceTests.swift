@@ -156,6 +156,20 @@ struct AccessInterfaceTests {
             try PostgresDatabases.execute(statement, on: try #require(administrator.string))
         }
         #expect(try answer(store, "SELECT count(*), current_user::text FROM notification") == [.integer(0), .text(name + "_reader")])
+        // A reader an administrator later gives more (or one an earlier text of the migration adopted) is refused by
+        // sql itself, until it is made safe again; a login of its own is no reason (docs/security.md suggests one).
+        for (change, undo) in [
+            ("ALTER ROLE \(name)_reader CREATEDB", "ALTER ROLE \(name)_reader NOCREATEDB"),
+            ("GRANT pg_read_server_files TO \(name)_reader", "REVOKE pg_read_server_files FROM \(name)_reader"),
+        ] {
+            try PostgresDatabases.execute(change, on: cluster)
+            #expect(throws: ReadOnlyQueryError.unsafeReader(name + "_reader"), "\(change)") {
+                _ = try answer(store, "SELECT 1")
+            }
+            try PostgresDatabases.execute(undo, on: cluster)
+        }
+        try PostgresDatabases.execute("ALTER ROLE \(name)_reader LOGIN", on: cluster)
+        #expect(try answer(store, "SELECT 1") == [.integer(1)])
 
         // A role of the reader's name that can log in is never adopted: the migration fails, naming it.
         let taken = "pt_taken_\(suffix)"
