@@ -16,13 +16,22 @@ enum PostgresSchema {
         ("v7-notifications-by-cause", v7),
     ]
 
+    /// Migrations an earlier build ran and this one took back (``WithdrawnMigration``), undone when a database that
+    /// ran them is opened. Append-only, as the migrations are.
+    static let withdrawn: [WithdrawnMigration] = [
+        // Released as the second migration, then dropped: PostgreSQL keeps superseded dictionaries (another server
+        // may still write against one), so nothing looks blocks up by dictionary.
+        WithdrawnMigration(name: "v2-dictionary-use", undo: ["DROP INDEX IF EXISTS record_block_by_dictionary"])
+    ]
+
     /// The advisory lock key servers starting at once take while they migrate, so that one migrates and the
     /// others then find it done.
     static let migrationLock: Int64 = 0x7075_7368_7472_0001
 
-    /// Applies the migrations the database lacks, in one transaction under ``migrationLock``; refuses a database a
-    /// newer pushtrace migrated (migrations this build does not know) and a database of another program. A database
-    /// already up to date is found so with one statement, without the lock.
+    /// Applies the migrations the database lacks, in one transaction under ``migrationLock``, after undoing those this
+    /// build withdrew (``withdrawn``); refuses a database a newer pushtrace migrated (migrations this build does not
+    /// know) and a database of another program. A database already up to date is found so with one statement,
+    /// without the lock.
     static func migrate(_ session: PostgresSession, location: String) throws {
         // Every command opens the store, and the database is nearly always up to date. The table counts only in the
         // schema the locked path checks (`current_schema()`), not elsewhere on the search path. A database without
@@ -58,8 +67,13 @@ enum PostgresSchema {
                 )
                 """)
             let applied = Set(try session.query("SELECT name FROM pushtrace_migration").map { try $0.decode(String.self) })
-            let unknown = applied.subtracting(known).sorted()
+            let undone = withdrawn.filter { applied.contains($0.name) }
+            let unknown = applied.subtracting(known).subtracting(undone.map(\.name)).sorted()
             if !unknown.isEmpty { throw StoreError.newerSchema(location, migrations: unknown) }
+            for migration in undone {
+                for statement in migration.undo { try session.query(PostgresQuery(unsafeSQL: statement)) }
+                try session.query("DELETE FROM pushtrace_migration WHERE name = \(migration.name)")
+            }
             for migration in migrations where !applied.contains(migration.name) {
                 // One statement at a time: the extended protocol takes one per query.
                 for statement in migration.sql.components(separatedBy: ";\n") where !statement.allSatisfy(\.isWhitespace) {

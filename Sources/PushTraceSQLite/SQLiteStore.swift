@@ -113,7 +113,8 @@ public final class SQLiteStore: Sendable {
 
     /// Brings the schema up to date, unless the file is another program's SQLite database (pushtrace's tables do
     /// not belong in it) or a newer pushtrace has migrated it past what this one knows (writing through a schema it
-    /// does not know would store what that version cannot read back).
+    /// does not know would store what that version cannot read back). A migration an earlier build released and this
+    /// one withdrew (``Schema/withdrawn``) is undone first.
     private static func migrate(_ pool: DatabasePool, path: String) throws {
         let migrator = Schema.migrator
         let (applied, tables) = try pool.read { db in
@@ -123,8 +124,17 @@ public final class SQLiteStore: Sendable {
             )
         }
         if applied.isEmpty, !tables.isEmpty { throw StoreError.otherDatabase(path, tables: tables) }
-        let unknown = applied.subtracting(migrator.migrations)
+        let withdrawn = Schema.withdrawn.filter { applied.contains($0.name) }
+        let unknown = applied.subtracting(migrator.migrations).subtracting(withdrawn.map(\.name))
         guard unknown.isEmpty else { throw StoreError.newerSchema(path, migrations: unknown.sorted()) }
+        // Undone before the migrations the store lacks, each with its name in one transaction: a store that stops
+        // in between is one that never ran it.
+        for migration in withdrawn {
+            try pool.write { db in
+                for statement in migration.undo { try db.execute(sql: statement) }
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [migration.name])
+            }
+        }
         try migrator.migrate(pool)
     }
 

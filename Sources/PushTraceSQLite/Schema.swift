@@ -3,6 +3,14 @@ import PushTraceStore
 
 /// The database schema, as named, ordered migrations. `docs/schema.md` describes every table for `pushtrace sql`.
 enum Schema {
+    /// Migrations an earlier build ran and this one took back (``WithdrawnMigration``), undone when a store that
+    /// ran them is opened. Append-only, as the migrations are.
+    static let withdrawn: [WithdrawnMigration] = [
+        // Released as the 15th migration, then dropped for the first block of each bundle: retention no longer
+        // finds a superseded dictionary's blocks by index, and no insert should keep one up to date.
+        WithdrawnMigration(name: "v15-dictionary-use", undo: ["DROP INDEX IF EXISTS record_block_by_dictionary"])
+    ]
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-bundles-records-summaries") { db in

@@ -31,6 +31,11 @@ struct FrozenMigrationsTests {
         ("v18-notifications-by-cause", "5ae63a53c4ff58a9"),
     ]
 
+    /// Released, then taken back: a store that ran one is brought back without it (`Schema.withdrawn`).
+    static let withdrawn: [(String, String)] = [
+        ("v15-dictionary-use", "dbcb84265d75b4a2")
+    ]
+
     @Test("each released migration runs the SQL it was released with")
     func releasedMigrationsAreUnchanged() throws {
         let queue = try DatabaseQueue()
@@ -56,5 +61,42 @@ struct FrozenMigrationsTests {
         }
         let difference = MigrationDigest.difference(recorded: Self.released, computed: computed)
         #expect(difference == nil, "\(difference ?? "")")
+    }
+
+    @Test(
+        "the list of released migrations only grows: every version git holds is the start of today's",
+        .enabled(if: ReleasedMigrationsHistory.available()))
+    func releasedListOnlyGrows() throws {
+        let violations = try ReleasedMigrationsHistory().violations(withdrawn: Self.withdrawn)
+        #expect(violations == [], "\(violations.joined(separator: "\n"))")
+        #expect(Set(Self.withdrawn.map(\.0)) == Set(Schema.withdrawn.map(\.name)))
+    }
+
+    @Test("a store that ran a withdrawn migration opens without it, and takes the migrations it lacks")
+    func withdrawnMigrationIsUndone() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushtrace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("withdrawn.sqlite").path
+        // The store as the release that ran v15-dictionary-use left it: v1 to v14, then that migration's SQL as it
+        // was released.
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v14-bundle-time-spans")
+        try queue.write { db in
+            try db.execute(sql: "CREATE INDEX record_block_by_dictionary ON record_block(dictionary)")
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v15-dictionary-use')")
+        }
+        try queue.close()
+
+        let store = try SQLiteStore(path: path)
+        let (applied, index) = try store.pool.read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
+                try db.indexes(on: "record_block").map(\.name)
+            )
+        }
+        #expect(Set(applied) == Set(Schema.migrator.migrations))
+        #expect(!index.contains("record_block_by_dictionary"))
+        try store.close()
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import PushTraceTestSupport
 import Testing
 
@@ -17,10 +18,66 @@ struct FrozenPostgresMigrationsTests {
         ("v7-notifications-by-cause", "3a7c40f4a677814b"),
     ]
 
+    /// Released, then taken back. `v2-dictionary-use` is undone when a database that ran it opens
+    /// (`PostgresSchema.withdrawn`). The first two texts of `v5-select-only-reader` adopted a reader role the
+    /// released one refuses: `pushtrace sql` checks the role itself before it switches to it, whichever text made it.
+    static let withdrawn: [(String, String)] = [
+        ("v2-dictionary-use", "ea19d57aa8b2be14"),
+        ("v5-select-only-reader", "198e42c2bb48cf68"),
+        ("v5-select-only-reader", "71f262db8d122ccd"),
+    ]
+
     @Test("each released migration is the SQL it was released with")
     func releasedMigrationsAreUnchanged() {
         let computed = PostgresSchema.migrations.map { ($0.name, MigrationDigest.of($0.sql)) }
         let difference = MigrationDigest.difference(recorded: Self.released, computed: computed)
         #expect(difference == nil, "\(difference ?? "")")
+    }
+
+    @Test(
+        "the list of released migrations only grows: every version git holds is the start of today's",
+        .enabled(if: ReleasedMigrationsHistory.available()))
+    func releasedListOnlyGrows() throws {
+        let violations = try ReleasedMigrationsHistory().violations(withdrawn: Self.withdrawn)
+        #expect(violations == [], "\(violations.joined(separator: "\n"))")
+        let names = Set(PostgresSchema.migrations.map(\.name))
+        #expect(Set(Self.withdrawn.map(\.0)).subtracting(names) == Set(PostgresSchema.withdrawn.map(\.name)))
+    }
+
+    @Test(
+        "a database that ran a withdrawn migration opens without it, and takes the migrations it lacks",
+        .enabled(if: TestEngine.postgresCluster != nil))
+    func withdrawnMigrationIsUndone() throws {
+        let cluster = try #require(TestEngine.postgresCluster)
+        let name = "pt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let url = try PostgresDatabases.create(name, cluster: cluster)
+        defer { try? PostgresDatabases.drop(name, cluster: cluster) }
+        // The database as the release that ran v2-dictionary-use left it: v1, then that migration's SQL as it was
+        // released.
+        try PostgresDatabases.execute(
+            "CREATE TABLE pushtrace_migration (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+            on: url)
+        for statement in PostgresSchema.migrations[0].sql.components(separatedBy: ";\n")
+        where !statement.allSatisfy(\.isWhitespace) {
+            try PostgresDatabases.execute(statement, on: url)
+        }
+        try PostgresDatabases.execute("CREATE INDEX record_block_by_dictionary ON record_block (dictionary)", on: url)
+        try PostgresDatabases.execute(
+            "INSERT INTO pushtrace_migration (name) VALUES ('\(PostgresSchema.migrations[0].name)'), ('v2-dictionary-use')",
+            on: url)
+
+        let store = try PostgresStore(url: url, connections: 1)
+        defer { try? store.close() }
+        var applied: [String] = []
+        var index = ""
+        try store.readOnlyQuery(
+            "SELECT name, coalesce(to_regclass('record_block_by_dictionary')::text, '') FROM pushtrace_migration",
+            columns: { _ in }
+        ) { row in
+            if case .text(let name) = row[0] { applied.append(name) }
+            if case .text(let found) = row[1] { index = found }
+        }
+        #expect(Set(applied) == Set(PostgresSchema.migrations.map(\.name)))
+        #expect(index == "")
     }
 }
