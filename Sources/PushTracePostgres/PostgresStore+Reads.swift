@@ -7,29 +7,11 @@ import PushTraceStore
 
 extension PostgresStore {
     public func appIDs() throws -> [String] {
-        try reading { session in try Self.appIDs(session) }
-    }
-
-    /// The apps with a summary, found by skipping through the summaries' primary key rather than scanning it.
-    static func appIDs(_ session: PostgresSession) throws -> [String] {
-        try session.query(
-            """
-            WITH RECURSIVE app(id) AS (
-                SELECT min(app_id) FROM notification
-                UNION ALL
-                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-            )
-            SELECT id FROM app WHERE id IS NOT NULL
-            """
-        ).map { try $0.decode(String.self) }
+        try reading { try AppRows.all($0) }
     }
 
     public func apps(forNotification id: String) throws -> [String] {
-        let key = NotificationKey.normalize(id)
-        return try reading { session in
-            try session.query("SELECT app_id FROM notification WHERE notification_id = \(key) ORDER BY app_id")
-                .map { try $0.decode(String.self) }
-        }
+        try reading { try AppRows.storing(notification: NotificationKey.normalize(id), $0) }
     }
 
     /// A why is read with two statements (``PostgresDiagnosisReader/input(appID:notificationID:)``): the blocks and
@@ -71,26 +53,7 @@ extension PostgresStore {
 
     public func latestConfiguration(appID: String) throws -> AppConfiguration? {
         try reading { session in
-            var latest: [ProcessKind: Record] = [:]
-            for process in [ProcessKind.app, .service, .content] {
-                guard
-                    let row = try session.query(
-                        """
-                        SELECT b.body FROM config c JOIN config_body b ON b.id = c.body_ref
-                        WHERE c.app_id = \(appID) AND c.process = \(process.rawValue)
-                        ORDER BY c.ts DESC, c.device_id COLLATE "C" DESC LIMIT 1
-                        """
-                    ).first(where: { _ in true })
-                else { continue }
-                let body = try configText(try row.decode(ByteBuffer.self), session)
-                guard let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else { continue }
-                latest[process] = Record(jsonObject: object)
-            }
-            guard !latest.isEmpty else { return nil }
-            return AppConfiguration(
-                registeredCategories: latest[.app]?.categories?.map(\.id),
-                contentCategories: latest[.content]?.infoPlist?.categories,
-                hasServiceExtension: latest[.service] != nil)
+            try ConfigurationReading.latest(appID: appID, session) { [dictionaries] in dictionaries.lookup($0, session) }
         }
     }
 

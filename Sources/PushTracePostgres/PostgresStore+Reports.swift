@@ -21,7 +21,7 @@ extension PostgresStore {
     /// in one snapshot.
     public func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
         try reading { session in
-            try AudienceReading.alertSamples(session, apps: appID.map { [$0] } ?? Self.appIDs(session), spans: spans) {
+            try AudienceReading.alertSamples(session, apps: appID.map { [$0] } ?? AppRows.all(session), spans: spans) {
                 [dictionaries] in dictionaries.lookup($0, session)
             }
         }
@@ -29,7 +29,7 @@ extension PostgresStore {
 
     public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] {
         try reading { session in
-            try AudienceReading.figures(session, apps: Self.appIDs(session), period: period) { [dictionaries] in
+            try AudienceReading.figures(session, apps: AppRows.all(session), period: period) { [dictionaries] in
                 dictionaries.lookup($0, session)
             }
         }
@@ -53,7 +53,7 @@ extension PostgresStore {
                     )
                 }
             }
-            let apps = try Self.appIDs(session)
+            let apps = try AppRows.all(session)
             return try RollupReading.alertSamples(
                 spans,
                 hourly: { try sums("hourly", "hour", $0) },

@@ -13,7 +13,8 @@ extension SQLiteStore {
     /// The `notifications_disabled` metric's samples per app (``AudienceReading/alertSamples(_:apps:spans:dictionaries:)``).
     public func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
         try pool.read { db in
-            try AudienceReading.alertSamples(SQLiteSession(db: db), apps: appID.map { [$0] } ?? appIDs(db), spans: spans) {
+            let session = SQLiteSession(db: db)
+            return try AudienceReading.alertSamples(session, apps: appID.map { [$0] } ?? AppRows.all(session), spans: spans) {
                 [dictionaries] in dictionaries.lookup($0, in: db)
             }
         }
@@ -21,7 +22,8 @@ extension SQLiteStore {
 
     public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] {
         try pool.read { db in
-            try AudienceReading.figures(SQLiteSession(db: db), apps: appIDs(db), period: period) { [dictionaries] in
+            let session = SQLiteSession(db: db)
+            return try AudienceReading.figures(session, apps: AppRows.all(session), period: period) { [dictionaries] in
                 dictionaries.lookup($0, in: db)
             }
         }
@@ -41,7 +43,7 @@ extension SQLiteStore {
                     (row[0], row[1], (2..<8).map { row[$0] as Int })
                 }
             }
-            let apps = try appIDs(db)
+            let apps = try AppRows.all(SQLiteSession(db: db))
             return try RollupReading.alertSamples(
                 spans,
                 hourly: { try sums("hourly", "hour", $0) },

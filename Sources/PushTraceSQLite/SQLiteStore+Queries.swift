@@ -7,12 +7,7 @@ import PushTraceStore
 extension SQLiteStore {
     /// The apps that have records for a notification ID (normally one).
     public func apps(forNotification id: String) throws -> [String] {
-        let key = NotificationKey.normalize(id)
-        return try pool.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT app_id FROM notification WHERE notification_id = ? ORDER BY app_id",
-                arguments: [key])
-        }
+        try pool.read { try AppRows.storing(notification: NotificationKey.normalize(id), SQLiteSession(db: $0)) }
     }
 
     /// The answer to `why` for one notification of one app (an `unknown_notification` answer when nothing is stored).

@@ -17,21 +17,7 @@ extension SQLiteStore {
 
     /// The apps that have notifications, in order.
     public func appIDs() throws -> [String] {
-        try pool.read { db in try appIDs(db) }
-    }
-
-    /// The apps, found by skipping through the summary's primary key, not by scanning it.
-    func appIDs(_ db: Database) throws -> [String] {
-        try String.fetchAll(
-            db,
-            sql: """
-                WITH RECURSIVE app(id) AS (
-                    SELECT min(app_id) FROM notification
-                    UNION ALL
-                    SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-                )
-                SELECT id FROM app WHERE id IS NOT NULL
-                """)
+        try pool.read { try AppRows.all(SQLiteSession(db: $0)) }
     }
 
     /// Recomputes every rollup from the settled notifications, by the same `Rollup.contributions` that settling

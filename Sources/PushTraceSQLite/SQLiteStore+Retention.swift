@@ -78,7 +78,7 @@ extension SQLiteStore {
         }
         guard bundlesDone else { return pass.report }
         // Summaries, per app along the time index (their actions are a column of theirs).
-        for app in try pool.read({ try appIDs($0) }) {
+        for app in try appIDs() {
             let appDone = try pass.untilDone { report in
                 let summaries = try pool.read { db in
                     try Row.fetchAll(

@@ -1,0 +1,22 @@
+/// The apps a store holds, read from the summaries' primary key: written once for every engine.
+package enum AppRows {
+    /// Every app with a summary, in order, found by skipping through the key (one look-up per app), not by scanning.
+    package static func all(_ session: some SQLSession) throws -> [String] {
+        try session.rows(
+            """
+            WITH RECURSIVE app(id) AS (
+                SELECT min(app_id) FROM notification
+                UNION ALL
+                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
+            )
+            SELECT id FROM app WHERE id IS NOT NULL
+            """
+        ).map { try $0.decode("id") }
+    }
+
+    /// The apps a notification ID is stored for, in order; `key` as ``NotificationKey/normalize(_:)`` makes it.
+    package static func storing(notification key: String, _ session: some SQLSession) throws -> [String] {
+        try session.rows("SELECT app_id FROM notification WHERE notification_id = \(key) ORDER BY app_id")
+            .map { try $0.decode("app_id") }
+    }
+}
