@@ -30,8 +30,8 @@
 #   postgres  (issue 30) beside a throwaway PostgreSQL cluster (scripts/with-postgres.sh, started here): the corpus
 #           uploaded by 64 uploaders to one SQLite server, one PostgreSQL server, and two PostgreSQL servers on one
 #           database (32 uploaders each, half the files each), with a system-wide profile of the one-server run
-#           (which processes take the two cores) and the CPU seconds per million records stored spent in the
-#           servers and in PostgreSQL (targets, issue 46: PostgreSQL >= 1.0 x SQLite, two servers >= 0.9 x one); then the scale store (SCALE, default 1,000,000 here) copied into
+#           (which processes take the two cores), the statements the one server sent per bundle (pg_stat_statements)
+#           and the CPU seconds per million records stored spent in the servers and in PostgreSQL (targets, issue 46: PostgreSQL >= 1.0 x SQLite, two servers >= 0.9 x one); then the scale store (SCALE, default 1,000,000 here) copied into
 #           PostgreSQL with `pushtrace copy`, and `why` p50/p99 over HTTP, `report` and `alerts` over HTTP from a
 #           running server and as whole CLI processes (which start the Swift runtime and connect), and bytes per
 #           record on both engines, side by side. Targets: why p99 <= 10 ms;
@@ -48,7 +48,9 @@ if [[ $parts == *postgres* ]]; then
   # Sized as docs/deploy.md advises a database server (shared_buffers a quarter of the machine's memory, here
   # 4 GB), not as the tests' small cluster: this machine's disk takes most of a millisecond per uncached read.
   if [ -z "${PUSHTRACE_TEST_POSTGRES:-}" ]; then
-    POSTGRES_SHARED_BUFFERS=4GB exec "$root/scripts/with-postgres.sh" "$0" "$@"
+    # pg_stat_statements, loaded but counting nothing until a database asks it to (the statement count per bundle).
+    POSTGRES_SHARED_BUFFERS=4GB POSTGRES_OPTIONS="${POSTGRES_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements \
+      -c pg_stat_statements.track=none -c pg_stat_statements.max=10000" exec "$root/scripts/with-postgres.sh" "$0" "$@"
   fi
 else
   scale_n=${SCALE:-200000}
@@ -331,6 +333,8 @@ if [[ $parts == *postgres* ]]; then
     pg "$1" -c "SELECT string_agg(indexrelname, ' ' ORDER BY indexrelname) FROM pg_stat_user_indexes WHERE idx_scan = 0" \
       | sed 's/^/    indexes the reads above did not use (writes, retention and search use some): /'
   }
+  # The cluster's superuser, on its private socket.
+  superuser=(-h "$(dirname "$PUSHTRACE_TEST_POSTGRES_DATA")" -p "$(sed 's#.*:\([0-9]*\)/.*#\1#' <<<"$PUSHTRACE_TEST_POSTGRES")" -U postgres)
   echo "== PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') (a throwaway cluster: shared_buffers $(pg "$PUSHTRACE_TEST_POSTGRES" -c "SHOW shared_buffers"), fsync on, synchronous_commit on), beside SQLite"
 fi
 if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-http "* ]]; then
@@ -358,7 +362,12 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-http "* ]]; then
   expected=$(sqlite3 pg-http.sqlite "SELECT sum(accepted) FROM bundle")
 
   url=$(new_database bench_one)
+  # Every statement the server sends to this database while it ingests (BEGIN, COMMIT and savepoints included) is
+  # counted by pg_stat_statements, from the first upload on: its migrations run before the count starts.
+  pg "${superuser[@]}" -d pushtrace -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+    -c "ALTER DATABASE bench_one SET pg_stat_statements.track = top" > /dev/null
   start_server "$url"
+  pg "${superuser[@]}" -d pushtrace -c "SELECT pg_stat_statements_reset()" > /dev/null
   postgres_before=$(postgres_cpu)
   # A system-wide profile while one server takes the 64 uploaders: where the two cores go.
   # It starts once the generator has read the corpus into memory (--preload).
@@ -373,6 +382,16 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-http "* ]]; then
   row "PostgreSQL, one server, 64 uploaders" pg-http-one.json
   stored=$(pg "$url" -c "SELECT sum(accepted) FROM bundle")
   [ "$stored" = "$expected" ] || { echo "one server: stored $stored records, expected $expected"; exit 1; }
+  statements_of_one() { # the select list over this run's pg_stat_statements rows
+    pg "${superuser[@]}" -d pushtrace -F ' ' -c "SELECT $1 FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench_one') ${2:-}"
+  }
+  bundles=$(pg "$url" -c "SELECT count(*) FROM bundle")
+  statements=$(statements_of_one "sum(calls)")
+  evicted=$(pg "${superuser[@]}" -d pushtrace -c "SELECT dealloc FROM pg_stat_statements_info")
+  echo "  statements the one server sent per bundle: $(lib ratio "$statements" "$bundles" 2) ($statements for $bundles bundles, settling and upkeep included$([ "$evicted" = 0 ] || echo "; $evicted entries evicted, so more")); the most called:"
+  statements_of_one "calls, round(calls::numeric / $bundles, 2), left(regexp_replace(query, '\s+', ' ', 'g'), 90)" \
+    "ORDER BY calls DESC LIMIT 8" | sed 's/^/    /'
 
   url=$(new_database bench_two)
   start_server "$url"
@@ -445,7 +464,6 @@ if [[ " $parts " == *" postgres "* || " $parts " == *" postgres-scale "* ]]; the
   echo "== scale: $notifications notifications, $records records; pushtrace copy into PostgreSQL took $(lib seconds 0 "$copied") s ($(lib rate "$records" "$copied") records/s)"
   # As the cluster's superuser (on its private socket): statistics for the planner, then a checkpoint, so that the
   # reads below do not share the disk with the flush of what the copy wrote (a one-time load, not steady state).
-  superuser=(-h "$(dirname "$PUSHTRACE_TEST_POSTGRES_DATA")" -p "$(sed 's#.*:\([0-9]*\)/.*#\1#' <<<"$url")" -U postgres)
   pg "${superuser[@]}" -d bench_scale -c "VACUUM ANALYZE" -c "CHECKPOINT" > /dev/null
   sqlite3 "$db" "SELECT app_id || ' ' || notification_id FROM notification ORDER BY random() LIMIT 1000" > why-ids.txt
   read -r app week last <<<"$(lib latest-week "$db")"
