@@ -38,36 +38,7 @@ extension PostgresStore {
     /// Counts per app and category over settled notifications (``RollupReading/alertSamples(_:hourly:minutely:settled:)``),
     /// in one snapshot.
     public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
-        try reading { session in
-            func sums(_ table: String, _ column: String, _ range: Range<Int64>) throws -> [RollupReading.RateRow] {
-                try session.query(
-                    """
-                    SELECT app_id, category, \(unescaped: RollupReading.alertSums.replacingOccurrences(of: ")", with: ")::bigint"))
-                    FROM \(unescaped: table) WHERE \(unescaped: column) >= \(range.lowerBound) AND \(unescaped: column) < \(range.upperBound)
-                    GROUP BY app_id, category
-                    """
-                ).map { row in
-                    let c = row.makeRandomAccess()
-                    return (
-                        try c[0].decode(String.self), try c[1].decode(String.self), try (2..<8).map { Int(try c[$0].decode(Int64.self)) }
-                    )
-                }
-            }
-            let apps = try AppRows.all(session)
-            return try RollupReading.alertSamples(
-                spans,
-                hourly: { try sums("hourly", "hour", $0) },
-                minutely: { try sums("minutely", "minute", $0) },
-                settled: { start, end in
-                    // By app, so `notification_by_time` (app, time) is searched once per app rather than read whole.
-                    try session.sqlRows(
-                        """
-                        SELECT app_id, \(unescaped: NotificationFacts.storedColumnList) FROM notification
-                        WHERE app_id = ANY(\(apps)::text[]) AND first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
-                        """
-                    ).map { row in (try row.decode("app_id"), try NotificationFacts(stored: row)) }
-                })
-        }
+        try reading { try RollupReading.alertSamples(spans, $0) }
     }
 
     /// Recomputes every rollup from the settled summaries, by the same `Rollup.contributions` settling adds, in one

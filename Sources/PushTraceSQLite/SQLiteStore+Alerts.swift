@@ -31,36 +31,6 @@ extension SQLiteStore {
 
     /// Counts per app and category over settled notifications (``RollupReading/alertSamples(_:hourly:minutely:settled:)``).
     public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
-        try pool.read { db in
-            func sums(_ table: String, _ column: String, _ range: Range<Int64>) throws -> [RollupReading.RateRow] {
-                try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT app_id, category, \(RollupReading.alertSums)
-                        FROM \(table) WHERE \(column) >= ? AND \(column) < ? GROUP BY app_id, category
-                        """, arguments: [range.lowerBound, range.upperBound]
-                ).map { row in
-                    (row[0], row[1], (2..<8).map { row[$0] as Int })
-                }
-            }
-            let apps = try AppRows.all(SQLiteSession(db: db))
-            return try RollupReading.alertSamples(
-                spans,
-                hourly: { try sums("hourly", "hour", $0) },
-                minutely: { try sums("minutely", "minute", $0) },
-                settled: { start, end in
-                    var settled: [(appID: String, facts: NotificationFacts)] = []
-                    for app in apps {
-                        try SQLiteSession(db: db).each(
-                            """
-                            SELECT \(unsafeRaw: NotificationFacts.storedColumnList) FROM notification
-                            INDEXED BY notification_by_time
-                            WHERE app_id = \(app) AND first_ts >= \(start) AND first_ts < \(end) AND cause IS NOT NULL
-                            """
-                        ) { settled.append((app, try NotificationFacts(stored: $0))) }
-                    }
-                    return settled
-                })
-        }
+        try pool.read { try RollupReading.alertSamples(spans, SQLiteSession(db: $0)) }
     }
 }

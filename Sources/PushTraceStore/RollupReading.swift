@@ -40,7 +40,6 @@ package enum RollupReading {
         "service_ran", "service_timeouts", "attachment_tries", "attachment_failures",
         "extension_runs", "extension_crashes",
     ]
-    package static let alertSums = alertColumns.map { "sum(\($0))" }.joined(separator: ", ")
 
     /// Sums of ``alertColumns``, in order.
     package static func rateCounts(_ sums: [Int]) -> RateCounts {
