@@ -14,10 +14,7 @@ extension PostgresStore {
             let reader = PostgresDiagnosisReader(session, store: self)
             if let id = filter.notificationID {
                 let key = NotificationKey.normalize(id)
-                let apps =
-                    try filter.appID.map { [$0] }
-                    ?? session.query("SELECT DISTINCT app_id FROM bundle ORDER BY 1")
-                    .map { try $0.decode(String.self) }
+                let apps = try filter.appID.map { [$0] } ?? AppRows.uploading(session)
                 var found: [StoredLine] = []
                 for app in apps {
                     found += try reader.lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }

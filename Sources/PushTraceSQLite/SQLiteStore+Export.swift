@@ -13,20 +13,7 @@ extension SQLiteStore {
                 // Through the index: a notification's lines are in a few blocks of each app that mentions it.
                 let key = NotificationKey.normalize(id)
                 var found: [StoredLine] = []
-                // Every app that stored a bundle (the summaries may not be written yet), skipping through the
-                // bundles' unique index.
-                let apps =
-                    try filter.appID.map { [$0] }
-                    ?? String.fetchAll(
-                        db,
-                        sql: """
-                            WITH RECURSIVE app(id) AS (
-                                SELECT min(app_id) FROM bundle
-                                UNION ALL
-                                SELECT (SELECT min(app_id) FROM bundle WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-                            )
-                            SELECT id FROM app WHERE id IS NOT NULL
-                            """)
+                let apps = try filter.appID.map { [$0] } ?? AppRows.uploading(SQLiteSession(db: db))
                 for app in apps {
                     found += try reader.lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }
                 }

@@ -1,13 +1,23 @@
-/// The apps a store holds, read from the summaries' primary key: written once for every engine.
+/// The apps a store holds, read through its indexes: written once for every engine.
 package enum AppRows {
     /// Every app with a summary, in order, found by skipping through the key (one look-up per app), not by scanning.
     package static func all(_ session: some SQLSession) throws -> [String] {
+        try skipping(through: "notification", session)
+    }
+
+    /// Every app that stored a bundle, its summaries written or not, skipping through the bundles' unique index.
+    package static func uploading(_ session: some SQLSession) throws -> [String] {
+        try skipping(through: "bundle", session)
+    }
+
+    /// The distinct `app_id`s of `table`, whose index begins with it, by one look-up each.
+    private static func skipping(through table: String, _ session: some SQLSession) throws -> [String] {
         try session.rows(
             """
             WITH RECURSIVE app(id) AS (
-                SELECT min(app_id) FROM notification
+                SELECT min(app_id) FROM \(unsafeRaw: table)
                 UNION ALL
-                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
+                SELECT (SELECT min(app_id) FROM \(unsafeRaw: table) WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
             )
             SELECT id FROM app WHERE id IS NOT NULL
             """
