@@ -19,8 +19,9 @@ enum PostgresSchema {
     /// Migrations an earlier build ran and this one took back (``WithdrawnMigration``), undone when a database that
     /// ran them is opened. Append-only, as the migrations are.
     static let withdrawn: [WithdrawnMigration] = [
-        // Released as the second migration, then dropped: PostgreSQL keeps superseded dictionaries (another server
-        // may still write against one), so nothing looks blocks up by dictionary.
+        // Released as the second migration, then dropped: every insert of a block kept it up to date, for retention's
+        // look-up of a superseded dictionary's blocks, which stops at the first block naming it (the oldest) and
+        // reads the table once when none does, before the dictionary is emptied.
         WithdrawnMigration(name: "v2-dictionary-use", undo: ["DROP INDEX IF EXISTS record_block_by_dictionary"])
     ]
 

@@ -171,12 +171,15 @@ extension PostgresStore {
                 // As the role that may only read (migration v5-select-only-reader), not as the tables' owner; a statement
                 // that switches back itself stays read-only (docs/security.md). The role is checked here, not only
                 // when the migration made or adopted it: earlier texts of that migration adopted any role of its name,
-                // and an administrator may have changed it since. A login of its own is allowed (docs/security.md).
+                // and an administrator may have changed it since. A login of its own is allowed (docs/security.md);
+                // a role granted it other than the tables' owner (which switches to it) is not.
                 let unsafe = try session.query(
                     """
                     SELECT r.rolname::text FROM pg_roles r WHERE r.rolname = current_database() || '_reader'
                     AND (r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls
-                        OR EXISTS (SELECT FROM pg_auth_members m WHERE m.member = r.oid))
+                        OR EXISTS (SELECT FROM pg_auth_members m WHERE m.member = r.oid)
+                        OR EXISTS (SELECT FROM pg_auth_members m WHERE m.roleid = r.oid
+                            AND m.member <> (SELECT relowner FROM pg_class WHERE oid = to_regclass('pushtrace_migration'))))
                     """
                 ).map { try $0.decode(String.self) }
                 if let role = unsafe.first { throw ReadOnlyQueryError.unsafeReader(role) }

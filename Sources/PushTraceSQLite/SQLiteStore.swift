@@ -128,11 +128,13 @@ public final class SQLiteStore: Sendable {
         let unknown = applied.subtracting(migrator.migrations).subtracting(withdrawn.map(\.name))
         guard unknown.isEmpty else { throw StoreError.newerSchema(path, migrations: unknown.sorted()) }
         // Undone before the migrations the store lacks, each with its name in one transaction: a store that stops
-        // in between is one that never ran it.
+        // in between is one that never ran it. Only by the process that removes the name, inside the transaction: another
+        // may have undone it since the read above, and migrated further.
         for migration in withdrawn {
             try pool.write { db in
-                for statement in migration.undo { try db.execute(sql: statement) }
                 try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [migration.name])
+                guard db.changesCount > 0 else { return }
+                for statement in migration.undo { try db.execute(sql: statement) }
             }
         }
         try migrator.migrate(pool)

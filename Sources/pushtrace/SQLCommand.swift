@@ -50,7 +50,8 @@ struct SQL: ParsableCommand {
             throw UsageError(
                 "pushtrace sql will not run as the role \(TerminalText.escaped(role)): it holds privileges of its own "
                     + "or is a member of another role, so it could read more than the store. An administrator "
-                    + "drops it and makes it again as docs/deploy.md (Connecting) says")
+                    + "takes that back (ALTER ROLE \(TerminalText.escaped(role)) NOSUPERUSER NOCREATEROLE NOCREATEDB "
+                    + "NOREPLICATION NOBYPASSRLS, and REVOKE of each role granted to it; docs/security.md)")
         }
         output.finish()
     }

@@ -156,11 +156,15 @@ struct AccessInterfaceTests {
             try PostgresDatabases.execute(statement, on: try #require(administrator.string))
         }
         #expect(try answer(store, "SELECT count(*), current_user::text FROM notification") == [.integer(0), .text(name + "_reader")])
-        // A reader an administrator later gives more (or one an earlier text of the migration adopted) is refused by
-        // sql itself, until it is made safe again; a login of its own is no reason (docs/security.md suggests one).
+        // A reader an administrator later gives more, or grants to a role other than the owner (or one an earlier
+        // text of the migration adopted), is refused by sql itself, until it is made safe again; a login of its own
+        // is no reason (docs/security.md suggests one).
+        try PostgresDatabases.execute("CREATE ROLE \(owner)_peer NOLOGIN", on: cluster)
+        defer { try? PostgresDatabases.dropRole(owner + "_peer", cluster: cluster) }
         for (change, undo) in [
             ("ALTER ROLE \(name)_reader CREATEDB", "ALTER ROLE \(name)_reader NOCREATEDB"),
             ("GRANT pg_read_server_files TO \(name)_reader", "REVOKE pg_read_server_files FROM \(name)_reader"),
+            ("GRANT \(name)_reader TO \(owner)_peer", "REVOKE \(name)_reader FROM \(owner)_peer"),
         ] {
             try PostgresDatabases.execute(change, on: cluster)
             #expect(throws: ReadOnlyQueryError.unsafeReader(name + "_reader"), "\(change)") {

@@ -40,10 +40,11 @@ public struct ReleasedMigrationsHistory {
         self.file = file
     }
 
-    /// Whether the file is in a git work tree with git at hand (a clone is; an exported source tree is not).
+    /// Whether the file is in a git work tree with its whole history and git at hand: a full clone is; a shallow
+    /// clone, which holds only its last commits, and an exported source tree are not.
     public static func available(file: String = #filePath) -> Bool {
-        (try? git(["rev-parse", "--is-inside-work-tree"], in: URL(fileURLWithPath: file).deletingLastPathComponent().path))?
-            .hasPrefix("true") ?? false
+        let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        return (try? git(["rev-parse", "--is-inside-work-tree", "--is-shallow-repository"], in: folder)) == "true\nfalse\n"
     }
 
     /// What breaks the rule, one line each; empty when every committed version keeps to it.
