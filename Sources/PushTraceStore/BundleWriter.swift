@@ -20,6 +20,10 @@ package struct BundleWriter<Rows: BundleRows> {
     private var dictionary = BlockDictionary.none
     /// Whether the bundle stored an app config record carrying notification settings, which the device's row sums up.
     private var storedSettings = false
+    /// Config records waiting for their bodies' row ids, found for several at once (``ConfigBodies``).
+    private var pendingConfigs: [PendingConfig] = []
+    /// How many config records wait at most: a bundle holds a few, a hostile one any number.
+    private static var pendingConfigLimit: Int { 32 }
     /// Config records whose insert needs no answer, written several to a statement where the dialect says so.
     private var configs = UpsertBatch { rows in
         """
@@ -99,15 +103,27 @@ package struct BundleWriter<Rows: BundleRows> {
         try blocks.add(decoded.json, notificationID: decoded.notificationID, appID: appID) { try rows.storeBlock($0) }
         let record = decoded.record
         if record.recordType == .config, let deviceID = progress.tally!.deviceID, let ts, let process = record.process {
-            let body = try rows.configBodies.reference(decoded.json, appGroup: record.appGroup, dictionary: dictionary, rows: rows)
-            let settings = SettingsSummary(record.notificationSettings)
+            pendingConfigs.append(
+                PendingConfig(
+                    line: decoded.json, appGroup: record.appGroup, appID: appID, deviceID: deviceID, process: process, ts: ts,
+                    deviceTs: deviceTs, settings: SettingsSummary(record.notificationSettings)))
+            if pendingConfigs.count >= Self.pendingConfigLimit { try storePendingConfigs() }
+        }
+    }
+
+    /// Stores the config records waiting, in the order received, their bodies found or stored first.
+    private mutating func storePendingConfigs() throws {
+        guard !pendingConfigs.isEmpty else { return }
+        let bodies = try rows.configBodies.references(
+            pendingConfigs.map { ($0.line, $0.appGroup) }, dictionary: dictionary, rows: rows)
+        for (config, body) in zip(pendingConfigs, bodies) {
             let values: [SQLValue] = [
-                .text(appID), .text(deviceID), .text(process), .integer(ts), deviceTs.sqlValue, body.sqlValue,
-                .integer(settings.rawValue),
+                .text(config.appID), .text(config.deviceID), .text(config.process), .integer(config.ts),
+                config.deviceTs.sqlValue, .integer(body), .integer(config.settings.rawValue),
             ]
             // A repeat of a stored record (every upload repeats them) changes nothing: only an app record that
             // carries settings waits to learn whether it was new, after the records before it.
-            if process == ProcessKind.app.rawValue, !settings.isEmpty {
+            if config.process == ProcessKind.app.rawValue, !config.settings.isEmpty {
                 try configs.flush(to: rows.session)
                 let one = UpsertBatch.Shape(dialect: rows.session.dialect, count: 1)
                 if try rows.session.execute(rendered: configs.text(one), values) > 0 { storedSettings = true }
@@ -115,10 +131,12 @@ package struct BundleWriter<Rows: BundleRows> {
                 try configs.add(values, to: rows.session)
             }
         }
+        pendingConfigs.removeAll(keepingCapacity: true)
     }
 
     /// Writes what ends a bundle stored now: the device, its last block, its rejected lines and its counts.
     private mutating func end(_ tally: BundleTally) throws {
+        try storePendingConfigs()
         try configs.flush(to: rows.session)
         if let device {
             let manifest = tally.manifest
@@ -135,4 +153,16 @@ package struct BundleWriter<Rows: BundleRows> {
             ref: bundleRef, tally: tally, source: source, receivedAt: receivedAt, firstBlock: blocks.first, lastBlock: blocks.last)
         try rows.session.storeRejectedLines(progress.rejectedLines, bundleRef: bundleRef)
     }
+}
+
+/// A config record accepted, waiting for its body's row id.
+private struct PendingConfig {
+    var line: String
+    var appGroup: String?
+    var appID: String
+    var deviceID: String
+    var process: String
+    var ts: Int64
+    var deviceTs: Int64?
+    var settings: SettingsSummary
 }

@@ -200,4 +200,28 @@ struct IngestSessionInterfaceTests {
         let later = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2")
         #expect(later.diagnosis.findings.contains { $0.code == .categoryUnregistered }, "\(later.diagnosis.findings)")
     }
+
+    @Test(
+        "a config body is stored once: repeated in a bundle past a batch of look-ups, in later bundles and on other devices",
+        arguments: TestEngine.all)
+    func configBodiesStoredOnce(engine: TestEngine) throws {
+        let temporary = try TemporaryStore(engine: engine)
+        func config(_ process: String, group: String = "group.x") -> String {
+            #"{"type":"config","ts":\#(Lines.t0),"process":"\#(process)","app_group":"\#(group)","categories":[{"id":"DAILY_PICK","actions":["A"]}]}"#
+        }
+        // Each process's record forty times in each bundle (more than wait for their bodies at once), two bundles
+        // from each of two devices, each in a transaction of its own.
+        for device in ["d-1", "d-2"] {
+            for _ in 0..<2 {
+                let repeated = (0..<40).flatMap { _ in ["app", "service", "content"].map { config($0) } }
+                _ = try temporary.ingest([Lines.manifest(device: device)] + repeated)
+            }
+        }
+        _ = try temporary.ingest([Lines.manifest(device: "d-3"), config("app", group: "group.y"), config("app")])
+        let counts = try temporary.counts()
+        #expect(counts["config_body"] == 4)
+        // One row per device, process and time: (d-1, d-2) × 3, and d-3's app (its second record has the same time).
+        #expect(counts["config"] == 7)
+        #expect(try temporary.store.latestConfiguration(appID: "net.rorklab.dailypick")?.registeredCategories == ["DAILY_PICK"])
+    }
 }

@@ -87,7 +87,7 @@ public final class TemporaryStore: Sendable {
     /// Row counts of every table: what "nothing changed" is checked against.
     public func counts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        let tables = ["bundle", "rejected_line", "config", "device", "notification", "record_block", "notification_block"]
+        let tables = ["bundle", "rejected_line", "config", "config_body", "device", "notification", "record_block", "notification_block"]
         // Stored records: the lines of every block. Through the read-only query `pushtrace sql` uses, which every
         // engine answers.
         let sql =
