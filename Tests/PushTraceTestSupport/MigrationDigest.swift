@@ -47,14 +47,16 @@ public struct ReleasedMigrationsHistory {
         return (try? git(["rev-parse", "--is-inside-work-tree", "--is-shallow-repository"], in: folder)) == "true\nfalse\n"
     }
 
-    /// What breaks the rule, one line each; empty when every committed version keeps to it.
-    public func violations(withdrawn: [(String, String)]) throws -> [String] {
+    /// What breaks the rule, one line each; empty when every committed version keeps to it. The file's `withdrawn`
+    /// list names the entries taken back.
+    public func violations() throws -> [String] {
         let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
         let relative = try Self.git(["ls-files", "--full-name", "--", file], in: folder)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard !relative.isEmpty else { return ["\(file) is not committed: its history cannot be read"] }
         let current = try String(contentsOfFile: file, encoding: .utf8)
-        let released = Self.entries(in: Self.releasedList(in: current))
+        let released = Self.entries(in: Self.list("released", in: current))
+        let withdrawn = Self.entries(in: Self.list("withdrawn", in: current))
         let kept = Set((released + withdrawn).map { "\($0.0) \($0.1)" })
         // Pathspecs are read from the folder git runs in; `:(top)` reads this one from the top of the work tree.
         let commits = try Self.git(["log", "--format=%H", "--", ":(top)" + relative], in: folder)
@@ -68,7 +70,7 @@ public struct ReleasedMigrationsHistory {
             }
             // A withdrawn text of a migration still released under its name was superseded in place: it holds
             // that name's place. A withdrawn name leaves the list.
-            let then = Self.entries(in: Self.releasedList(in: text)).compactMap { entry -> (String, String)? in
+            let then = Self.entries(in: Self.list("released", in: text)).compactMap { entry -> (String, String)? in
                 guard withdrawn.contains(where: { $0.0 == entry.0 && $0.1 == entry.1 }) else { return entry }
                 return released.first { $0.0 == entry.0 }
             }
@@ -81,9 +83,9 @@ public struct ReleasedMigrationsHistory {
         return problems
     }
 
-    /// The text of the `released` list: from its declaration to the line that closes it.
-    static func releasedList(in text: String) -> String {
-        guard let start = text.range(of: "static let released") else { return "" }
+    /// The text of the list `name` (`released`, `withdrawn`): from its declaration to the line that closes it.
+    static func list(_ name: String, in text: String) -> String {
+        guard let start = text.range(of: "static let \(name)") else { return "" }
         let rest = text[start.upperBound...]
         let end = rest.range(of: "\n    ]")?.lowerBound ?? rest.endIndex
         return String(rest[..<end])
