@@ -156,7 +156,7 @@ struct HostileClientTests {
                 let raw = try await RawHTTP.exchangeWithEndDetached(
                     port: client.port!,
                     send: "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pt_x_y\r\n"
-                        + "\(framing)\r\n\r\n" + String(repeating: "x", count: 1000), readTimeout: 10)
+                        + "\(framing)\r\n\r\n" + String(repeating: "x", count: 1000), readTimeout: 30)
                 #expect(raw.text.hasPrefix("HTTP/1.1 401"), "\(framing): \(raw.text)")
                 #expect(raw.text.lowercased().contains("connection: close"), "\(framing): \(raw.text)")
             }
@@ -296,7 +296,7 @@ struct HostileClientTests {
                 "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                     + "Content-Encoding: br\r\nContent-Length: 40000000\r\n\r\n",
             ] {
-                let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: request + "xxxx", readTimeout: 10)
+                let answer = try await RawHTTP.exchangeWithEndDetached(port: client.port!, send: request + "xxxx", readTimeout: 30)
                 #expect(answer.text.hasPrefix("HTTP/1.1 4"), "\(request.prefix(30)): \(answer.text)")
                 #expect(answer.text.lowercased().contains("connection: close"), "\(request.prefix(30)): \(answer.text)")
             }

@@ -173,14 +173,14 @@ import Testing
                 "HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\n\(bigHeader)\r\n\r\n",
                 "GET /he\u{01}althz HTTP/1.1\r\nHost: x\r\n\r\n",
             ] {
-                let answer = try await RawHTTP.exchangeDetached(port: port, send: garbage, readTimeout: 10)
+                let answer = try await RawHTTP.exchangeDetached(port: port, send: garbage, readTimeout: 30)
                 #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"), "\(answer)")
             }
             // A malformed chunk in an upload's body: the request exists, so the answer is the JSON error.
             let chunked =
                 "POST /v1/bundles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                 + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n"
-            let answer = try await RawHTTP.exchangeToEndDetached(port: port, send: chunked, readTimeout: 10)
+            let answer = try await RawHTTP.exchangeToEndDetached(port: port, send: chunked, readTimeout: 30)
             #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request"), "\(answer)")
             #expect(
                 answer.contains(#"{"error":"bad_request","message":"the request was malformed or ended before its body did","request_id":"#)
@@ -197,13 +197,13 @@ import Testing
             // Without that answer nothing would come until the body did, so a wait of 10 s (generous on a loaded
             // machine) still tells the two apart.
             let head = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
-            let answer = try await RawHTTP.exchangeDetached(port: port, send: head, readTimeout: 10)
+            let answer = try await RawHTTP.exchangeDetached(port: port, send: head, readTimeout: 30)
             #expect(answer.hasPrefix("HTTP/1.1 100 Continue"), "\(answer)")
             // Declared over the cap: no 100, a 413 at once.
             let tooLarge =
                 "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.ingestToken)\r\n"
                 + "Content-Length: \(1 << 30)\r\nExpect: 100-continue\r\n\r\n"
-            let refused = try await RawHTTP.exchangeDetached(port: port, send: tooLarge, readTimeout: 10)
+            let refused = try await RawHTTP.exchangeDetached(port: port, send: tooLarge, readTimeout: 30)
             #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused)")
         }
     }
@@ -227,7 +227,7 @@ import Testing
             for _ in 0..<50 where !metrics.contains("pushtrace_http_responses_total{route=\"/v1/bundles\"") {
                 try await Task.sleep(for: .milliseconds(100))
                 metrics = try await RawHTTP.exchangeDetached(
-                    port: client.port!, send: "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", readTimeout: 10)
+                    port: client.port!, send: "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", readTimeout: 30)
             }
             #expect(metrics.contains(#"pushtrace_http_responses_total{route="/v1/bundles",status="400"} 1"#), "\(metrics)")
             #expect(!metrics.contains(#"status="500""#))
