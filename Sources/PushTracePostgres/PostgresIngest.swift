@@ -44,8 +44,7 @@ final class PostgresIngestSession: IngestSession {
         do {
             return try store.writing { session in
                 do {
-                    try store.dictionaries.refresh(session)
-                    let group = PostgresGroup(session: session, store: store, bundleIDs: bundleIDs, blockIDs: blockIDs)
+                    let group = try PostgresGroup(session: session, store: store, bundleIDs: bundleIDs, blockIDs: blockIDs)
                     let result = try body(group)
                     try group.writeBlocks()
                     try group.writeDevices()
@@ -80,8 +79,8 @@ final class PostgresGroup: IngestGroup, BundleRows {
     /// The devices whose uploads may unsettle pushes that waited for them, handled with the summaries.
     var devices: Set<AwaitingDevice> = []
     let configBodies = ConfigBodies()
-    /// Dictionaries this group trained: its own until it commits (``PostgresDictionaries/trainIfDue(appID:added:trained:_:)``).
-    private var trained: [String: BlockDictionary] = [:]
+    /// What the group's blocks are compressed against, and the dictionaries it trained, its own until it commits.
+    private var dictionaries: TransactionDictionaries<PostgresSession>
     private let bundleIDs: ReservedIDs
     private let blockIDs: ReservedIDs
     /// The answer to the insert of the bundle being stored, sent without waiting: no row inserted means the bundle
@@ -103,11 +102,12 @@ final class PostgresGroup: IngestGroup, BundleRows {
     private var visits: [DeviceKey: (visit: DeviceVisit, settingsChanged: Bool)] = [:]
     private var currentDevice: (visit: DeviceVisit, settingsChanged: Bool)?
 
-    init(session: PostgresSession, store: PostgresStore, bundleIDs: ReservedIDs, blockIDs: ReservedIDs) {
+    init(session: PostgresSession, store: PostgresStore, bundleIDs: ReservedIDs, blockIDs: ReservedIDs) throws {
         self.session = session
         self.store = store
         self.bundleIDs = bundleIDs
         self.blockIDs = blockIDs
+        dictionaries = try TransactionDictionaries(store.dictionaries, session)
     }
 
     // MARK: BundleRows
@@ -202,10 +202,10 @@ final class PostgresGroup: IngestGroup, BundleRows {
     }
 
     func dictionary(for appID: String) throws -> BlockDictionary {
-        try trained[appID] ?? store.dictionaries.current(for: appID, session)
+        try dictionaries.current(for: appID)
     }
 
-    func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { store.dictionaries.lookup(identifier, session) }
+    func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { dictionaries.bytes(identifier) }
 
     /// Keeps a block to be written with others; a bundle whose own blocks are many writes them at once, inside its
     /// savepoint (the blocks of bundles before it are never written there: undoing the bundle would undo them).
@@ -263,11 +263,7 @@ final class PostgresGroup: IngestGroup, BundleRows {
         if blocks.bytes(from: 0) >= PendingBlocks.bytesPerWrite || blocks.count >= PendingBlocks.rowsPerWrite {
             try writeBlocks()
         }
-        if let new = try store.dictionaries.trainIfDue(
-            appID: bundle.result.appID, added: bundle.storedBytes, trained: trained[bundle.result.appID], session)
-        {
-            trained[new.appID ?? bundle.result.appID] = new
-        }
+        try dictionaries.trainIfDue(appID: bundle.result.appID, added: bundle.storedBytes)
         summaries.merge(appID: bundle.result.appID, bundle.facts)
         if let device = bundle.device {
             devices.insert(

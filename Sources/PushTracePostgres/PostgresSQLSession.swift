@@ -20,6 +20,7 @@ package struct PostgresDialect: SQLDialect {
         "least(greatest(\(a)::numeric + \(b), -9223372036854775808), 9223372036854775807)::bigint"
     }
     package var rowsPerUpsert: Int { 100 }
+    package var keysPerRead: Int { 64 }
 }
 
 extension PostgresSession: SQLSession {
@@ -31,8 +32,13 @@ extension PostgresSession: SQLSession {
 
     /// Every row of a statement written for PostgreSQL alone (one that binds arrays), read by column name.
     func sqlRows(_ query: PostgresQuery) throws -> [SQLRow] {
+        try Self.sqlRows(self.query(query))
+    }
+
+    /// Rows read by column name.
+    static func sqlRows(_ rows: some Sequence<PostgresRow>) throws -> [SQLRow] {
         var columns: SQLColumns?
-        return try self.query(query).map { row in
+        return try rows.map { row in
             let names = columns ?? SQLColumns(row.map { $0.columnName })
             columns = names
             return SQLRow(columns: names, values: try row.map(SQLValue.init))

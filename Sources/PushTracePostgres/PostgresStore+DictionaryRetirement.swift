@@ -6,7 +6,7 @@ extension PostgresStore {
     /// Empties each dictionary ``DictionaryRetirement`` finds superseded at `now` once no block names it, its config
     /// bodies compressed again on their own first, one dictionary to a transaction; returns how many it emptied.
     ///
-    /// Every server takes an app's newest dictionary for new blocks at its next group (``PostgresDictionaries``), and
+    /// Every server takes an app's newest dictionary for new blocks at its next group (``BlockDictionaries``), and
     /// a dictionary is weighed only once a newer one is ``DictionaryRetirement/grace`` old: no server still writes
     /// against it then. Its row is locked first, and the bodies that name it are locked (`FOR UPDATE`) against an
     /// ingest taking one up (`FOR KEY SHARE`) while they are rewritten.

@@ -53,7 +53,7 @@ struct PostgresSettling: SettleEngine {
                     facts: try NotificationFacts(stored: row)))
         }
         guard !claimed.isEmpty else { return nil }
-        return try Settling.decide(claimed, diagnoser: diagnoser, source: PostgresDiagnosisReader(session, store: store))
+        return try Settling.decide(claimed, diagnoser: diagnoser, source: store.blocks(session))
     }
 
     func inSettleTransaction<T>(_ body: (PostgresSession) throws -> T) throws -> T {

@@ -55,13 +55,13 @@ extension PostgresStore {
                 // A block goes with its bundle, and so do the index entries of the notifications its lines mention.
                 let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
                 var keys: [Int64] = [], blocks: [Int64] = []
-                for row in try session.query(
+                for row in try session.sqlRows(
                     """
-                    SELECT \(unescaped: Self.blockColumns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                    WHERE b.bundle_ref = ANY(\(bundles)::bigint[])
+                    SELECT \(unescaped: BlockReading<PostgresSession>.columns) FROM record_block b
+                    JOIN bundle u ON u.id = b.bundle_ref WHERE b.bundle_ref = ANY(\(bundles)::bigint[])
                     """)
                 {
-                    let block = try Self.blockRow(row)
+                    let block = try BlockReading<PostgresSession>.block(row)
                     var mentioned: Set<Int64> = []
                     do {
                         try reader.forEachLine(of: block) { line in

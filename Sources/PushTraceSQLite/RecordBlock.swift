@@ -31,7 +31,7 @@ extension BlockBuilder {
 extension ConfigBody {
     /// A config record's line as `config_body.body` keeps it: deflated (``compressed(_:dictionary:)``), as a blob.
     /// Stores written before kept the text itself, which reads back as it is.
-    static func text(_ value: DatabaseValue, dictionaries: DictionaryCache, db: Database) throws -> String {
+    static func text(_ value: DatabaseValue, dictionaries: BlockDictionaries, db: Database) throws -> String {
         switch value.storage {
         case .string(let text): return text
         case .blob(let data):

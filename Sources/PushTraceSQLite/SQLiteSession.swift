@@ -19,6 +19,7 @@ package struct SQLiteDialect: SQLDialect {
     /// SQLite's own sum: an overflow makes it a real, which reads back as the largest integer.
     package func sum(_ a: String, _ b: String) -> String { "\(a) + \(b)" }
     package var rowsPerUpsert: Int { 1 }
+    package var keysPerRead: Int { 1 }
 }
 
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached
@@ -33,6 +34,11 @@ struct SQLiteSession: SQLSession {
         var rows: [SQLRow] = []
         try each(statement) { rows.append($0) }
         return rows
+    }
+
+    /// Kept prepared as every statement is (GRDB's statement cache).
+    func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) throws {
+        try each(statement, body)
     }
 
     /// Each row of the answer handed to `body` as it is read, without keeping them all.

@@ -25,7 +25,7 @@ extension SQLiteStore {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle INDEXED BY bundle_unconverted WHERE first_record IS NOT NULL")!
         }
         if done.totalBundles > 0, progress?(done) == false { return }
-        let current = CurrentDictionaries(), read = DictionaryCache()
+        let current = BlockDictionaries(firstBlock: "b.first_block")
         while true {
             let moved = try pool.writeWithoutTransaction { db in
                 var moved = (bundles: 0, records: 0)
@@ -45,7 +45,7 @@ extension SQLiteStore {
                             SELECT id, app_id, first_record, last_record FROM bundle INDEXED BY bundle_unconverted
                             WHERE first_record IS NOT NULL ORDER BY id LIMIT 1000
                             """)
-                    let dictionaries = try current.inTransaction(db, dictionaries: read)
+                    var dictionaries = try TransactionDictionaries(current, SQLiteSession(db: db))
                     for bundle in bundles where moved.records < recordsPerTransaction || moved.bundles == 0 {
                         let id: Int64 = bundle[0], appID: String = bundle[1], first: Int64 = bundle[2], last: Int64 = bundle[3]
                         var blocks = BlockBuilder(dictionary: try dictionaries.current(for: appID))

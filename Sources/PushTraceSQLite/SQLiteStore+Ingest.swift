@@ -20,13 +20,12 @@ extension SQLiteStore {
     ) throws -> T {
         var committed: (result: T, group: GroupCommit)?
         // A dictionary trained by a group that then fails was never stored: forget it (and what it was cached with).
-        defer { if committed == nil { currentDictionaries.forget() } }
+        defer { if committed == nil { dictionaries.forget() } }
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let group = GroupCommit(
                     db: db, settings: settings, defersSummaries: backlog != nil,
-                    dictionaries: try currentDictionaries.inTransaction(db, dictionaries: dictionaries),
-                    dictionaryCache: dictionaries)
+                    dictionaries: try TransactionDictionaries(dictionaries, SQLiteSession(db: db)))
                 let result = try body(group)
                 if backlog == nil { try group.summaries.write(db) }
                 committed = (result, group)
@@ -52,22 +51,18 @@ final class GroupCommit: IngestGroup, BundleRows {
     private(set) var storedBundles: [Int64] = []
     /// What the group's record blocks are compressed against, per app: an app's is trained between two bundles of
     /// the group once it holds enough lines (a bulk ingest's first group holds thousands of bundles).
-    let dictionaries: AppDictionaries
-    /// The store's dictionaries by Adler-32, to read stored config bodies.
-    private let dictionaryCache: DictionaryCache
+    private var dictionaries: TransactionDictionaries<SQLiteSession>
     let configBodies = ConfigBodies()
     /// The client descriptions stored or met so far.
     private let clients = Clients()
 
     init(
-        db: Database, settings: DiagnosisSettings, defersSummaries: Bool, dictionaries: AppDictionaries,
-        dictionaryCache: DictionaryCache
+        db: Database, settings: DiagnosisSettings, defersSummaries: Bool, dictionaries: TransactionDictionaries<SQLiteSession>
     ) {
         self.db = db
         self.settings = settings
         self.defersSummaries = defersSummaries
         self.dictionaries = dictionaries
-        self.dictionaryCache = dictionaryCache
     }
 
     // MARK: BundleRows
@@ -107,7 +102,7 @@ final class GroupCommit: IngestGroup, BundleRows {
 
     func dictionary(for appID: String) throws -> BlockDictionary { try dictionaries.current(for: appID) }
 
-    func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { dictionaryCache.lookup(identifier, in: db) }
+    func dictionaryBytes(_ identifier: UInt32) -> [UInt8]? { dictionaries.bytes(identifier) }
 
     func storeBlock(_ block: FinishedBlock) throws -> Int64 { try BlockBuilder.insert(block, db) }
 

@@ -33,7 +33,7 @@ extension SQLiteStore {
             let taken = RetentionBatch.take(bundles, lineLimit: batchSize, lines: { $0[3] }, bytes: { $0[4] })
             try pool.write { db in
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                let reader = BlockReader(db: db, dictionaries: dictionaries)
+                let reading = BlockReading(db, dictionaries: dictionaries)
                 for bundle in taken {
                     let id: Int64 = bundle[0]
                     if let first = bundle[1] as Int64?, let last = bundle[2] as Int64? {
@@ -41,12 +41,11 @@ extension SQLiteStore {
                         // the notifications its lines mention.
                         var keys: [Int64: Set<Int64>] = [:]
                         do {
-                            try reader.forEachLine(
-                                db.cachedStatement(
-                                    sql: """
-                                        SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                                        WHERE b.id BETWEEN ? AND ?
-                                        """), arguments: [first, last]
+                            try reading.forEachLine(
+                                """
+                                SELECT \(unsafeRaw: BlockReading<SQLiteSession>.columns) FROM record_block b
+                                JOIN bundle u ON u.id = b.bundle_ref WHERE b.id BETWEEN \(first) AND \(last)
+                                """
                             ) { line in
                                 report.records += 1
                                 guard let notification = line.notificationID else { return }

@@ -26,7 +26,7 @@ extension SQLiteStore {
 /// the next call (``SQLSession/writeCauses(_:rollups:)``).
 struct SQLiteSettling: SettleEngine {
     let pool: DatabasePool
-    let dictionaries: DictionaryCache
+    let dictionaries: BlockDictionaries
 
     /// The pending keys, once, in device order: the order causes are written in, which decides each rollup row's
     /// example (the last notification settled into it).
@@ -79,8 +79,8 @@ struct SQLiteSettling: SettleEngine {
                     Unsettled(
                         key: NotificationRowKey(appID: key.appID, notificationID: key.notificationID), facts: stored.facts))
             }
-            let reader = DiagnosisReader(db, dictionaries: dictionaries)
-            return Array(zip(positions, try Settling.decide(unsettled, diagnoser: diagnoser, source: reader)))
+            let source = BlockReading(db, dictionaries: dictionaries)
+            return Array(zip(positions, try Settling.decide(unsettled, diagnoser: diagnoser, source: source)))
         }
     }
 

@@ -32,10 +32,8 @@ public final class SQLiteStore: Sendable {
     let pool: DatabasePool
     /// The thresholds used when causes are settled.
     public let settings: DiagnosisSettings
-    /// The record blocks' dictionaries, as read back.
-    let dictionaries = DictionaryCache()
-    /// What each app's new blocks are compressed against, primed once.
-    let currentDictionaries = CurrentDictionaries()
+    /// The record blocks' dictionaries; a bundle's first block is the one its row names.
+    let dictionaries = BlockDictionaries(firstBlock: "b.first_block")
     private let checkpointer: Checkpointer
 
     /// Opens (creating and migrating when needed) the database at `path`.

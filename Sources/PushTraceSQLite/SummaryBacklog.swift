@@ -99,7 +99,7 @@ extension SQLiteStore {
                         WHERE u.summarized = 0 ORDER BY u.id
                         """)
                 let pending = PendingSummaries()
-                let reader = BlockReader(db: db, dictionaries: dictionaries)
+                let reading = BlockReading(db, dictionaries: dictionaries)
                 for bundle in bundles {
                     let appID: String = bundle["app_id"]
                     // What `NotificationFacts.add` reads of the manifest; a backend bundle's device is stored as NULL.
@@ -108,12 +108,11 @@ extension SQLiteStore {
                         os: bundle["os"], deviceID: bundle["device_id"])
                     var facts: [String: NotificationFacts] = [:]
                     if let first: Int64 = bundle["first_block"], let last: Int64 = bundle["last_block"] {
-                        try reader.forEachLine(
-                            db.cachedStatement(
-                                sql: """
-                                    SELECT \(BlockReader.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
-                                    WHERE b.id BETWEEN ? AND ? ORDER BY b.id
-                                    """), arguments: [first, last]
+                        try reading.forEachLine(
+                            """
+                            SELECT \(unsafeRaw: BlockReading<SQLiteSession>.columns) FROM record_block b
+                            JOIN bundle u ON u.id = b.bundle_ref WHERE b.id BETWEEN \(first) AND \(last) ORDER BY b.id
+                            """
                         ) { line in
                             guard let id = line.notificationID else { return }
                             facts[id, default: NotificationFacts()].add(line.record, ts: line.ts, manifest: manifest)

@@ -52,26 +52,23 @@ package struct BundleTimeSpan: Equatable {
     }
 
     /// The SQL condition, over `bundle u`, that keeps every bundle which may hold a line timed in [`since`, `until`),
-    /// with its arguments, compared in whole units so that no product overflows. Bundles without spans are kept (read
-    /// whole).
-    package static func overlapCondition(since: Int64?, until: Int64?) -> (sql: String, arguments: [Int64]) {
-        guard since != nil || until != nil else { return ("1", []) }
-        func meets(from: String, to: String) -> (String, [Int64]) {
-            var terms: [String] = [], arguments: [Int64] = []
+    /// compared in whole units so that no product overflows. Bundles without spans are kept (read whole).
+    package static func overlap(since: Int64?, until: Int64?) -> SQLStatement {
+        guard since != nil || until != nil else { return "1 = 1" }
+        func meets(from: String, to: String) -> SQLStatement {
+            var terms: [SQLStatement] = []
             if let since {
                 // (base + to + 1) * unit > since  ⟺  base + to >= ⌊since / unit⌋
-                terms.append("u.received_at / \(unit) + \(to) >= ?")
-                arguments.append(floor(since))
+                terms.append("u.received_at / \(unsafeRaw: "\(unit)") + \(unsafeRaw: to) >= \(floor(since))")
             }
             if let until {
                 // (base + from) * unit < until  ⟺  base + from < ⌈until / unit⌉
-                terms.append("u.received_at / \(unit) + \(from) < ?")
-                arguments.append(ceiling(until))
+                terms.append("u.received_at / \(unsafeRaw: "\(unit)") + \(unsafeRaw: from) < \(ceiling(until))")
             }
-            return ("(" + terms.joined(separator: " AND ") + ")", arguments)
+            return "(\(SQLStatement.joined(terms, separator: " AND ")))"
         }
         let lines = meets(from: "u.ts_from", to: "u.ts_to")
         let configs = meets(from: "u.config_ts_from", to: "coalesce(u.config_ts_to, u.config_ts_from)")
-        return ("((u.ts_from IS NULL AND u.config_ts_from IS NULL) OR \(lines.0) OR \(configs.0))", lines.1 + configs.1)
+        return "((u.ts_from IS NULL AND u.config_ts_from IS NULL) OR \(lines) OR \(configs))"
     }
 }

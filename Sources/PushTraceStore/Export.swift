@@ -1,3 +1,6 @@
+import PushTraceCore
+import PushTraceRecords
+
 /// Which stored lines `pushtrace export` reads back.
 public struct ExportFilter: Sendable, Equatable {
     public var appID: String?
@@ -32,5 +35,31 @@ public struct ExportedLine: Sendable {
     package init(body: String, correctedTs: Int64?) {
         self.body = body
         self.correctedTs = correctedTs
+    }
+}
+
+extension BlockReading {
+    /// Every accepted line that `filter` selects, in the order stored, handed to `line` one at a time: memory stays
+    /// bounded (a page of blocks at a time) however many there are. The caller's snapshot makes them those of one
+    /// moment.
+    package func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws {
+        if let id = filter.notificationID {
+            // Through the index: a notification's lines are in a few blocks of each app that mentions it.
+            let key = NotificationKey.normalize(id)
+            var found: [StoredLine] = []
+            for app in try filter.appID.map({ [$0] }) ?? AppRows.uploading(session) {
+                found += try lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }
+            }
+            for stored in found.sorted(by: { ($0.block, $0.index) < ($1.block, $1.index) }) {
+                try line(ExportedLine(body: stored.body, correctedTs: stored.ts))
+            }
+            return
+        }
+        // With a time range, only the blocks of bundles whose time span meets it are decoded.
+        try forEachBlock(appID: filter.appID, since: filter.since, until: filter.until) { block in
+            try reader.forEachLineTime(of: block) { body, ts in
+                if filter.includes(correctedTs: ts) { try line(ExportedLine(body: body, correctedTs: ts)) }
+            }
+        }
     }
 }

@@ -36,6 +36,10 @@ public protocol SQLDialect: Sendable {
     /// round trip and whose one-row statement is prepared once; more for PostgreSQL, where each statement is
     /// parsed, planned and answered on its own.
     var rowsPerUpsert: Int { get }
+    /// How many notifications' blocks one statement reads where many are read together (settling a batch): 1 for
+    /// SQLite, whose statements cost no round trip and whose rows are read as they come, so memory holds one block
+    /// at a time; more for PostgreSQL, whose answer arrives whole.
+    var keysPerRead: Int { get }
 }
 
 extension SQLDialect {

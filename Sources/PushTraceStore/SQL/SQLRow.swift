@@ -31,6 +31,15 @@ public struct SQLRow: Sendable {
         }
         return value
     }
+
+    /// The value of the column at `position` as `T`: for a statement whose columns are read in their order.
+    public func decode<T: SQLValueConvertible>(at position: Int, as type: T.Type = T.self) throws -> T {
+        guard values.indices.contains(position) else { throw SQLRowError.noColumn("#\(position)", columns.names) }
+        guard let value = T(sqlValue: values[position]) else {
+            throw SQLRowError.wrongType(columns.names[position], expected: "\(T.self)", found: values[position])
+        }
+        return value
+    }
 }
 
 /// A row that does not hold what the code reading it expects: a bug, or a schema this version does not know.

@@ -9,6 +9,14 @@ public protocol SQLSession {
     var dialect: Dialect { get }
     /// Every row of the statement's answer.
     func rows(_ statement: SQLStatement) throws -> [SQLRow]
+    /// Each row of the statement's answer handed to `body`: as it is read where the engine reads rows one at a time,
+    /// so that memory holds one, else from the whole answer.
+    func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws
+    /// Every row of a statement that runs for every read of its kind, whose text is the same each time: an engine
+    /// that plans each statement it is sent may prepare it once per connection, by `name`, and keep its plan.
+    func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) throws -> [SQLRow]
+    /// ``each(_:_:)`` of a statement an engine may keep prepared.
+    func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) throws
     /// Runs a statement that answers no rows; returns how many rows it changed.
     @discardableResult
     func execute(_ statement: SQLStatement) throws -> Int
@@ -24,7 +32,26 @@ public protocol SQLSession {
     func send(rendered sql: String, _ binds: [SQLValue]) throws
 }
 
+/// The statements an engine may keep prepared (``SQLSession/rows(_:preparedAs:)``), each written once in the store.
+public enum SQLPreparedName: String, Sendable, CaseIterable {
+    /// ``BlockReading/diagnosis(key:appID:)``.
+    case diagnosis = "pushtrace_diagnosis"
+    /// ``BlockReading/configInForce(appID:deviceID:at:)``.
+    case configInForce = "pushtrace_config_in_force"
+}
+
 extension SQLSession {
+    /// An engine that keeps every statement it was sent (SQLite's statement cache) runs it as any other.
+    public func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) throws -> [SQLRow] { try rows(statement) }
+
+    public func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws {
+        for row in try rows(statement) { try body(row) }
+    }
+
+    public func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) throws {
+        for row in try rows(statement, preparedAs: name) { try body(row) }
+    }
+
     /// An engine that answers in process runs it at once.
     public func send(_ statement: SQLStatement) throws { try execute(statement) }
 
