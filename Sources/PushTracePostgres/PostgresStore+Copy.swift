@@ -11,40 +11,16 @@ extension PostgresStore {
     /// The whole store, in one repeatable-read transaction (one snapshot), a page at a time.
     public func copyOut(_ part: (CopiedPart) throws -> Void) throws {
         try reading { session in
-            try part(.bundleCount(Int(session.query("SELECT count(*) FROM bundle").first(where: { _ in true })!.decode(Int64.self))))
-            try part(
-                .dictionaries(
-                    session.query("SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
-                        let (id, app, adler32, trainedAt, bytes) = try $0.decode((Int64, String?, Int64, Int64, ByteBuffer).self)
-                        return CopiedDictionary(
-                            id: id, appID: app, adler32: adler32, trainedAt: trainedAt, bytes: Array(bytes.readableBytesView))
-                    }))
-            try forEachPage(session, "SELECT id, digest, app_group, body FROM config_body ORDER BY id") { rows in
-                try part(
-                    .configBodies(
-                        rows.map {
-                            let (id, digest, appGroup, body) = try $0.decode((Int64, Int64, String?, ByteBuffer).self)
-                            return CopiedConfigBody(id: id, digest: digest, appGroup: appGroup, body: Array(body.readableBytesView))
-                        }))
-            }
+            try session.copyOutLeading(
+                dictionary: { [dictionaries] in dictionaries.lookup($0, session) }, pageSize: Self.rowsPerCopiedPage, part)
             try copyBundles(session, part)
             for table in StoreCopy.tables {
                 try forEachPage(session, "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)") { rows in
                     try part(.rows(table, rows.map { row in row.map { QueryValue($0) } }))
                 }
             }
-            try part(.counts(Self.counts(session)))
+            try part(.counts(session.copiedCounts()))
         }
-    }
-
-    /// Each of ``StoreCopy/countedTables``' rows.
-    static func counts(_ session: PostgresSession) throws -> [String: Int64] {
-        var counts: [String: Int64] = [:]
-        for table in StoreCopy.countedTables {
-            counts[table] = try session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
-                .first(where: { _ in true })!.decode(Int64.self)
-        }
-        return counts
     }
 
     /// The rows of `sql`, a page at a time, through a cursor of the transaction.
@@ -210,7 +186,7 @@ final class PostgresCopyTarget: StoreCopyTarget {
                                 SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)
                                 """))
                 }
-                return CopyFinish(counts: try PostgresStore.counts(session))
+                return CopyFinish(counts: try session.copiedCounts())
             }
         }
     }

@@ -27,17 +27,3 @@ extension BlockBuilder {
         return id
     }
 }
-
-extension ConfigBody {
-    /// A config record's line as `config_body.body` keeps it: deflated (``compressed(_:dictionary:)``), as a blob.
-    /// Stores written before kept the text itself, which reads back as it is.
-    static func text(_ value: DatabaseValue, dictionaries: BlockDictionaries, db: Database) throws -> String {
-        switch value.storage {
-        case .string(let text): return text
-        case .blob(let data):
-            return try text(compressed: [UInt8](data)) { dictionaries.lookup($0, in: db) }
-        default:
-            throw DatabaseError(message: "a stored config record has no body")
-        }
-    }
-}

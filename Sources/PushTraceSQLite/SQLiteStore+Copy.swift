@@ -19,13 +19,8 @@ extension SQLiteStore {
         if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM bundle INDEXED BY bundle_unsummarized WHERE summarized = 0)")! {
             throw StoreCopyError.sourceBusy(path)
         }
-        try part(.bundleCount(Int.fetchOne(db, sql: "SELECT count(*) FROM bundle")!))
-        try part(
-            .dictionaries(
-                Row.fetchAll(db, sql: "SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
-                    CopiedDictionary(id: $0[0], appID: $0[1], adler32: $0[2], trainedAt: $0[3], bytes: [UInt8]($0[4] as Data))
-                }))
-        try copyConfigBodies(db, part)
+        try SQLiteSession(db: db).copyOutLeading(
+            dictionary: { [dictionaries] in dictionaries.lookup($0, in: db) }, pageSize: Self.rowsPerCopiedPage, part)
         try copyBundles(db, part)
         for table in StoreCopy.tables {
             let rows = try Row.fetchCursor(db, sql: "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)")
@@ -39,40 +34,7 @@ extension SQLiteStore {
             }
             if !page.isEmpty { try part(.rows(table, page)) }
         }
-        try part(.counts(Self.counts(db)))
-    }
-
-    /// Each of ``StoreCopy/countedTables``' rows.
-    static func counts(_ db: Database) throws -> [String: Int64] {
-        var counts: [String: Int64] = [:]
-        for table in StoreCopy.countedTables {
-            counts[table] = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
-        }
-        return counts
-    }
-
-    /// Config bodies, each with its digest: a body a store from before digests kept as text (digest NULL) is
-    /// compressed and given its digest as ingest would now.
-    private func copyConfigBodies(_ db: Database, _ part: (CopiedPart) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, digest, app_group, body FROM config_body ORDER BY id")
-        var page: [CopiedConfigBody] = []
-        while let row = try rows.next() {
-            let body: CopiedConfigBody
-            if let digest: Int64 = row[1], case .blob(let data) = (row[3] as DatabaseValue).storage {
-                body = CopiedConfigBody(id: row[0], digest: digest, appGroup: row[2], body: [UInt8](data))
-            } else {
-                let line = try ConfigBody.text(row[3], dictionaries: dictionaries, db: db)
-                body = CopiedConfigBody(
-                    id: row[0], digest: ConfigBodyDigest.of(line), appGroup: row[2],
-                    body: ConfigBody.compressed(line, dictionary: .none))
-            }
-            page.append(body)
-            if page.count == Self.rowsPerCopiedPage {
-                try part(.configBodies(page))
-                page.removeAll(keepingCapacity: true)
-            }
-        }
-        if !page.isEmpty { try part(.configBodies(page)) }
+        try part(.counts(SQLiteSession(db: db).copiedCounts()))
     }
 
     /// Bundles in the order stored, each with its blocks (a contiguous run of ids) and rejected lines.
@@ -156,7 +118,7 @@ final class SQLiteCopyTarget: StoreCopyTarget {
 
     func copy(_ parts: ((CopiedPart) throws -> Void) throws -> Void) throws -> CopyFinish {
         try parts(write)
-        return CopyFinish(counts: try pool.read(SQLiteStore.counts))
+        return CopyFinish(counts: try pool.read { try SQLiteSession(db: $0).copiedCounts() })
     }
 
     private func write(_ part: CopiedPart) throws {

@@ -83,3 +83,49 @@ extension SQLSession {
         }
     }
 }
+
+extension SQLSession {
+    /// Each of ``StoreCopy/countedTables``' rows, in the caller's snapshot.
+    package func copiedCounts() throws -> [String: Int64] {
+        var counts: [String: Int64] = [:]
+        for table in StoreCopy.countedTables {
+            counts[table] = try rows("SELECT count(*) FROM \(unsafeRaw: table)").first?.decode(at: 0)
+        }
+        return counts
+    }
+
+    /// The first parts of a copy, read out in the caller's snapshot: how many bundles follow, the dictionaries, then
+    /// the config bodies a page at a time, each with its digest. A body a store from before digests kept as text is
+    /// compressed and given its digest as ingest would now; `dictionary` finds a block dictionary by its Adler-32.
+    package func copyOutLeading(
+        dictionary: (UInt32) -> [UInt8]?, pageSize: Int, _ part: (CopiedPart) throws -> Void
+    ) throws {
+        try part(.bundleCount(rows("SELECT count(*) FROM bundle").first?.decode(at: 0) ?? 0))
+        try part(
+            .dictionaries(
+                rows("SELECT id, app_id, adler32, trained_at, bytes FROM dictionary ORDER BY id").map {
+                    CopiedDictionary(
+                        id: try $0.decode(at: 0), appID: try $0.decode(at: 1), adler32: try $0.decode(at: 2),
+                        trainedAt: try $0.decode(at: 3), bytes: try $0.decode(at: 4, as: SQLBytes.self).bytes)
+                }))
+        var after: Int64 = .min
+        while true {
+            let page = try rows(
+                "SELECT id, digest, app_group, body FROM config_body WHERE id > \(after) ORDER BY id LIMIT \(Int64(pageSize))"
+            ).map { row -> CopiedConfigBody in
+                let (id, digest, appGroup, body): (Int64, Int64?, String?, SQLValue) =
+                    (try row.decode(at: 0), try row.decode(at: 1), try row.decode(at: 2), row.values[3])
+                if let digest, case .bytes(let bytes) = body {
+                    return CopiedConfigBody(id: id, digest: digest, appGroup: appGroup, body: bytes)
+                }
+                let line = try ConfigBody.text(stored: body, dictionaries: dictionary)
+                return CopiedConfigBody(
+                    id: id, digest: ConfigBodyDigest.of(line), appGroup: appGroup, body: ConfigBody.compressed(line, dictionary: .none))
+            }
+            guard let last = page.last else { return }
+            try part(.configBodies(page))
+            after = last.id
+            if page.count < pageSize { return }
+        }
+    }
+}
