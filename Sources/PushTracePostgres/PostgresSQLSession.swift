@@ -45,6 +45,17 @@ extension PostgresSession: SQLSession {
         }
     }
 
+    /// Through a cursor of the transaction, a page fetched at a time: PostgreSQL's answer to a statement arrives whole.
+    func each(_ statement: SQLStatement, pagesOf size: Int, _ body: ([SQLRow]) throws -> Void) throws {
+        try execute("DECLARE pushtrace_pages NO SCROLL CURSOR FOR \(statement)")
+        while true {
+            let rows = try rows("FETCH \(unsafeRaw: String(size)) FROM pushtrace_pages")
+            if rows.isEmpty { break }
+            try body(rows)
+        }
+        try execute("CLOSE pushtrace_pages")
+    }
+
     @discardableResult
     func execute(_ statement: SQLStatement) throws -> Int {
         try changes(Self.query(statement, dialect))

@@ -3,128 +3,24 @@ import NIOCore
 import PostgresNIO
 import PushTraceStore
 
-extension PostgresStore {
-    /// How many bundles (with their blocks) and rows one part of a copy holds.
-    static let bundlesPerCopiedPage: Int64 = 64
-    static let rowsPerCopiedPage = 1_000
+extension BundleLayout {
+    /// PostgreSQL finds a bundle's blocks by their bundle index, and keeps its client's description on the row.
+    static let postgres = BundleLayout(
+        firstBlock: "(SELECT min(id) FROM record_block WHERE bundle_ref = u.id)", blocksOfBundle: "b.bundle_ref = u.id",
+        client: "u.app_version, u.build, u.os, u.device_model, u.sdk", clientJoin: "")
+}
 
+extension PostgresStore {
     /// The whole store, in one repeatable-read transaction (one snapshot), a page at a time.
     public func copyOut(_ part: (CopiedPart) throws -> Void) throws {
         try reading { session in
-            try session.copyOutLeading(
-                dictionary: { [dictionaries] in dictionaries.lookup($0, session) }, pageSize: Self.rowsPerCopiedPage, part)
-            try copyBundles(session, part)
-            for table in StoreCopy.tables {
-                try forEachPage(session, "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)") { rows in
-                    try part(.rows(table, rows.map { row in row.map { QueryValue($0) } }))
-                }
-            }
-            try part(.counts(session.copiedCounts()))
-        }
-    }
-
-    /// The rows of `sql`, a page at a time, through a cursor of the transaction.
-    private func forEachPage(_ session: PostgresSession, _ sql: String, _ body: ([PostgresRow]) throws -> Void) throws {
-        try session.query(PostgresQuery(unsafeSQL: "DECLARE pushtrace_copy NO SCROLL CURSOR FOR \(sql)"))
-        while true {
-            let rows = Array(try session.query(PostgresQuery(unsafeSQL: "FETCH \(Self.rowsPerCopiedPage) FROM pushtrace_copy")))
-            if rows.isEmpty { break }
-            try body(rows)
-        }
-        try session.query("CLOSE pushtrace_copy")
-    }
-
-    /// Bundles in the order stored, each with its blocks and rejected lines.
-    private func copyBundles(_ session: PostgresSession, _ part: (CopiedPart) throws -> Void) throws {
-        let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
-        var after: Int64 = 0
-        while true {
-            let rows = Array(
-                try session.query(
-                    """
-                    SELECT id, app_id, bundle_id, device_id, app_version, build, os, device_model, sdk, uploaded_at, received_at,
-                           clock_offset_ms, source, accepted, rejected, pruned_at, ts_from, ts_to, config_ts_from, config_ts_to
-                    FROM bundle WHERE id > \(after) ORDER BY id LIMIT \(Self.bundlesPerCopiedPage)
-                    """))
-            guard !rows.isEmpty else { return }
-            var page: [CopiedBundle] = []
-            var index: [Int64: Int] = [:]
-            for row in rows {
-                let cells = row.makeRandomAccess()
-                let id = try cells[0].decode(Int64.self)
-                var bundle = CopiedBundle(
-                    appID: try cells[1].decode(String.self), bundleID: try cells[2].decode(String.self),
-                    receivedAt: try cells[10].decode(Int64.self), clockOffsetMs: try cells[11].decode(Int64.self))
-                bundle.deviceID = try cells[3].decode(String?.self)
-                bundle.appVersion = try cells[4].decode(String?.self)
-                bundle.build = try cells[5].decode(String?.self)
-                bundle.os = try cells[6].decode(String?.self)
-                bundle.deviceModel = try cells[7].decode(String?.self)
-                bundle.sdk = try cells[8].decode(String?.self)
-                bundle.uploadedAt = try cells[9].decode(Int64?.self)
-                bundle.source = try cells[12].decode(String?.self)
-                bundle.accepted = try cells[13].decode(Int64.self)
-                bundle.rejected = try cells[14].decode(Int64.self)
-                bundle.prunedAt = try cells[15].decode(Int64?.self)
-                bundle.tsFrom = try cells[16].decode(Int64?.self)
-                bundle.tsTo = try cells[17].decode(Int64?.self)
-                bundle.configTsFrom = try cells[18].decode(Int64?.self)
-                bundle.configTsTo = try cells[19].decode(Int64?.self)
-                index[id] = page.count
-                page.append(bundle)
-                after = id
-            }
-            let first = try rows[0].makeRandomAccess()[0].decode(Int64.self)
-            for row in try session.query(
-                """
-                SELECT bundle_ref, line, reason, raw FROM rejected_line
-                WHERE bundle_ref BETWEEN \(first) AND \(after) ORDER BY bundle_ref, id
-                """)
-            {
-                let (bundleRef, line, reason, raw) = try row.decode((Int64, Int64, String, ByteBuffer).self)
-                guard let at = index[bundleRef] else { continue }
-                page[at].rejectedLines.append(CopiedRejectedLine(line: line, reason: reason, raw: Array(raw.readableBytesView)))
-            }
-            // Each bundle's blocks by a query of their own (a page of a day's backend bundles would be gigabytes),
-            // and the page handed on early once its blocks reach the bound.
-            var handedOn = 0, bytes = 0
-            for (id, at) in index.sorted(by: { $0.value < $1.value }) {
-                for row in try session.query(
-                    """
-                    SELECT id, lines, raw_bytes, dictionary, data FROM record_block WHERE bundle_ref = \(id) ORDER BY id
-                    """)
-                {
-                    let (blockID, lines, rawBytes, dictionary, data) = try row.decode((Int64, Int64, Int64, Int64, ByteBuffer).self)
-                    let block = Array(data.readableBytesView)
-                    let bundle = page[at]
-                    let stored = StoredBlockRow(
-                        id: blockID, lines: Int(lines), rawBytes: Int(rawBytes), data: block,
-                        appID: bundle.appID, deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
-                    page[at].blocks.append(
-                        CopiedBlock(
-                            id: blockID, lines: lines, rawBytes: rawBytes, dictionary: dictionary,
-                            data: block, keys: CopiedBlock.keys(of: stored, reader: reader)))
-                    bytes += block.count
-                }
-                if bytes >= StoreCopy.bytesPerPage, at + 1 < page.count {
-                    try part(.bundles(Array(page[handedOn...at])))
-                    for done in handedOn...at { page[done] = CopiedBundle(appID: "", bundleID: "", receivedAt: 0, clockOffsetMs: 0) }
-                    handedOn = at + 1
-                    bytes = 0
-                }
-            }
-            try part(.bundles(Array(page[handedOn...])))
+            try session.copyOut(layout: .postgres, dictionary: { [dictionaries] in dictionaries.lookup($0, session) }, part)
         }
     }
 
     public func makeCopyTarget() throws -> any StoreCopyTarget {
-        try withSession { session in
-            for table in StoreCopy.countedTables
-            where try session.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(table))"))
-                .first(where: { _ in true })!.decode(Bool.self)
-            {
-                throw StoreCopyError.targetNotEmpty(location, table: table)
-            }
+        if let table = try withSession({ try $0.firstNonEmptyCopiedTable() }) {
+            throw StoreCopyError.targetNotEmpty(location, table: table)
         }
         return PostgresCopyTarget(store: self)
     }

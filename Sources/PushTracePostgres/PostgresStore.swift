@@ -21,7 +21,7 @@ public final class PostgresStore: Sendable {
     public let settings: DiagnosisSettings
     let connections: PostgresConnections
     /// The record blocks' dictionaries; a bundle's first block is found by the blocks' index on their bundle.
-    let dictionaries = BlockDictionaries(firstBlock: "(SELECT min(id) FROM record_block WHERE bundle_ref = b.id)")
+    let dictionaries = BlockDictionaries(layout: .postgres)
     /// The shared tasks this process leads.
     let leadership: PostgresLeadership
     /// The pooler between this store and PostgreSQL, as the URL says (``PostgresLocation/poolMode``).

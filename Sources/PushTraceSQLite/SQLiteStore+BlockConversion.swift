@@ -25,7 +25,7 @@ extension SQLiteStore {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle INDEXED BY bundle_unconverted WHERE first_record IS NOT NULL")!
         }
         if done.totalBundles > 0, progress?(done) == false { return }
-        let current = BlockDictionaries(firstBlock: "b.first_block")
+        let current = BlockDictionaries(layout: .sqlite)
         while true {
             let moved = try pool.writeWithoutTransaction { db in
                 var moved = (bundles: 0, records: 0)

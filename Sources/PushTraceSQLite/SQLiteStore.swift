@@ -33,7 +33,7 @@ public final class SQLiteStore: Sendable {
     /// The thresholds used when causes are settled.
     public let settings: DiagnosisSettings
     /// The record blocks' dictionaries; a bundle's first block is the one its row names.
-    let dictionaries = BlockDictionaries(firstBlock: "b.first_block")
+    let dictionaries = BlockDictionaries(layout: .sqlite)
     private let checkpointer: Checkpointer
 
     /// Opens (creating and migrating when needed) the database at `path`.

@@ -12,8 +12,8 @@ import PushTraceGzip
 /// trained since; two writers may train an app's at once, and both are kept.
 package final class BlockDictionaries: @unchecked Sendable {
     private let lock = NSLock()
-    /// SQL for the id of the first block of `bundle b`, as the engine's schema finds it.
-    private let firstBlock: String
+    /// How the engine's schema finds a bundle's first block.
+    private let layout: BundleLayout
     /// Dictionaries read back, by Adler-32: they never change.
     private var byIdentifier: [UInt32: [UInt8]] = [:]
     /// What each app's new blocks are compressed against: its newest dictionary when this process last looked.
@@ -29,9 +29,8 @@ package final class BlockDictionaries: @unchecked Sendable {
     /// Per app: looks in a row that found no full sample.
     private var misses: [String: Int] = [:]
 
-    /// `firstBlock` is the SQL, over `bundle b`, for the id of the bundle's first block.
-    package init(firstBlock: String) {
-        self.firstBlock = firstBlock
+    package init(layout: BundleLayout) {
+        self.layout = layout
     }
 
     /// Looks, once per group, for a dictionary another writer trained since: new blocks take an app's newest.
@@ -144,11 +143,11 @@ package final class BlockDictionaries: @unchecked Sendable {
         while !sample.isFull, read < DictionaryTraining.sampledBundles {
             let rows = try session.rows(
                 """
-                SELECT b.received_at, b.device_id, b.id, r.id, r.lines, r.raw_bytes, r.data
-                FROM bundle b\(unsafeRaw: session.dialect.indexedBy("bundle_by_received"))
-                JOIN record_block r ON r.id = \(unsafeRaw: firstBlock)
-                WHERE b.app_id = \(appID) AND b.pruned_at IS NULL AND (b.received_at, b.id) < (\(before.receivedAt), \(before.id))
-                ORDER BY b.received_at DESC, b.id DESC LIMIT \(Int64(min(Self.bundlesPerRead, DictionaryTraining.sampledBundles - read)))
+                SELECT u.received_at, u.device_id, u.id, b.id, b.lines, b.raw_bytes, b.data
+                FROM bundle u\(unsafeRaw: session.dialect.indexedBy("bundle_by_received"))
+                JOIN record_block b ON b.id = \(unsafeRaw: layout.firstBlock)
+                WHERE u.app_id = \(appID) AND u.pruned_at IS NULL AND (u.received_at, u.id) < (\(before.receivedAt), \(before.id))
+                ORDER BY u.received_at DESC, u.id DESC LIMIT \(Int64(min(Self.bundlesPerRead, DictionaryTraining.sampledBundles - read)))
                 """)
             for row in rows where !sample.isFull {
                 let (device, bundle): (String?, Int64) = (try row.decode(at: 1), try row.decode(at: 2))

@@ -94,6 +94,100 @@ extension SQLSession {
         return counts
     }
 
+    /// The whole store read out as a copy's parts, in the caller's snapshot (docs/spec.md §9): the leading parts, the
+    /// bundles in the order stored, each with its blocks and rejected lines, every table of ``StoreCopy/tables`` a
+    /// page at a time, and last each table's count. `dictionary` finds a block dictionary by its Adler-32.
+    package func copyOut(
+        layout: BundleLayout, dictionary: @escaping (UInt32) -> [UInt8]?, _ part: (CopiedPart) throws -> Void
+    ) throws {
+        try copyOutLeading(dictionary: dictionary, pageSize: StoreCopy.rowsPerPage, part)
+        try copyOutBundles(layout: layout, reader: StoredLineReader(dictionary: dictionary), part)
+        for table in StoreCopy.tables {
+            let columns = table.columns.joined(separator: ", ")
+            try each("SELECT \(unsafeRaw: columns) FROM \(unsafeRaw: table.name)", pagesOf: StoreCopy.rowsPerPage) { rows in
+                try part(.rows(table, rows.map { row in row.values.map { QueryValue(sqlValue: $0) ?? .null } }))
+            }
+        }
+        try part(.counts(copiedCounts()))
+    }
+
+    /// Bundles in the order stored, ``StoreCopy/bundlesPerPage`` to a read, each with its blocks (read bundle by
+    /// bundle: a day's backend bundle holds thousands) and rejected lines. A part ends early once its blocks reach
+    /// ``StoreCopy/bytesPerPage``.
+    private func copyOutBundles(layout: BundleLayout, reader: StoredLineReader, _ part: (CopiedPart) throws -> Void) throws {
+        var after: Int64 = 0
+        while true {
+            let rows = try rows(
+                """
+                SELECT u.id, u.app_id, u.bundle_id, u.device_id, \(unsafeRaw: layout.client), u.uploaded_at, u.received_at,
+                       u.clock_offset_ms, u.source, u.accepted, u.rejected, u.pruned_at, u.ts_from, u.ts_to, u.config_ts_from,
+                       u.config_ts_to
+                FROM bundle u\(unsafeRaw: layout.clientJoin) WHERE u.id > \(after) ORDER BY u.id LIMIT \(Int64(StoreCopy.bundlesPerPage))
+                """)
+            guard let first = try rows.first?.decode(at: 0, as: Int64.self), let last = try rows.last?.decode(at: 0, as: Int64.self) else {
+                return
+            }
+            after = last
+            var rejected: [Int64: [CopiedRejectedLine]] = [:]
+            for row in try self.rows(
+                "SELECT bundle_ref, line, reason, raw FROM rejected_line WHERE bundle_ref BETWEEN \(first) AND \(last) ORDER BY bundle_ref, id"
+            ) {
+                rejected[try row.decode(at: 0), default: []].append(
+                    CopiedRejectedLine(
+                        line: try row.decode(at: 1), reason: try row.decode(at: 2), raw: try row.decode(at: 3, as: SQLBytes.self).bytes))
+            }
+            var page: [CopiedBundle] = []
+            var bytes = 0
+            for row in rows {
+                let id: Int64 = try row.decode(at: 0)
+                var bundle = CopiedBundle(
+                    appID: try row.decode(at: 1), bundleID: try row.decode(at: 2), receivedAt: try row.decode(at: 10),
+                    clockOffsetMs: try row.decode(at: 11))
+                bundle.deviceID = try row.decode(at: 3)
+                (bundle.appVersion, bundle.build, bundle.os) = (try row.decode(at: 4), try row.decode(at: 5), try row.decode(at: 6))
+                (bundle.deviceModel, bundle.sdk, bundle.uploadedAt) = (try row.decode(at: 7), try row.decode(at: 8), try row.decode(at: 9))
+                (bundle.source, bundle.accepted, bundle.rejected) = (try row.decode(at: 12), try row.decode(at: 13), try row.decode(at: 14))
+                (bundle.prunedAt, bundle.tsFrom, bundle.tsTo) = (try row.decode(at: 15), try row.decode(at: 16), try row.decode(at: 17))
+                (bundle.configTsFrom, bundle.configTsTo) = (try row.decode(at: 18), try row.decode(at: 19))
+                for block in try self.rows(
+                    """
+                    SELECT b.id, b.lines, b.raw_bytes, b.dictionary, b.data FROM bundle u JOIN record_block b ON \(unsafeRaw: layout.blocksOfBundle)
+                    WHERE u.id = \(id) ORDER BY b.id
+                    """)
+                {
+                    let (blockID, lines, rawBytes): (Int64, Int64, Int64) = (
+                        try block.decode(at: 0), try block.decode(at: 1), try block.decode(at: 2)
+                    )
+                    let data = try block.decode(at: 4, as: SQLBytes.self).bytes
+                    let stored = StoredBlockRow(
+                        id: blockID, lines: Int(lines), rawBytes: Int(rawBytes), data: data, appID: bundle.appID,
+                        deviceID: bundle.deviceID, clockOffsetMs: bundle.clockOffsetMs)
+                    bundle.blocks.append(
+                        CopiedBlock(
+                            id: blockID, lines: lines, rawBytes: rawBytes, dictionary: try block.decode(at: 3), data: data,
+                            keys: CopiedBlock.keys(of: stored, reader: reader)))
+                    bytes += data.count
+                }
+                bundle.rejectedLines = rejected[id] ?? []
+                page.append(bundle)
+                if bytes >= StoreCopy.bytesPerPage {
+                    try part(.bundles(page))
+                    page.removeAll()
+                    bytes = 0
+                }
+            }
+            if !page.isEmpty { try part(.bundles(page)) }
+        }
+    }
+
+    /// Whether a table of ``StoreCopy/countedTables`` holds a row: the first that does, or nil.
+    package func firstNonEmptyCopiedTable() throws -> String? {
+        for table in StoreCopy.countedTables {
+            if try rows("SELECT EXISTS (SELECT 1 FROM \(unsafeRaw: table))").first?.decode(at: 0, as: Bool.self) == true { return table }
+        }
+        return nil
+    }
+
     /// The first parts of a copy, read out in the caller's snapshot: how many bundles follow, the dictionaries, then
     /// the config bodies a page at a time, each with its digest. A body a store from before digests kept as text is
     /// compressed and given its digest as ingest would now; `dictionary` finds a block dictionary by its Adler-32.

@@ -58,6 +58,10 @@ public enum StoreCopy {
         ["bundle", "record_block", "rejected_line", "dictionary", "config_body"]
         + tables.map(\.name)
 
+    /// How many bundles one read of a copy takes, and how many rows of a table one part holds.
+    static let bundlesPerPage = 64
+    static let rowsPerPage = 1_000
+
     /// The most bytes of blocks one page of bundles holds (a page ends early when its bundles' blocks reach it):
     /// a backend's bundle of a day's `push.sent` lines holds thousands of blocks.
     public static let bytesPerPage = 32 << 20

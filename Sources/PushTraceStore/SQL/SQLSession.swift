@@ -12,6 +12,9 @@ public protocol SQLSession {
     /// Each row of the statement's answer handed to `body`: as it is read where the engine reads rows one at a time,
     /// so that memory holds one, else from the whole answer.
     func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws
+    /// The statement's rows handed to `body` `size` at a time (the last page may hold fewer): a read of a whole table,
+    /// whose answer must not be held at once.
+    func each(_ statement: SQLStatement, pagesOf size: Int, _ body: ([SQLRow]) throws -> Void) throws
     /// Every row of a statement that runs for every read of its kind, whose text is the same each time: an engine
     /// that plans each statement it is sent may prepare it once per connection, by `name`, and keep its plan.
     func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) throws -> [SQLRow]
@@ -46,6 +49,19 @@ extension SQLSession {
 
     public func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws {
         for row in try rows(statement) { try body(row) }
+    }
+
+    /// Pages of ``each(_:_:)``'s rows: held a page at a time where the engine reads rows one at a time.
+    public func each(_ statement: SQLStatement, pagesOf size: Int, _ body: ([SQLRow]) throws -> Void) throws {
+        var page: [SQLRow] = []
+        try each(statement) { row in
+            page.append(row)
+            if page.count == size {
+                try body(page)
+                page.removeAll(keepingCapacity: true)
+            }
+        }
+        if !page.isEmpty { try body(page) }
     }
 
     public func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) throws {
