@@ -321,3 +321,10 @@ enum PostgresSchema {
         CREATE INDEX notification_by_cause ON notification (app_id, cause, first_ts) WHERE cause NOT IN ('not_expanded', 'ok')
         """
 }
+
+extension BundleLayout {
+    /// PostgreSQL finds a bundle's blocks by their bundle index, and keeps its client's description on the row.
+    static let postgres = BundleLayout(
+        firstBlock: "(SELECT min(id) FROM record_block WHERE bundle_ref = u.id)", blocksOfBundle: "b.bundle_ref = u.id",
+        client: "u.app_version, u.build, u.os, u.device_model, u.sdk", clientJoin: "", prunedBlocks: "")
+}

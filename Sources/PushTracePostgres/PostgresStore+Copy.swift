@@ -3,13 +3,6 @@ import NIOCore
 import PostgresNIO
 import PushTraceStore
 
-extension BundleLayout {
-    /// PostgreSQL finds a bundle's blocks by their bundle index, and keeps its client's description on the row.
-    static let postgres = BundleLayout(
-        firstBlock: "(SELECT min(id) FROM record_block WHERE bundle_ref = u.id)", blocksOfBundle: "b.bundle_ref = u.id",
-        client: "u.app_version, u.build, u.os, u.device_model, u.sdk", clientJoin: "")
-}
-
 extension PostgresStore {
     /// The whole store, in one repeatable-read transaction (one snapshot), a page at a time.
     public func copyOut(_ part: (CopiedPart) throws -> Void) throws {

@@ -21,12 +21,16 @@ extension PostgresStore {
         let lease = PostgresLeadership.retention
         guard try withSession({ try leadership.take(lease, forSeconds: Self.retentionLease, $0) }) else { return RetentionReport() }
         defer { try? withSession { try leadership.release(lease, $0) } }
-        var pass = RetentionPass(progress: progress)
+        // The totals after each committed transaction, for a pass another server takes over.
+        var committed = RetentionReport()
         do {
-            return try deleteExpiredHoldingLock(before: cutoff, batchSize: max(1, batchSize), &pass)
+            return try retention(leased: true).deleteExpired(before: cutoff, batchSize: batchSize, apps: appIDs()) { report in
+                committed = report
+                return progress?(report) ?? true
+            }
         } catch is RetentionLeaseLost {
             // Another server took the pass over (this one was too slow to renew): what was deleted stays deleted.
-            return pass.report
+            return committed
         }
     }
 
@@ -37,107 +41,22 @@ extension PostgresStore {
         else { throw RetentionLeaseLost() }
     }
 
-    private func deleteExpiredHoldingLock(before cutoff: Int64, batchSize: Int, _ pass: inout RetentionPass) throws -> RetentionReport {
-        let bundlesDone = try pass.untilDone { report in
-            try writing { session -> Bool in
-                try renewRetentionLease(session)
-                let candidates = try session.query(
-                    """
-                    SELECT id, accepted, (SELECT coalesce(sum(raw_bytes), 0) FROM record_block r WHERE r.bundle_ref = bundle.id)::bigint
-                    FROM bundle WHERE received_at < \(cutoff) AND pruned_at IS NULL
-                    ORDER BY received_at LIMIT \(Int64(max(1, batchSize / 10))) FOR UPDATE SKIP LOCKED
-                    """
-                ).map { try $0.decode((Int64, Int64, Int64).self) }
-                let bundles = RetentionBatch.take(
-                    candidates, lineLimit: batchSize, lines: { Int($0.1) }, bytes: { Int($0.2) }
-                ).map(\.0)
-                guard !bundles.isEmpty else { return false }
-                // A block goes with its bundle, and so do the index entries of the notifications its lines mention.
-                let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
-                var keys: [Int64] = [], blocks: [Int64] = []
-                for row in try session.sqlRows(
-                    """
-                    SELECT \(unescaped: BlockReading<PostgresSession>.columns) FROM record_block b
-                    JOIN bundle u ON u.id = b.bundle_ref WHERE b.bundle_ref = ANY(\(bundles)::bigint[])
-                    """)
-                {
-                    let block = try BlockReading<PostgresSession>.block(row)
-                    var mentioned: Set<Int64> = []
-                    do {
-                        try reader.forEachLine(of: block) { line in
-                            report.records += 1
-                            if let id = line.notificationID {
-                                mentioned.insert(NotificationBlockKey.of(appID: line.appID, notificationID: id))
-                            }
-                        }
-                    } catch {
-                        // A block that cannot be read back still goes: the index entries only it could name stay
-                        // behind, pointing at nothing, and retention goes on.
-                        report.records += block.lines
-                    }
-                    for key in mentioned {
-                        keys.append(key)
-                        blocks.append(block.id)
-                    }
+    /// Retention's statements (``Retention``) over this store, each transaction that writes renewing the lease first
+    /// when `leased`.
+    private func retention(leased: Bool) -> Retention<PostgresSession> {
+        Retention(
+            layout: .postgres, dictionaries: dictionaries, read: { [self] body in try reading(body) },
+            write: { [self] body in
+                try writing { session in
+                    if leased { try renewRetentionLease(session) }
+                    try body(session)
                 }
-                try session.query(
-                    """
-                    DELETE FROM notification_block WHERE (key, block) IN (SELECT * FROM unnest(\(keys)::bigint[], \(blocks)::bigint[]))
-                    """)
-                try session.query("DELETE FROM record_block WHERE bundle_ref = ANY(\(bundles)::bigint[])")
-                report.rejectedLines += try session.changes("DELETE FROM rejected_line WHERE bundle_ref = ANY(\(bundles)::bigint[])")
-                let now = Int64(Date().timeIntervalSince1970 * 1000)
-                try session.query("UPDATE bundle SET pruned_at = \(now) WHERE id = ANY(\(bundles)::bigint[])")
-                report.bundles += bundles.count
-                return true
-            }
-        }
-        guard bundlesDone else { return pass.report }
-        let summariesDone = try pass.untilDone { report in
-            let count = try inTransaction { session in
-                try renewRetentionLease(session)
-                return try session.changes(
-                    """
-                    DELETE FROM notification WHERE ctid IN (
-                        SELECT ctid FROM notification WHERE first_ts < \(cutoff) AND last_ts < \(cutoff) AND cause IS NOT NULL
-                        LIMIT \(Int64(batchSize)) FOR UPDATE SKIP LOCKED)
-                    """)
-            }
-            report.notifications += count
-            return count > 0
-        }
-        guard summariesDone else { return pass.report }
-        let configsDone = try pass.untilDone { report in
-            // A config record is superseded by a later one of the same app, device and process; the latest stays.
-            let count = try inTransaction { session in
-                try renewRetentionLease(session)
-                return try session.changes(
-                    """
-                    DELETE FROM config WHERE ctid IN (
-                        SELECT c.ctid FROM config c WHERE c.ts < \(cutoff) AND EXISTS (
-                            SELECT 1 FROM config d WHERE d.app_id = c.app_id AND d.device_id = c.device_id
-                            AND d.process = c.process AND d.ts > c.ts)
-                        LIMIT \(Int64(batchSize)))
-                    """)
-            }
-            report.configs += count
-            return count > 0
-        }
-        guard configsDone else { return pass.report }
-        return try pass.finish { report in
-            try inTransaction { session in
-                try renewRetentionLease(session)
-                // A body an ingest is taking up now is locked by it (`FOR KEY SHARE`) and skipped.
-                try session.query(
-                    """
-                    DELETE FROM config_body WHERE id IN (
-                        SELECT b.id FROM config_body b WHERE NOT EXISTS (SELECT 1 FROM config c WHERE c.body_ref = b.id)
-                        FOR UPDATE SKIP LOCKED)
-                    """)
-                report.minuteRows = try session.changes("DELETE FROM minutely WHERE minute < \(cutoff / 60_000)")
-            }
-            report.dictionaries = try retireDictionaries(now: Int64(Date().timeIntervalSince1970 * 1000))
-        }
+            })
+    }
+
+    /// ``Retention/retireDictionaries(now:)``, outside a retention pass.
+    package func retireDictionaries(now: Int64) throws -> Int {
+        try retention(leased: false).retireDictionaries(now: now)
     }
 
     /// PostgreSQL gives deleted rows' room back in place: `VACUUM` makes it reusable and truncates empty pages at

@@ -2,13 +2,6 @@ import Foundation
 import GRDB
 import PushTraceStore
 
-extension BundleLayout {
-    /// SQLite keeps the range of a bundle's blocks and its client's row on the bundle row.
-    static let sqlite = BundleLayout(
-        firstBlock: "u.first_block", blocksOfBundle: "b.id BETWEEN u.first_block AND u.last_block AND b.bundle_ref = u.id",
-        client: "c.app_version, c.build, c.os, c.device_model, c.sdk", clientJoin: " LEFT JOIN client c ON c.id = u.client_ref")
-}
-
 extension SQLiteStore {
     /// The whole store, in one read transaction (one snapshot), a page at a time. A running server keeps the
     /// summaries of what it stored last in memory a moment before writing them: the copy is refused while one runs

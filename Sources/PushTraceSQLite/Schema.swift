@@ -383,3 +383,11 @@ enum Schema {
         return migrator
     }
 }
+
+extension BundleLayout {
+    /// SQLite keeps the range of a bundle's blocks and its client's row on the bundle row.
+    static let sqlite = BundleLayout(
+        firstBlock: "u.first_block", blocksOfBundle: "b.id BETWEEN u.first_block AND u.last_block AND b.bundle_ref = u.id",
+        client: "c.app_version, c.build, c.os, c.device_model, c.sdk", clientJoin: " LEFT JOIN client c ON c.id = u.client_ref",
+        prunedBlocks: ", first_block = NULL, last_block = NULL")
+}

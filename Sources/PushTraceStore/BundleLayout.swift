@@ -11,8 +11,11 @@ package struct BundleLayout: Sendable {
     package var client: String
     /// What follows `FROM bundle u` for ``client`` to be read (empty where the row holds it).
     package var clientJoin: String
+    /// What follows `SET pruned_at = …` when a bundle's blocks are deleted (empty where the row names none).
+    package var prunedBlocks: String
 
-    package init(firstBlock: String, blocksOfBundle: String, client: String, clientJoin: String) {
+    package init(firstBlock: String, blocksOfBundle: String, client: String, clientJoin: String, prunedBlocks: String) {
         (self.firstBlock, self.blocksOfBundle, self.client, self.clientJoin) = (firstBlock, blocksOfBundle, client, clientJoin)
+        self.prunedBlocks = prunedBlocks
     }
 }
