@@ -326,5 +326,6 @@ extension BundleLayout {
     /// PostgreSQL finds a bundle's blocks by their bundle index, and keeps its client's description on the row.
     static let postgres = BundleLayout(
         firstBlock: "(SELECT min(id) FROM record_block WHERE bundle_ref = u.id)", blocksOfBundle: "b.bundle_ref = u.id",
-        client: "u.app_version, u.build, u.os, u.device_model, u.sdk", clientJoin: "", prunedBlocks: "")
+        client: "u.app_version, u.build, u.os, u.device_model, u.sdk", clientJoin: "", summarized: "true",
+        prunedBlocks: "")
 }

@@ -6,70 +6,59 @@ import PushTraceRecords
 import PushTraceStore
 
 extension PostgresStore {
-    public func appIDs() throws -> [String] {
-        try reading { try AppRows.all($0) }
+    /// The store's SQL (``StoreSQL``) over this database: a read of several statements in a repeatable-read
+    /// transaction, a read of one outside any.
+    var sql: StoreSQL<PostgresSession> {
+        StoreSQL(
+            layout: .postgres, dictionaries: dictionaries, read: { [self] body in try reading(body) },
+            readOne: { [self] body in try withSession(body) }, write: { [self] body in try writing(body) })
     }
 
-    public func apps(forNotification id: String) throws -> [String] {
-        try reading { try AppRows.storing(notification: NotificationKey.normalize(id), $0) }
-    }
+    public func appIDs() throws -> [String] { try sql.appIDs() }
 
-    /// A why is read with two statements (``BlockReading/input(appID:notificationID:)``): the blocks and last-seen
-    /// times, then the config in force, which the first event's time picks; a config record committed in between may
-    /// be taken, as it would by a why a moment later. A notification whose device none of its bundles names (a
-    /// `push.sent` alone) is read again in one read-only transaction, statement by statement.
+    public func apps(forNotification id: String) throws -> [String] { try sql.apps(forNotification: id) }
+
     public func why(appID: String, notificationID: String) throws -> WhyReport {
-        let key = NotificationKey.normalize(notificationID)
-        // On the same connection either way: a session whose work threw is closed, and a new connection costs more
-        // than the why.
-        let input = try withSession { session in
-            let reader = blocks(session)
-            if let input = try reader.input(appID: appID, notificationID: key) { return input }
-            return try session.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                let lines = try reader.lines(appID: appID, notificationID: key)
-                return try reader.input(appID: appID, notificationID: key, lines: lines, cut: reader.cut)
-            }
-        }
-        return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
+        try sql.why(appID: appID, notificationID: notificationID, settings: settings)
     }
 
-    /// One statement, so one snapshot without a transaction around it.
     public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
-        let key = NotificationKey.normalize(notificationID)
-        return try withSession { session in
-            DiagnosisAssembly.entries(try blocks(session).lines(appID: appID, notificationID: key), type: "log")
-        }
+        try sql.logs(appID: appID, notificationID: notificationID)
     }
 
-    /// Every accepted line `filter` selects, in the order stored, one at a time, in one snapshot (repeatable read).
-    public func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws {
-        try reading { session in try blocks(session).export(filter, line) }
+    public func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws { try sql.export(filter, line) }
+
+    public func check() throws -> StoreCheck { try sql.check() }
+
+    public func search(_ query: SearchQuery) throws -> [NotificationSummary] { try sql.search(query) }
+
+    public func causeCounts(since: Int64) throws -> [CauseCount] { try sql.causeCounts(since: since) }
+
+    public func latestConfiguration(appID: String) throws -> AppConfiguration? { try sql.latestConfiguration(appID: appID) }
+
+    public func report(appID: String, period: ReportPeriod) throws -> DeliveryReport { try sql.report(appID: appID, period: period) }
+
+    public func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport {
+        try sql.alerts(rules, now: now, appID: appID)
     }
 
-    /// Reads every block back and recounts what the store keeps about its lines (``BlockReading/check(summarized:)``),
-    /// in one snapshot. Summaries are written with their bundles: every bundle's count.
-    public func check() throws -> StoreCheck {
-        try reading { session in try blocks(session).check(summarized: "true") }
+    public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] { try sql.alertSamples(spans) }
+
+    public func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
+        try sql.audienceSamples(spans, appID: appID)
     }
 
-    public func search(_ query: SearchQuery) throws -> [NotificationSummary] {
-        try reading { try $0.search(query) }
+    public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] { try sql.audiences(period: period) }
+
+    public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText) {
+        try sql.createToken(appID: appID, scope: scope, label: label, now: now)
     }
 
-    public func causeCounts(since: Int64) throws -> [CauseCount] {
-        try reading { try $0.causeCounts(since: since) }
-    }
+    public func tokens() throws -> [TokenInfo] { try sql.tokens() }
 
-    public func latestConfiguration(appID: String) throws -> AppConfiguration? {
-        try reading { session in
-            try ConfigurationReading.latest(appID: appID, session) { [dictionaries] in dictionaries.lookup($0, session) }
-        }
-    }
+    public func revokeToken(id: String, now: Int64) throws -> Bool { try sql.revokeToken(id: id, now: now) }
 
-    /// The store's block reads (``BlockReading``) on one session.
-    func blocks(_ session: PostgresSession) -> BlockReading<PostgresSession> {
-        BlockReading(session) { [dictionaries] in dictionaries.lookup($0, session) }
-    }
+    public func storedToken(id: String) throws -> StoredToken? { try sql.storedToken(id: id) }
 }
 
 /// The statements ``BlockReading`` names for preparing, written there once, rendered for PostgreSQL.

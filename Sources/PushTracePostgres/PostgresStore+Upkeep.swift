@@ -41,20 +41,21 @@ extension PostgresStore {
         else { throw RetentionLeaseLost() }
     }
 
-    /// Retention's statements (``Retention``) over this store, each transaction that writes renewing the lease first
-    /// when `leased`.
-    private func retention(leased: Bool) -> Retention<PostgresSession> {
-        Retention(
-            layout: .postgres, dictionaries: dictionaries, read: { [self] body in try reading(body) },
-            write: { [self] body in
+    /// The store's SQL with each transaction that writes renewing the retention lease first, when `leased`.
+    private func retention(leased: Bool) -> StoreSQL<PostgresSession> {
+        var retention = sql
+        if leased {
+            retention.write = { [self] body in
                 try writing { session in
-                    if leased { try renewRetentionLease(session) }
+                    try renewRetentionLease(session)
                     try body(session)
                 }
-            })
+            }
+        }
+        return retention
     }
 
-    /// ``Retention/retireDictionaries(now:)``, outside a retention pass.
+    /// ``StoreSQL/retireDictionaries(now:)``, outside a retention pass.
     package func retireDictionaries(now: Int64) throws -> Int {
         try retention(leased: false).retireDictionaries(now: now)
     }

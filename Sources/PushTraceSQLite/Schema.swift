@@ -389,5 +389,5 @@ extension BundleLayout {
     static let sqlite = BundleLayout(
         firstBlock: "u.first_block", blocksOfBundle: "b.id BETWEEN u.first_block AND u.last_block AND b.bundle_ref = u.id",
         client: "c.app_version, c.build, c.os, c.device_model, c.sdk", clientJoin: " LEFT JOIN client c ON c.id = u.client_ref",
-        prunedBlocks: ", first_block = NULL, last_block = NULL")
+        summarized: "u.summarized", prunedBlocks: ", first_block = NULL, last_block = NULL")
 }

@@ -11,11 +11,15 @@ package struct BundleLayout: Sendable {
     package var client: String
     /// What follows `FROM bundle u` for ``client`` to be read (empty where the row holds it).
     package var clientJoin: String
+    /// Whether the bundle's summaries are written (SQLite's server may hold them in memory a moment).
+    package var summarized: String
     /// What follows `SET pruned_at = …` when a bundle's blocks are deleted (empty where the row names none).
     package var prunedBlocks: String
 
-    package init(firstBlock: String, blocksOfBundle: String, client: String, clientJoin: String, prunedBlocks: String) {
+    package init(
+        firstBlock: String, blocksOfBundle: String, client: String, clientJoin: String, summarized: String, prunedBlocks: String
+    ) {
         (self.firstBlock, self.blocksOfBundle, self.client, self.clientJoin) = (firstBlock, blocksOfBundle, client, clientJoin)
-        self.prunedBlocks = prunedBlocks
+        (self.summarized, self.prunedBlocks) = (summarized, prunedBlocks)
     }
 }

@@ -1,34 +1,6 @@
 import Foundation
 
-/// What retention needs of an engine: its transactions, and what its schema keeps its own way. The statements are
-/// written once, below; PostgreSQL's lease on the pass is renewed by its ``write`` (docs/deploy.md).
-package struct Retention<Session: SQLSession> {
-    package var layout: BundleLayout
-    package var dictionaries: BlockDictionaries
-    /// Runs its body in a read of one moment, beside the writer where the engine allows.
-    package var read: ((Session) throws -> Void) throws -> Void
-    /// Runs its body in a transaction that writes.
-    package var write: ((Session) throws -> Void) throws -> Void
-
-    package init(
-        layout: BundleLayout, dictionaries: BlockDictionaries, read: @escaping ((Session) throws -> Void) throws -> Void,
-        write: @escaping ((Session) throws -> Void) throws -> Void
-    ) {
-        (self.layout, self.dictionaries, self.read, self.write) = (layout, dictionaries, read, write)
-    }
-
-    private func reading<T>(_ body: (Session) throws -> T) throws -> T {
-        var result: T?
-        try read { result = try body($0) }
-        return result!
-    }
-
-    private func writing<T>(_ body: (Session) throws -> T) throws -> T {
-        var result: T?
-        try write { result = try body($0) }
-        return result!
-    }
-
+extension StoreSQL {
     /// Deletes what is older than `cutoff` (epoch ms): the lines of bundles received before it (their rows stay,
     /// marked pruned, so that a re-upload is still answered `duplicate`), the settled summaries of `apps` whose
     /// records all precede it, config records superseded before it (the latest of each app, device and process
@@ -95,7 +67,7 @@ package struct Retention<Session: SQLSession> {
         let bundles = RetentionBatch.take(candidates, lineLimit: batchSize, lines: \.lines, bytes: \.bytes).map(\.id)
         guard !bundles.isEmpty else { return false }
         let ids = SQLStatement.joined(bundles.map { "\($0)" }, separator: ", ")
-        let reader = StoredLineReader { [dictionaries] in dictionaries.lookup($0, session) }
+        let reader = StoredLineReader { dictionaries.lookup($0, session) }
         var entries: [SQLStatement] = []
         try session.each(
             """
