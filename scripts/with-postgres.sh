@@ -59,8 +59,8 @@ tls x509 -req -days 2 -in "$folder/server.csr" -CA "$folder/ca.crt" -CAkey "$fol
 chmod 600 "$folder/server.key"
 chmod 644 "$folder/server.crt" "$folder/ca.crt" "$folder/other-ca.crt"
 chown "$owner" "$folder/server.key" "$folder/server.crt"
-# A test server: loopback only, its socket in the private folder. fsync stays on: a crash test restarts it with
-# `-m immediate` and expects every committed row.
+# A test server: loopback only, its socket in the private folder. fsync is on unless POSTGRES_OPTIONS turns it off
+# (make test does): the bench and the crash tests measure a server as durable as a deployed one.
 as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
   -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=200 -c shared_buffers=${POSTGRES_SHARED_BUFFERS:-256MB} -c ssl=on -c ssl_cert_file=$folder/server.crt -c ssl_key_file=$folder/server.key ${POSTGRES_OPTIONS:-}" \
   start >/dev/null \

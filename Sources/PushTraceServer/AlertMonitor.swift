@@ -9,13 +9,18 @@ import ServiceLifecycle
 /// notification settings, `pushtrace_audience_devices{app,group}`.
 final class AlertMonitor: Service, Sendable {
     private let store: any TraceReader & StoreUpkeep
+    private let blocking: BlockingWork
     private let rules: [AlertRule]
     private let interval: Duration
     private let metrics: ServerMetrics
     private let logger: Logger
 
-    init(store: any TraceReader & StoreUpkeep, rules: [AlertRule], interval: Duration, metrics: ServerMetrics, logger: Logger) {
+    init(
+        store: any TraceReader & StoreUpkeep, blocking: BlockingWork, rules: [AlertRule], interval: Duration,
+        metrics: ServerMetrics, logger: Logger
+    ) {
         self.store = store
+        self.blocking = blocking
         self.rules = rules
         self.interval = interval
         self.metrics = metrics
@@ -52,7 +57,7 @@ final class AlertMonitor: Service, Sendable {
             // With several servers on one database, one of them judges the rules and exports the gauges (whichever
             // holds the role: another takes it over once that one is gone); the others export none firing.
             // The role is held for three evaluations: a leader that died is replaced within them.
-            let result = try await BlockingWork.run { [store, rules, interval] () -> (AlertReport, [String: AudienceFigures]?)? in
+            let result = try await blocking.run { [store, rules, interval] () -> (AlertReport, [String: AudienceFigures]?)? in
                 guard try store.leads(.alertMonitor, for: interval * 3) else { return nil }
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 let report = try store.alerts(rules, now: now)

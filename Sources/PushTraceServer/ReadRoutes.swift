@@ -8,6 +8,8 @@ import PushTraceStore
 /// `GET /v1/notifications/{id}` (the `why` answer) and `GET /v1/notifications` (search), for read and admin tokens.
 struct ReadRoutes: Sendable {
     let store: any TraceReader
+    /// The threads store calls wait on.
+    let blocking: BlockingWork
     let authenticator: Authenticator
     /// Asked to write the summaries of acknowledged bundles before a read that needs them.
     let writer: IngestWriter
@@ -21,8 +23,9 @@ struct ReadRoutes: Sendable {
     /// answer) when nothing is stored; 409 when the ID is stored for several apps and `app` does not say which.
     func why(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
-        let (id, app) = try await Self.notification(request, context: context, caller: caller, store: store, writer: writer)
-        let report = try await BlockingWork.read(store) { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
+        let (id, app) = try await Self.notification(
+            request, context: context, caller: caller, store: store, blocking: blocking, writer: writer)
+        let report = try await blocking.read(store) { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
         let unknown = report.diagnosis.cause == .unknownNotification
         if Self.wantsText(request) {
             return Response(
@@ -61,11 +64,11 @@ struct ReadRoutes: Sendable {
             query.limit = value
         }
         await writer.summariesWritten()
-        let rows = try await BlockingWork.read(store) { [store, query] in try store.search(query) }
+        let rows = try await blocking.read(store) { [store, query] in try store.search(query) }
         // A misspelt app answers nothing, silently: say so to a caller who may see every app.
         if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
             do {
-                try await BlockingWork.read(store) { [store] in try store.requireKnownApp(app) }
+                try await blocking.read(store) { [store] in try store.requireKnownApp(app) }
             } catch let error as AppLookupError {
                 throw APIError(.notFound, "unknown_app", error.message)
             }
@@ -81,7 +84,7 @@ struct ReadRoutes: Sendable {
     /// whether asked or not), or else the one app it is stored for (nil when none; 409 when several).
     static func notification(
         _ request: Request, context: ServerRequestContext, caller: Authenticator.Caller, store: any TraceReader,
-        writer: IngestWriter
+        blocking: BlockingWork, writer: IngestWriter
     ) async throws -> (id: String, app: String?) {
         // The router hands the path segment over as sent: an ID with a space or non-ASCII text arrives encoded.
         let raw = try context.parameters.require("id")
@@ -95,7 +98,7 @@ struct ReadRoutes: Sendable {
         if let asked { return (id, asked) }
         await writer.summariesWritten()
         do {
-            return (id, try await BlockingWork.read(store) { [store] in try store.app(nil, ofNotification: id) })
+            return (id, try await blocking.read(store) { [store] in try store.app(nil, ofNotification: id) })
         } catch let error as AppLookupError {
             throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
         }

@@ -21,7 +21,8 @@ public enum ServerApplication {
     ) -> some ApplicationProtocol {
         let writer = IngestWriter(store: store, settings: settings, metrics: metrics, logger: logger)
         if let url = settings.publicURL { metrics.consoleInfo(url: url.base) }
-        let router = makeRouter(store: store, settings: settings, metrics: metrics, writer: writer)
+        let blocking = BlockingWork(threads: settings.storeThreads)
+        let router = makeRouter(store: store, blocking: blocking, settings: settings, metrics: metrics, writer: writer)
         let maxBodyBytes = settings.maxBodyBytes
         return Application(
             responder: HeadResponder(wrapped: router.buildResponder()),
@@ -34,9 +35,10 @@ public enum ServerApplication {
                             + settings.idleTimeout.components.attoseconds / 1_000_000_000))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "pushtrace"),
             services: [
+                blocking.service,
                 writer,
                 AlertMonitor(
-                    store: store, rules: settings.alertRules, interval: settings.alertInterval,
+                    store: store, blocking: blocking, rules: settings.alertRules, interval: settings.alertInterval,
                     metrics: metrics, logger: logger),
             ]
                 + (settings.retentionDays.map { [RetentionService(store: store, days: $0, logger: logger)] } ?? []),
@@ -46,11 +48,11 @@ public enum ServerApplication {
     /// Every route of docs/spec.md §8, and the middleware around them. `openapi.json` documents each route, and a test
     /// holds the two to each other.
     static func makeRouter(
-        store: any TraceStore, settings: ServerSettings, metrics: ServerMetrics,
+        store: any TraceStore, blocking: BlockingWork, settings: ServerSettings, metrics: ServerMetrics,
         writer: IngestWriter
     ) -> Router<ServerRequestContext> {
         let authenticator = Authenticator(
-            store: store, requiresTokens: settings.requiresTokens,
+            store: store, blocking: blocking, requiresTokens: settings.requiresTokens,
             cacheSeconds: settings.tokenCacheSeconds, metrics: metrics)
         let pages = ConsolePages()
         let router = Router(context: ServerRequestContext.self)
@@ -59,12 +61,15 @@ public enum ServerApplication {
         router.add(middleware: ResponseMiddleware(metrics: metrics))
         router.add(middleware: ConsoleMiddleware(pages: pages))
         IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)
-        ReadRoutes(store: store, authenticator: authenticator, writer: writer).register(on: router)
-        ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules, publicURL: settings.publicURL)
+        ReadRoutes(store: store, blocking: blocking, authenticator: authenticator, writer: writer).register(on: router)
+        ReportRoutes(
+            store: store, blocking: blocking, authenticator: authenticator, rules: settings.alertRules, publicURL: settings.publicURL
+        )
+        .register(on: router)
+        LiveFollowRoutes(store: store, blocking: blocking, authenticator: authenticator, writer: writer, limits: settings.liveFollow)
             .register(on: router)
-        LiveFollowRoutes(store: store, authenticator: authenticator, writer: writer, limits: settings.liveFollow).register(on: router)
         ConsoleRoutes(
-            store: store, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
+            store: store, blocking: blocking, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
             throttle: LoginThrottle(
                 freeFailures: settings.freeLoginFailures,
                 firstWait: Double(settings.firstLoginWait.components.seconds)

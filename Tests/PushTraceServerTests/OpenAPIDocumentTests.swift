@@ -24,7 +24,7 @@ import Testing
             store: folder.store, settings: settings, metrics: ServerMetrics(),
             logger: Logger(label: "openapi-test"))
         let router = ServerApplication.makeRouter(
-            store: folder.store, settings: settings, metrics: ServerMetrics(),
+            store: folder.store, blocking: BlockingWork(threads: 1), settings: settings, metrics: ServerMetrics(),
             writer: writer)
         // The console's pages are HTML for browsers, described in docs/console.md rather than here.
         let routed = Set(

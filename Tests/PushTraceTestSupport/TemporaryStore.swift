@@ -65,7 +65,9 @@ public final class TemporaryStore: Sendable {
         try? FileManager.default.removeItem(at: directory)
         if let database, let cluster = TestEngine.postgresCluster {
             try? store.close()
-            try? PostgresDatabases.drop(database, cluster: cluster)
+            // DROP DATABASE waits for a checkpoint. A test's last reference often goes on one of the few cooperative
+            // threads every test's server runs on, so the drop runs on a thread of its own.
+            Thread { try? PostgresDatabases.drop(database, cluster: cluster) }.start()
         }
     }
 
