@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import PushTraceStore
 
 /// Creating and dropping whole databases of a cluster: what the tests and the benchmarks use to give each store a
 /// database of its own.
@@ -9,7 +10,7 @@ package enum PostgresDatabases {
     /// the new database.
     package static func create(_ name: String, cluster url: String) throws -> String {
         try run("CREATE DATABASE \(try quoted(name))", cluster: url)
-        guard var components = URLComponents(string: url) else { throw PostgresLocationError("not a URL") }
+        guard var components = URLComponents(string: url) else { throw StoreError.badURL("not a URL") }
         components.path = "/" + name
         return components.string!
     }
@@ -18,13 +19,13 @@ package enum PostgresDatabases {
     /// role: a store reached with a password of its own, which tests then look for in every output.
     package static func create(_ name: String, cluster url: String, role: String, password: String) throws -> String {
         guard password.utf8.allSatisfy({ $0 != UInt8(ascii: "'") && $0 != UInt8(ascii: "\\") && $0 >= 0x20 }) else {
-            throw PostgresLocationError("a password without quotes, backslashes or control characters is needed")
+            throw StoreError.badURL("a password without quotes, backslashes or control characters is needed")
         }
         // Created by a role with CREATEROLE, which must then be a member of it to give it a database.
         try run("CREATE ROLE \(try quoted(role)) LOGIN PASSWORD '\(password)'", cluster: url)
         try run("GRANT \(try quoted(role)) TO CURRENT_USER", cluster: url)
         try run("CREATE DATABASE \(try quoted(name)) OWNER \(try quoted(role))", cluster: url)
-        guard var components = URLComponents(string: url) else { throw PostgresLocationError("not a URL") }
+        guard var components = URLComponents(string: url) else { throw StoreError.badURL("not a URL") }
         components.path = "/" + name
         components.user = role
         components.password = password
@@ -52,7 +53,7 @@ package enum PostgresDatabases {
 
     private static func quoted(_ name: String) throws -> String {
         guard !name.isEmpty, name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x61...0x7a).contains($0) })
-        else { throw PostgresLocationError("a database name of lower-case letters, digits and _ is needed") }
+        else { throw StoreError.badURL("a database name of lower-case letters, digits and _ is needed") }
         return "\"\(name)\""
     }
 

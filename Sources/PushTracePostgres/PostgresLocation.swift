@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PostgresNIO
+import PushTraceStore
 
 /// Where a PostgreSQL store lives and how to reach it: a `postgres://` URL (docs/spec.md §9), with what it leaves out taken
 /// from the standard `PG*` variables, as `psql` would.
@@ -45,20 +46,20 @@ public struct PostgresLocation: Sendable, Equatable {
         guard let components = URLComponents(string: text),
             let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
         else {
-            throw PostgresLocationError("not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)")
+            throw StoreError.badURL("not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)")
         }
         let env = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? env("PGHOST") ?? "localhost"
-        if host.hasPrefix("/") { throw PostgresLocationError("the host is a Unix socket folder; give a TCP host name or address") }
+        if host.hasPrefix("/") { throw StoreError.badURL("the host is a Unix socket folder; give a TCP host name or address") }
         if let port = components.port {
             self.port = port
         } else if let text = env("PGPORT") {
-            guard let port = Int(text) else { throw PostgresLocationError("PGPORT is not a port number") }
+            guard let port = Int(text) else { throw StoreError.badURL("PGPORT is not a port number") }
             self.port = port
         } else {
             port = 5432
         }
-        guard (1...65_535).contains(port) else { throw PostgresLocationError("the port is not between 1 and 65535") }
+        guard (1...65_535).contains(port) else { throw StoreError.badURL("the port is not between 1 and 65535") }
         user = components.user.flatMap { $0.isEmpty ? nil : $0 } ?? env("PGUSER") ?? env("USER") ?? "postgres"
         password = components.password ?? env("PGPASSWORD")
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
@@ -67,13 +68,13 @@ public struct PostgresLocation: Sendable, Equatable {
         for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
         let known: Set = ["sslmode", "sslrootcert", "connect_timeout", "application_name", "pool_mode"]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
-            throw PostgresLocationError(
+            throw StoreError.badURL(
                 "the URL parameter \(unknown) is not one pushtrace reads (it reads sslmode, "
                     + "sslrootcert, connect_timeout, pool_mode)")
         }
         if let mode = query["pool_mode"] {
             guard let named = PoolMode(rawValue: mode) else {
-                throw PostgresLocationError("pool_mode must be session or transaction (PgBouncer's pool_mode)")
+                throw StoreError.badURL("pool_mode must be session or transaction (PgBouncer's pool_mode)")
             }
             poolMode = named
         } else {
@@ -83,7 +84,7 @@ public struct PostgresLocation: Sendable, Equatable {
         let sslMode: SSLMode
         if let mode = query["sslmode"] ?? env("PGSSLMODE") {
             guard let named = SSLMode(rawValue: mode) else {
-                throw PostgresLocationError("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw StoreError.badURL("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             sslMode = named
         } else {
@@ -98,7 +99,7 @@ public struct PostgresLocation: Sendable, Equatable {
         sslRootCertificate = rootCertificate
         let timeout = query["connect_timeout"] ?? env("PGCONNECT_TIMEOUT") ?? "10"
         guard let seconds = Int64(timeout), seconds > 0, seconds <= 3_600 else {
-            throw PostgresLocationError("connect_timeout must be a number of seconds from 1 to 3600")
+            throw StoreError.badURL("connect_timeout must be a number of seconds from 1 to 3600")
         }
         connectTimeoutSeconds = seconds
     }
@@ -143,16 +144,16 @@ public struct PostgresLocation: Sendable, Equatable {
     private static func refuseIgnored(rootCertificate: String?, under mode: SSLMode) throws {
         switch (mode, rootCertificate) {
         case (.disable, .some), (.allow, .some), (.prefer, .some):
-            throw PostgresLocationError(
+            throw StoreError.badURL(
                 "sslrootcert is given, but sslmode=\(mode.rawValue) never checks the server's certificate against it; "
                     + "use sslmode=verify-full (or verify-ca)")
         case (.verifyCA, nil):
-            throw PostgresLocationError(
+            throw StoreError.badURL(
                 "sslmode=verify-ca needs sslrootcert, the authority that signed the server's certificate: with the "
                     + "system's authorities, a certificate any of them signed for any name would pass; give "
                     + "sslrootcert=FILE, or use sslmode=verify-full, which also checks the host name")
         case (.require, systemRoots), (.verifyCA, systemRoots):
-            throw PostgresLocationError(
+            throw StoreError.badURL(
                 "sslrootcert=system trusts every public authority, so it needs sslmode=verify-full, which checks the "
                     + "host name too")
         default:
@@ -174,19 +175,13 @@ public struct PostgresLocation: Sendable, Equatable {
             do {
                 tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
             } catch {
-                throw PostgresLocationError("cannot read the certificates of sslrootcert \(file): \(error)")
+                throw StoreError.badURL("cannot read the certificates of sslrootcert \(file): \(error)")
             }
         }
         let context: NIOSSLContext
         do { context = try NIOSSLContext(configuration: tls) } catch {
-            throw PostgresLocationError("cannot set up TLS: \(error)")
+            throw StoreError.badURL("cannot set up TLS: \(error)")
         }
         return sslMode == .require || sslMode == .verifyCA || sslMode == .verifyFull ? .require(context) : .prefer(context)
     }
-}
-
-/// A `postgres://` URL pushtrace cannot use, and why.
-public struct PostgresLocationError: Error, CustomStringConvertible, Equatable {
-    public var description: String
-    init(_ reason: String) { description = "the PostgreSQL URL given to --db: \(reason)" }
 }

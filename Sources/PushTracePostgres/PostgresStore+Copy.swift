@@ -13,7 +13,7 @@ extension PostgresStore {
 
     public func makeCopyTarget() throws -> any StoreCopyTarget {
         if let table = try withSession({ try $0.firstNonEmptyCopiedTable() }) {
-            throw StoreCopyError.targetNotEmpty(location, table: table)
+            throw StoreError.copyTargetNotEmpty(location, table: table)
         }
         return PostgresCopyTarget(store: self)
     }

@@ -14,7 +14,7 @@ extension PostgresStore {
     ) throws {
         // Through a pooler in transaction mode the server connection outlives this one, and a setting the statement
         // made for its session (set_config(…, false), a session lock) would reach the servers' own transactions.
-        if poolMode == .transaction { throw ReadOnlyQueryError.needsDirectConnection }
+        if poolMode == .transaction { throw StoreError.needsDirectConnection }
         try connections.withSession(reusable: false) { pooled in
             var session = pooled
             session.deadline = .seconds(90)  // past the statement timeout below
@@ -34,18 +34,18 @@ extension PostgresStore {
                             AND m.member <> (SELECT relowner FROM pg_class WHERE oid = to_regclass('pushtrace_migration'))))
                     """
                 ).map { try $0.decode(String.self) }
-                if let role = unsafe.first { throw ReadOnlyQueryError.unsafeReader(role) }
+                if let role = unsafe.first { throw StoreError.unsafeReader(role) }
                 do {
                     try session.query("SELECT set_config('role', current_database() || '_reader', true)")
                 } catch let error as PSQLError where ["22023", "42501", "42704"].contains(error.serverInfo?[.sqlState] ?? "") {
-                    throw ReadOnlyQueryError.noReader(error.serverInfo?[.message] ?? "")
+                    throw StoreError.noReader(error.serverInfo?[.message] ?? "")
                 }
                 let answer: (columns: [String], rows: [PostgresRow])
                 do {
                     answer = try session.namedRows(PostgresQuery(unsafeSQL: sql))
                 } catch let error as PSQLError where error.code == .server {
-                    if error.serverInfo?[.sqlState] == "25006" { throw ReadOnlyQueryError.wouldWrite }
-                    throw ReadOnlyQueryError.invalid(error.serverInfo?[.message] ?? "PostgreSQL refused the statement")
+                    if error.serverInfo?[.sqlState] == "25006" { throw StoreError.wouldWrite }
+                    throw StoreError.invalidQuery(error.serverInfo?[.message] ?? "PostgreSQL refused the statement")
                 }
                 try columns(answer.columns)
                 for next in answer.rows {

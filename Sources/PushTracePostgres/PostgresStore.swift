@@ -97,7 +97,7 @@ extension PostgresStore {
     /// ``StoreError/unavailable(_:reason:detail:)``, a statement it refused ``StoreError/refused(_:state:message:detail:)``
     /// in its own words (postgres-nio's error hides them from its description).
     public func explaining(_ error: any Error) -> any Error {
-        if error is StoreError || error is PostgresLocationError { return error }
+        if error is StoreError { return error }
         let failure = PostgresFailure(error)
         if failure.isUnavailable { return StoreError.unavailable(location, reason: failure.reason, detail: failure.detail) }
         if let error = error as? PSQLError, let info = error.serverInfo {

@@ -10,17 +10,17 @@ extension SQLiteStore {
         let copied: Void? = try withoutLiveBacklog {
             try pool.read { db in
                 if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM bundle INDEXED BY bundle_unsummarized WHERE summarized = 0)")! {
-                    throw StoreCopyError.sourceBusy(path)
+                    throw StoreError.copySourceBusy(path)
                 }
                 try SQLiteSession(db: db).copyOut(layout: .sqlite, dictionary: { [dictionaries] in dictionaries.lookup($0, in: db) }, part)
             }
         }
-        if copied == nil { throw StoreCopyError.sourceBusy(path) }
+        if copied == nil { throw StoreError.copySourceBusy(path) }
     }
 
     public func makeCopyTarget() throws -> any StoreCopyTarget {
         if let table = try pool.read({ try SQLiteSession(db: $0).firstNonEmptyCopiedTable() }) {
-            throw StoreCopyError.targetNotEmpty(path, table: table)
+            throw StoreError.copyTargetNotEmpty(path, table: table)
         }
         return SQLiteCopyTarget(pool: pool)
     }

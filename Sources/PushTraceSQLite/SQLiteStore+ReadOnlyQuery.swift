@@ -13,14 +13,14 @@ extension SQLiteStore {
             try readingOnly(path: path) { queue in
                 try queue.read { db in
                     let statement = try db.makeStatement(sql: sql)
-                    guard statement.isReadonly else { throw ReadOnlyQueryError.wouldWrite }
+                    guard statement.isReadonly else { throw StoreError.wouldWrite }
                     try columns(statement.columnNames)
                     let rows = try Row.fetchCursor(statement)
                     while let next = try rows.next() { try row(next.databaseValues.map(QueryValue.init)) }
                 }
             }
         } catch let error as DatabaseError {
-            throw ReadOnlyQueryError.invalid(error.message ?? error.description)
+            throw StoreError.invalidQuery(error.message ?? error.description)
         }
     }
 }

@@ -69,8 +69,8 @@ struct ReadRoutes: Sendable {
         if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
             do {
                 try await blocking.read(store) { [store] in try store.requireKnownApp(app) }
-            } catch let error as AppLookupError {
-                throw APIError(.notFound, "unknown_app", error.message)
+            } catch let error as StoreError where error.code == .unknownApp {
+                throw APIError(.notFound, "unknown_app", error.description)
             }
         }
         let encoder = JSONEncoder()
@@ -99,8 +99,8 @@ struct ReadRoutes: Sendable {
         await writer.summariesWritten()
         do {
             return (id, try await blocking.read(store) { [store] in try store.app(nil, ofNotification: id) })
-        } catch let error as AppLookupError {
-            throw APIError(.conflict, "ambiguous_notification", error.message + "; say which with ?app=")
+        } catch let error as StoreError where error.code == .ambiguousNotification {
+            throw APIError(.conflict, "ambiguous_notification", error.description + "; say which with ?app=")
         }
     }
 

@@ -85,7 +85,7 @@ package struct BundleWriter<Rows: BundleRows> {
         }
         let row = try rows.session.rows(
             "SELECT accepted, rejected, clock_offset_ms FROM bundle WHERE app_id = \(appID) AND bundle_id = \(bundleID)")
-        guard let row = row.first else { throw SQLRowError.noRow("the bundle stored before") }
+        guard let row = row.first else { throw StoreError.noRow("the bundle stored before") }
         let result = IngestResult(
             appID: appID, bundleID: bundleID, accepted: try row.decode("accepted"), rejected: try row.decode("rejected"),
             duplicate: true, rejections: [], clockOffsetMs: try row.decode("clock_offset_ms"))

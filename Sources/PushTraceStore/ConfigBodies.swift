@@ -53,7 +53,7 @@ package final class ConfigBodies {
                 let id = try rows.session.rows(
                     "INSERT INTO config_body (digest, app_group, body) VALUES (\(digest), \(line.appGroup), \(body)) RETURNING id"
                 ).first?.decode("id", as: Int64.self)
-            else { throw SQLRowError.noRow("the id of a config body stored") }
+            else { throw StoreError.noRow("the id of a config body stored") }
             ids[index] = id
             remember(digest, id, line.line, line.appGroup)
         }
@@ -73,7 +73,7 @@ package final class ConfigBodies {
         switch body {
         case .bytes(let bytes): return try ConfigBody.text(compressed: bytes) { rows.dictionaryBytes($0) }
         case .text(let text): return text
-        default: throw SQLRowError.wrongType("body", expected: "bytes", found: body)
+        default: throw StoreError.wrongType("body", expected: "bytes", found: body)
         }
     }
 

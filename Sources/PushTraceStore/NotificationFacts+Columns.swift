@@ -29,7 +29,7 @@ package struct SummaryColumn: Sendable {
         func decode<T: SQLValueConvertible>(null: T? = nil) throws -> T {
             if let null, value == .null { return null }
             guard let decoded = T(sqlValue: value) else {
-                throw SQLRowError.wrongType(column, expected: "\(T.self)", found: value)
+                throw StoreError.wrongType(column, expected: "\(T.self)", found: value)
             }
             return decoded
         }
@@ -80,7 +80,7 @@ extension NotificationFacts {
         timesKnown = false
         for column in Self.storedColumns {
             guard let position = row.columns.position(of: column.name) else {
-                throw SQLRowError.noColumn(column.name, row.columns.names)
+                throw StoreError.noColumn(column.name, row.columns.names)
             }
             try column.read(&self, SummaryColumn.StoredValue(column: column.name, value: row.values[position]))
         }

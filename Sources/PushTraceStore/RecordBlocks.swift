@@ -154,7 +154,7 @@ package enum ConfigBody {
         switch value {
         case .bytes(let bytes): return try text(compressed: bytes, dictionaries: dictionaries)
         case .text(let text): return text
-        default: throw SQLRowError.wrongType("body", expected: "bytes", found: value)
+        default: throw StoreError.wrongType("body", expected: "bytes", found: value)
         }
     }
 }

@@ -79,10 +79,10 @@ public enum StoreCopy {
         let writer: any StoreCopyTarget
         do {
             writer = try target.makeCopyTarget()
-        } catch let error as StoreCopyError {
+        } catch let error as StoreError where error.code.isCopy {
             throw error
         } catch {
-            throw StoreCopyError.cannotStart(target.location, "\(target.explaining(error))")
+            throw StoreError.copyCannotStart(target.location, "\(target.explaining(error))")
         }
         let parts = BoundedQueue<ReadPart>(capacity: partsAhead)
         let reader = parts.startProducer(named: "pt-copy-reader", stackSize: 8 << 20) {
@@ -116,16 +116,16 @@ public enum StoreCopy {
                 }
             }
         } catch let failure as SourceFailure {
-            if let error = failure.error as? StoreCopyError { throw error }
-            throw StoreCopyError.failed(writing: false, source.location, "\(source.explaining(failure.error))")
-        } catch let error as StoreCopyError {
+            if let error = failure.error as? StoreError, error.code.isCopy { throw error }
+            throw StoreError.copyFailed(writing: false, source.location, "\(source.explaining(failure.error))")
+        } catch let error as StoreError where error.code.isCopy {
             throw error
         } catch {
-            throw StoreCopyError.failed(writing: true, target.location, "\(target.explaining(error))")
+            throw StoreError.copyFailed(writing: true, target.location, "\(target.explaining(error))")
         }
         for table in countedTables {
             let copied = sourceCounts[table] ?? -1, stored = finished.counts[table] ?? -1
-            guard copied == stored else { throw StoreCopyError.countsDiffer(table: table, source: copied, target: stored) }
+            guard copied == stored else { throw StoreError.copyCountsDiffer(table: table, source: copied, target: stored) }
             tally.rows[table] = stored
         }
         return tally
@@ -328,38 +328,4 @@ public protocol StoreCopyTarget: AnyObject {
     /// Calls `parts`, which hands each part of the copy to the function it is given, and writes those parts; then
     /// ends the copy (an engine's id counters are moved past the ids copied) and counts what it stored.
     func copy(_ parts: (_ write: (CopiedPart) throws -> Void) throws -> Void) throws -> CopyFinish
-}
-
-/// Why a copy stopped.
-public enum StoreCopyError: Error, CustomStringConvertible, Equatable {
-    /// The target holds data already: a copy only fills an empty store.
-    case targetNotEmpty(String, table: String)
-    /// A process keeps a summary backlog for the source (a running SQLite server).
-    case sourceBusy(String)
-    /// A table's rows, counted in the source and the target after the copy, differ.
-    case countsDiffer(table: String, source: Int64, target: Int64)
-    /// The target could not be checked or prepared, in the engine's words; nothing was written.
-    case cannotStart(String, String)
-    /// Reading the source or writing the target failed, in the engine's words; an SQLite target holds a partial
-    /// copy, a PostgreSQL one (written in one transaction) nothing.
-    case failed(writing: Bool, String, String)
-
-    public var description: String {
-        switch self {
-        case .targetNotEmpty(let location, let table):
-            return "\(location) holds data already (its \(table) table is not empty): copy into a new file or an "
-                + "empty database; nothing was written"
-        case .sourceBusy(let location):
-            return "a pushtrace serve is running on \(location) (it keeps what it stored last in memory a moment before "
-                + "writing all of it): stop it, then copy"
-        case .countsDiffer(let table, let source, let target):
-            return "after the copy, \(table) holds \(target) rows in the target and \(source) in the source"
-        case .cannotStart(let location, let reason):
-            return "\(location) could not be made ready for the copy: \(reason). Nothing was written"
-        case .failed(let writing, let location, let reason):
-            return (writing ? "writing the copy into \(location) failed: \(reason)" : "reading \(location) failed: \(reason)")
-                + ". An SQLite target holds a partial copy (a PostgreSQL one, written in one transaction, holds nothing): "
-                + "copy again into a new file or an empty database"
-        }
-    }
 }

@@ -29,6 +29,47 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     case closed(String)
     /// The database refused a statement, in its own words (an SQLSTATE, a message, a detail).
     case refused(String, state: String, message: String, detail: String?)
+    /// A row or a stored line that does not hold what pushtrace writes (what was found): a bug, a schema this
+    /// version does not know, or a damaged store.
+    case damaged(String)
+    /// The PostgreSQL URL `--db` names cannot be used (what is wrong with it).
+    case badURL(String)
+
+    // What a caller asked that the store cannot answer as asked.
+
+    /// The notification ID is stored for several apps: the caller must say which.
+    case ambiguousNotification(String, apps: [String])
+    /// No notification of this app is stored (a misspelt bundle ID answers nothing, silently, otherwise).
+    case unknownApp(String, known: [String])
+
+    // Why `pushtrace sql`'s statement was not run.
+
+    /// The statement would change the store.
+    case wouldWrite
+    /// The engine refused the statement (a syntax error, an unknown table), in its words.
+    case invalidQuery(String)
+    /// PostgreSQL: the role that may only read is missing, or the store's owner may not switch to it (its words).
+    case noReader(String)
+    /// PostgreSQL: the role that may only read (named) holds privileges of its own or is a member of another role,
+    /// so switching to it could read or do more than the store's tables allow.
+    case unsafeReader(String)
+    /// PostgreSQL: the URL goes through a pooler in transaction mode, which would keep the statement's session
+    /// settings for the next client of the server connection.
+    case needsDirectConnection
+
+    // Why a copy (``StoreCopy``) stopped.
+
+    /// The target holds data already: a copy only fills an empty store.
+    case copyTargetNotEmpty(String, table: String)
+    /// A process keeps a summary backlog for the source (a running SQLite server).
+    case copySourceBusy(String)
+    /// A table's rows, counted in the source and the target after the copy, differ.
+    case copyCountsDiffer(table: String, source: Int64, target: Int64)
+    /// The target could not be checked or prepared, in the engine's words; nothing was written.
+    case copyCannotStart(String, String)
+    /// Reading the source or writing the target failed, in the engine's words; an SQLite target holds a partial
+    /// copy, a PostgreSQL one (written in one transaction) nothing.
+    case copyFailed(writing: Bool, String, String)
 
     /// What kind of failure this is, for callers that branch on it, without its words.
     public enum Code: String, Sendable, CaseIterable {
@@ -44,11 +85,30 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case noAnswer = "no_answer"
         case closed
         case refused
+        case damaged
+        case badURL = "bad_url"
+        case ambiguousNotification = "ambiguous_notification"
+        case unknownApp = "unknown_app"
+        case wouldWrite = "would_write"
+        case invalidQuery = "invalid_query"
+        case noReader = "no_reader"
+        case unsafeReader = "unsafe_reader"
+        case needsDirectConnection = "needs_direct_connection"
+        case copyTargetNotEmpty = "copy_target_not_empty"
+        case copySourceBusy = "copy_source_busy"
+        case copyCountsDiffer = "copy_counts_differ"
+        case copyCannotStart = "copy_cannot_start"
+        case copyFailed = "copy_failed"
 
         /// Whether the storage cannot take work now, rather than that this work failed: trying again later can
         /// succeed, and trying other work now would only fail the same way.
         public var isUnavailable: Bool {
             [.locked, .diskFull, .unavailable, .noAnswer, .closed].contains(self)
+        }
+
+        /// Why a copy stopped: said to its user as it is, never wrapped in another copy failure.
+        public var isCopy: Bool {
+            [.copyTargetNotEmpty, .copySourceBusy, .copyCountsDiffer, .copyCannotStart, .copyFailed].contains(self)
         }
     }
 
@@ -66,6 +126,20 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case .noAnswer: .noAnswer
         case .closed: .closed
         case .refused: .refused
+        case .damaged: .damaged
+        case .badURL: .badURL
+        case .ambiguousNotification: .ambiguousNotification
+        case .unknownApp: .unknownApp
+        case .wouldWrite: .wouldWrite
+        case .invalidQuery: .invalidQuery
+        case .noReader: .noReader
+        case .unsafeReader: .unsafeReader
+        case .needsDirectConnection: .needsDirectConnection
+        case .copyTargetNotEmpty: .copyTargetNotEmpty
+        case .copySourceBusy: .copySourceBusy
+        case .copyCountsDiffer: .copyCountsDiffer
+        case .copyCannotStart: .copyCannotStart
+        case .copyFailed: .copyFailed
         }
     }
 
@@ -114,6 +188,57 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
             return "the store \(location) was closed"
         case .refused(let location, let state, let message, let detail):
             return "\(location): the database refused a statement (\(state)): \(message)" + (detail.map { " (\($0))" } ?? "")
+        case .damaged(let what):
+            return what
+        case .badURL(let reason):
+            return "the PostgreSQL URL given to --db: \(reason)"
+        case .ambiguousNotification(let id, let apps):
+            return "notification \(id) is stored for \(apps.count) apps: " + apps.joined(separator: ", ")
+        case .unknownApp(let app, let known):
+            return "no notifications of app \(app) are stored; apps: "
+                + (known.isEmpty ? "none yet" : known.joined(separator: ", "))
+        case .wouldWrite:
+            return "the statement would change the store: pushtrace sql only reads"
+        case .invalidQuery(let message):
+            return message
+        case .noReader(let message):
+            return "the role that may only read cannot be used: \(message)"
+        case .unsafeReader(let role):
+            return "the role \(role) may do more than read the store's tables"
+        case .needsDirectConnection:
+            return "the URL goes through a pooler in transaction mode: connect to PostgreSQL directly"
+        case .copyTargetNotEmpty(let location, let table):
+            return "\(location) holds data already (its \(table) table is not empty): copy into a new file or an "
+                + "empty database; nothing was written"
+        case .copySourceBusy(let location):
+            return "a pushtrace serve is running on \(location) (it keeps what it stored last in memory a moment before "
+                + "writing all of it): stop it, then copy"
+        case .copyCountsDiffer(let table, let source, let target):
+            return "after the copy, \(table) holds \(target) rows in the target and \(source) in the source"
+        case .copyCannotStart(let location, let reason):
+            return "\(location) could not be made ready for the copy: \(reason). Nothing was written"
+        case .copyFailed(let writing, let location, let reason):
+            return (writing ? "writing the copy into \(location) failed: \(reason)" : "reading \(location) failed: \(reason)")
+                + ". An SQLite target holds a partial copy (a PostgreSQL one, written in one transaction, holds nothing): "
+                + "copy again into a new file or an empty database"
         }
     }
+}
+
+extension StoreError {
+    /// A row without the column `name` (it has `names`).
+    static func noColumn(_ name: String, _ names: [String]) -> StoreError {
+        .damaged("the answer has no column \(name) (it has \(names.joined(separator: ", ")))")
+    }
+
+    /// A column `name` holding `found` where `expected` was.
+    static func wrongType(_ name: String, expected: String, found: SQLValue) -> StoreError {
+        .damaged("column \(name) holds \(found), not \(expected)")
+    }
+
+    /// A statement that answered no row where one was certain (what was looked for).
+    static func noRow(_ what: String) -> StoreError { .damaged("no row answered for \(what)") }
+
+    /// A stored line that is not a JSON object.
+    static let notAnObject = StoreError.damaged("a stored record body is not a JSON object")
 }

@@ -19,9 +19,9 @@ public protocol StoreUpkeep: StoreAccess {
     func rebuildRollups() throws
 
     /// Reads the whole store out, in one snapshot, a page at a time, in the order of ``CopiedPart`` (``StoreCopy``).
-    /// Fails with ``StoreCopyError/sourceBusy(_:)`` when a process writing it keeps work it has not stored yet.
+    /// Fails with ``StoreError/copySourceBusy(_:)`` when a process writing it keeps work it has not stored yet.
     func copyOut(_ part: (CopiedPart) throws -> Void) throws
-    /// A writer of a copy into this store; fails with ``StoreCopyError/targetNotEmpty(_:table:)`` unless the store
+    /// A writer of a copy into this store; fails with ``StoreError/copyTargetNotEmpty(_:table:)`` unless the store
     /// holds nothing.
     func makeCopyTarget() throws -> any StoreCopyTarget
 

@@ -43,18 +43,10 @@ package struct StoredBlockRow {
     }
 }
 
-/// What reading a damaged stored line or block back throws: the store holds something pushtrace never writes.
-package struct DamagedStoreError: Error, CustomStringConvertible, Equatable {
-    package var description: String
-
-    /// A stored line that is not a JSON object.
-    package static let notAnObject = DamagedStoreError(description: "a stored record body is not a JSON object")
-}
-
 extension StoredRecord {
     /// A stored record body read back (``record(storedBody:)``); a body that is not a JSON object is a damaged store.
     package static func readRecord(storedBody body: inout String) throws -> Record {
-        guard let record = record(storedBody: &body) else { throw DamagedStoreError.notAnObject }
+        guard let record = record(storedBody: &body) else { throw StoreError.notAnObject }
         return record
     }
 }
@@ -87,7 +79,7 @@ package final class StoredLineReader {
     /// The block's lines, each with its corrected time and nothing else read from it: what an export needs.
     package func forEachLineTime(of row: StoredBlockRow, _ body: (_ line: String, _ correctedTs: Int64?) throws -> Void) throws {
         for var text in try decode(row) {
-            guard let ts = StoredRecord.timestamp(storedBody: &text) else { throw DamagedStoreError.notAnObject }
+            guard let ts = StoredRecord.timestamp(storedBody: &text) else { throw StoreError.notAnObject }
             try body(text, ts.map { ClockCorrection.corrected($0, by: row.clockOffsetMs) })
         }
     }

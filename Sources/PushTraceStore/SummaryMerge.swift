@@ -114,7 +114,7 @@ extension SQLSession {
                     stored.merge(try lockedSummaries(missing)) { $1 }
                 }
                 if let lost = merging.first(where: { stored[$0] == nil }) {
-                    throw SQLRowError.noRow(
+                    throw StoreError.noRow(
                         "the summary of \(lost.appID) / \(lost.notificationID), which retention kept deleting while "
                             + "records were merged into it: try again")
                 }

@@ -30,7 +30,7 @@ public protocol TraceReader: StoreAccess {
     /// Every block read back and recounted against the counts kept beside it.
     func check() throws -> StoreCheck
     /// `pushtrace sql`: one statement run read-only (a statement that would write is refused with
-    /// ``ReadOnlyQueryError/wouldWrite``), its column names, then its rows as they are read.
+    /// ``StoreError/wouldWrite``), its column names, then its rows as they are read.
     func readOnlyQuery(_ sql: String, columns: ([String]) throws -> Void, row: ([QueryValue]) throws -> Void) throws
 }
 

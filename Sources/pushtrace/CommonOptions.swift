@@ -77,8 +77,8 @@ struct DatabaseOptions: ParsableArguments {
     func requireKnownApp(_ app: String, in store: any TraceStore) throws {
         do {
             try store.requireKnownApp(app)
-        } catch let error as AppLookupError {
-            throw UsageError("\(error.message) (in \(shownDB))")
+        } catch let error as StoreError where error.code == .unknownApp {
+            throw UsageError("\(error) (in \(shownDB))")
         }
     }
 }
@@ -119,8 +119,8 @@ enum AppChoice {
     static func app(_ app: String?, ofNotification id: String, in store: any TraceStore) throws -> String? {
         do {
             return try store.app(app, ofNotification: id)
-        } catch let error as AppLookupError {
-            throw UsageError(error.message + "; say which with --app")
+        } catch let error as StoreError where error.code == .ambiguousNotification {
+            throw UsageError("\(error); say which with --app")
         }
     }
 }

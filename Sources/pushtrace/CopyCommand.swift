@@ -86,7 +86,7 @@ struct Copy: ParsableCommand {
                 if let table = tally.table { said += ", then \(tally.rowsCopied) rows (now \(table))" }
                 printError(said)
             }
-        } catch let error as StoreCopyError {
+        } catch let error as StoreError where error.code.isCopy {
             throw UsageError(error.description)
         }
         let took = (ContinuousClock.now - started).components

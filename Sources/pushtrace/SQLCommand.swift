@@ -32,21 +32,21 @@ struct SQL: ParsableCommand {
         var output = RowOutput(format: format)
         do {
             try database.engine.query(query, columns: { output.start($0) }, row: { output.add($0) })
-        } catch ReadOnlyQueryError.wouldWrite {
+        } catch StoreError.wouldWrite {
             throw UsageError("pushtrace sql is read-only: the statement would change the database")
-        } catch ReadOnlyQueryError.invalid(let message) {
+        } catch StoreError.invalidQuery(let message) {
             throw UsageError("SQL error: \(message)")
-        } catch ReadOnlyQueryError.needsDirectConnection {
+        } catch StoreError.needsDirectConnection {
             throw UsageError(
                 "pushtrace sql does not run through a pooler in transaction mode (pool_mode=transaction), which would "
                     + "keep what the statement set for its session on a server connection the servers use next: give it "
                     + "the database's own address, or a pool in session mode")
-        } catch ReadOnlyQueryError.noReader(let message) {
+        } catch StoreError.noReader(let message) {
             throw UsageError(
                 "pushtrace sql runs on PostgreSQL as the role DATABASE_reader, which may only read, and it cannot "
                     + "(\(TerminalText.escaped(message))): the store's owner lacked CREATEROLE when the store was "
                     + "made. docs/deploy.md (Connecting) has the statements an administrator runs to make it")
-        } catch ReadOnlyQueryError.unsafeReader(let role) {
+        } catch StoreError.unsafeReader(let role) {
             throw UsageError(
                 "pushtrace sql will not run as the role \(TerminalText.escaped(role)): it holds privileges of its own "
                     + "or is a member of another role, so it could read more than the store. An administrator "

@@ -43,7 +43,7 @@ struct PostgresConnectionTests {
             ("postgres://h/d?search_path=x", "search_path is not one pushtrace reads"),
             ("postgres://h:0/d", "port"), ("postgres://h/d?connect_timeout=0", "connect_timeout"),
         ] {
-            #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url, environment: [:]) }
+            #expect { try PostgresLocation(url: url, environment: [:]) } throws: { ($0 as? StoreError)?.code == .badURL }
             do { _ = try PostgresLocation(url: url, environment: [:]) } catch {
                 #expect("\(error)".contains(words), "\(url): \(error)")
             }

@@ -87,7 +87,7 @@ struct PostgresLeaseTests {
         let store = try PostgresStore(url: pooled, connections: 4)
         defer { try? store.close() }
         // pushtrace sql would leave its session's settings on a server connection the servers use next.
-        #expect(throws: ReadOnlyQueryError.needsDirectConnection) {
+        #expect(throws: StoreError.needsDirectConnection) {
             try store.readOnlyQuery("SELECT 1", columns: { _ in }, row: { _ in })
         }
         // Many times, on a pool of several server connections: a statement prepared on one would be missing on another.

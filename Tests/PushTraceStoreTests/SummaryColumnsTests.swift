@@ -66,7 +66,7 @@ struct SummaryColumnsTests {
     @Test("a row without a described column is refused, naming the column")
     func missingColumn() {
         let row = SQLRow(columns: SQLColumns(["device_id"]), values: [.text("d-1")])
-        #expect(throws: SQLRowError.self) { try NotificationFacts(stored: row) }
+        #expect { try NotificationFacts(stored: row) } throws: { ($0 as? StoreError)?.code == .damaged }
     }
 }
 

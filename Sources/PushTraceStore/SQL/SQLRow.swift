@@ -25,38 +25,19 @@ public struct SQLRow: Sendable {
 
     /// The value of the column called `name` as `T`; fails when there is no such column or it holds another type.
     public func decode<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
-        guard let position = columns.position(of: name) else { throw SQLRowError.noColumn(name, columns.names) }
+        guard let position = columns.position(of: name) else { throw StoreError.noColumn(name, columns.names) }
         guard let value = T(sqlValue: values[position]) else {
-            throw SQLRowError.wrongType(name, expected: "\(T.self)", found: values[position])
+            throw StoreError.wrongType(name, expected: "\(T.self)", found: values[position])
         }
         return value
     }
 
     /// The value of the column at `position` as `T`: for a statement whose columns are read in their order.
     public func decode<T: SQLValueConvertible>(at position: Int, as type: T.Type = T.self) throws -> T {
-        guard values.indices.contains(position) else { throw SQLRowError.noColumn("#\(position)", columns.names) }
+        guard values.indices.contains(position) else { throw StoreError.noColumn("#\(position)", columns.names) }
         guard let value = T(sqlValue: values[position]) else {
-            throw SQLRowError.wrongType(columns.names[position], expected: "\(T.self)", found: values[position])
+            throw StoreError.wrongType(columns.names[position], expected: "\(T.self)", found: values[position])
         }
         return value
-    }
-}
-
-/// A row that does not hold what the code reading it expects: a bug, or a schema this version does not know.
-public enum SQLRowError: Error, CustomStringConvertible, Equatable {
-    case noColumn(String, [String])
-    case wrongType(String, expected: String, found: SQLValue)
-    /// A statement answered no row where one was certain (what was looked for).
-    case noRow(String)
-
-    public var description: String {
-        switch self {
-        case .noColumn(let name, let names):
-            return "the answer has no column \(name) (it has \(names.joined(separator: ", ")))"
-        case .wrongType(let name, let expected, let found):
-            return "column \(name) holds \(found), not \(expected)"
-        case .noRow(let what):
-            return "no row answered for \(what)"
-        }
     }
 }
