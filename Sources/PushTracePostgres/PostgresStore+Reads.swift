@@ -11,7 +11,16 @@ extension PostgresStore {
     var sql: StoreSQL<PostgresSession> {
         StoreSQL(
             layout: .postgres, dictionaries: dictionaries, read: { [self] body in try reading(body) },
-            readOne: { [self] body in try withSession(body) }, write: { [self] body in try writing(body) })
+            readOne: { [self] body in try withSession(body) }, write: { [self] body in try writing(body) },
+            awaited: { [self] transaction, body in
+                try await threads.runIfActive {
+                    switch transaction {
+                    case .read: try self.reading(body)
+                    case .readOne: try self.withSession(body)
+                    case .write: try self.writing(body)
+                    }
+                }
+            })
     }
 
     public func appIDs() throws -> [String] { try sql.appIDs() }
@@ -50,15 +59,15 @@ extension PostgresStore {
 
     public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] { try sql.audiences(period: period) }
 
-    public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText) {
-        try sql.createToken(appID: appID, scope: scope, label: label, now: now)
+    public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) async throws -> (TokenInfo, TokenText) {
+        try await sql.createToken(appID: appID, scope: scope, label: label, now: now)
     }
 
-    public func tokens() throws -> [TokenInfo] { try sql.tokens() }
+    public func tokens() async throws -> [TokenInfo] { try await sql.tokens() }
 
-    public func revokeToken(id: String, now: Int64) throws -> Bool { try sql.revokeToken(id: id, now: now) }
+    public func revokeToken(id: String, now: Int64) async throws -> Bool { try await sql.revokeToken(id: id, now: now) }
 
-    public func storedToken(id: String) throws -> StoredToken? { try sql.storedToken(id: id) }
+    public func storedToken(id: String) async throws -> StoredToken? { try await sql.storedToken(id: id) }
 }
 
 /// The statements ``BlockReading`` names for preparing, written there once, rendered for PostgreSQL.

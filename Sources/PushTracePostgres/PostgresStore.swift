@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 import PushTraceCore
@@ -20,6 +21,9 @@ public final class PostgresStore: Sendable {
     /// The thresholds causes are settled with.
     public let settings: DiagnosisSettings
     let connections: PostgresConnections
+    /// As many threads as connections: an awaited call's statements wait on the database on one of these, not on a
+    /// thread of its caller's.
+    let threads: NIOThreadPool
     /// The record blocks' dictionaries; a bundle's first block is found by the blocks' index on their bundle.
     let dictionaries = BlockDictionaries(layout: .postgres)
     /// The shared tasks this process leads.
@@ -41,6 +45,7 @@ public final class PostgresStore: Sendable {
         poolMode = place.poolMode
         self.settings = settings
         self.connections = PostgresConnections(location: place, limit: connections, logger: logger)
+        threads = NIOThreadPool(numberOfThreads: self.connections.limit)
         leadership = PostgresLeadership()
         do {
             try self.connections.withSession { try PostgresSchema.migrate($0, location: place.description) }
@@ -48,6 +53,7 @@ public final class PostgresStore: Sendable {
             self.connections.close()
             throw explaining(error)
         }
+        threads.start()
         // A store's errors carry PostgreSQL's words from here on (postgres-nio's own description hides them).
     }
 
@@ -55,6 +61,7 @@ public final class PostgresStore: Sendable {
         // Another server may take over at once rather than when the leases expire.
         try? connections.withSession { try leadership.releaseAll($0) }
         connections.close()
+        try? threads.syncShutdownGracefully()
     }
 
     /// Whether this process leads `task`: it holds the task's lease (``PostgresLeadership``), taken or renewed now.

@@ -11,7 +11,14 @@ extension SQLiteStore {
         StoreSQL(
             layout: .sqlite, dictionaries: dictionaries,
             read: { [pool] body in try pool.read { try body(SQLiteSession(db: $0)) } },
-            write: { [pool] body in try pool.write { try body(SQLiteSession(db: $0)) } })
+            write: { [pool] body in try pool.write { try body(SQLiteSession(db: $0)) } },
+            awaited: { [pool] transaction, body in
+                // GRDB's own threads run the body; the caller awaits it.
+                switch transaction {
+                case .read, .readOne: try await pool.read { try body(SQLiteSession(db: $0)) }
+                case .write: try await pool.write { try body(SQLiteSession(db: $0)) }
+                }
+            })
     }
 
     public func appIDs() throws -> [String] { try sql.appIDs() }
@@ -51,15 +58,15 @@ extension SQLiteStore {
 
     public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] { try sql.audiences(period: period) }
 
-    public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText) {
-        try sql.createToken(appID: appID, scope: scope, label: label, now: now)
+    public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) async throws -> (TokenInfo, TokenText) {
+        try await sql.createToken(appID: appID, scope: scope, label: label, now: now)
     }
 
-    public func tokens() throws -> [TokenInfo] { try sql.tokens() }
+    public func tokens() async throws -> [TokenInfo] { try await sql.tokens() }
 
-    public func revokeToken(id: String, now: Int64) throws -> Bool { try sql.revokeToken(id: id, now: now) }
+    public func revokeToken(id: String, now: Int64) async throws -> Bool { try await sql.revokeToken(id: id, now: now) }
 
-    public func storedToken(id: String) throws -> StoredToken? { try sql.storedToken(id: id) }
+    public func storedToken(id: String) async throws -> StoredToken? { try await sql.storedToken(id: id) }
 }
 
 extension BlockReading<SQLiteSession> {

@@ -11,18 +11,12 @@ import PushTraceStore
 /// storing it, and a stranger's made-up tokens must not cost a read each.
 struct Authenticator: Sendable {
     let store: any TokenStore
-    /// The threads a token look-up waits on.
-    let blocking: BlockingWork
     let requiresTokens: Bool
     let metrics: ServerMetrics?
     private let cache: TokenCache
 
-    init(
-        store: any TokenStore, blocking: BlockingWork, requiresTokens: Bool, cacheSeconds: Double,
-        metrics: ServerMetrics? = nil
-    ) {
+    init(store: any TokenStore, requiresTokens: Bool, cacheSeconds: Double, metrics: ServerMetrics? = nil) {
         self.store = store
-        self.blocking = blocking
         self.requiresTokens = requiresTokens
         self.metrics = metrics
         self.cache = TokenCache(foundSeconds: cacheSeconds)
@@ -140,13 +134,18 @@ struct Authenticator: Sendable {
         try await verifiedToken(bearer)?.0
     }
 
-    /// A token not cached is read from the store on the server's blocking threads (``BlockingWork``), never on a
-    /// cooperative thread waiting on the database; a store that cannot answer is 503, which the client retries.
+    /// A token not cached is read from the store, awaited; a store that cannot answer is 503, which the client
+    /// retries.
     private func storedToken(id: String) async throws -> StoredToken? {
         let store = self.store
         let metrics = self.metrics
         return try await cache.token(id: id) {
-            let found = try await blocking.read(store) { try store.storedToken(id: id) }
+            let found: StoredToken?
+            do {
+                found = try await store.storedToken(id: id)
+            } catch {
+                throw APIError.storeUnavailable(error, of: store, "nothing was read", retryAfter: 5) ?? error
+            }
             metrics?.tokenLookup(found: found != nil)
             return found
         }

@@ -52,7 +52,7 @@ public enum ServerApplication {
         writer: IngestWriter
     ) -> Router<ServerRequestContext> {
         let authenticator = Authenticator(
-            store: store, blocking: blocking, requiresTokens: settings.requiresTokens,
+            store: store, requiresTokens: settings.requiresTokens,
             cacheSeconds: settings.tokenCacheSeconds, metrics: metrics)
         let pages = ConsolePages()
         let router = Router(context: ServerRequestContext.self)

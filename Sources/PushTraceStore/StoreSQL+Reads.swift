@@ -94,21 +94,21 @@ extension StoreSQL {
     // Tokens: a token is read on every authenticated request, each by one statement.
 
     /// Creates a token and returns its text: the only time the secret exists outside the client.
-    package func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) throws -> (TokenInfo, TokenText) {
-        try writing { try TokenRows.create(appID: appID, scope: scope, label: label, now: now, $0) }
+    package func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) async throws -> (TokenInfo, TokenText) {
+        try await awaiting(.write) { try TokenRows.create(appID: appID, scope: scope, label: label, now: now, $0) }
     }
 
     /// Every token, revoked ones included, oldest first.
-    package func tokens() throws -> [TokenInfo] {
-        try readingOne { try TokenRows.all($0) }
+    package func tokens() async throws -> [TokenInfo] {
+        try await awaiting(.readOne) { try TokenRows.all($0) }
     }
 
     /// Revokes a token by its ID; false when no such token exists.
-    package func revokeToken(id: String, now: Int64) throws -> Bool {
-        try writing { try TokenRows.revoke(id: id, now: now, $0) }
+    package func revokeToken(id: String, now: Int64) async throws -> Bool {
+        try await awaiting(.write) { try TokenRows.revoke(id: id, now: now, $0) }
     }
 
-    package func storedToken(id: String) throws -> StoredToken? {
-        try readingOne { try TokenRows.stored(id: id, $0) }
+    package func storedToken(id: String) async throws -> StoredToken? {
+        try await awaiting(.readOne) { try TokenRows.stored(id: id, $0) }
     }
 }

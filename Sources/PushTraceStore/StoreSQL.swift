@@ -11,13 +11,31 @@ package struct StoreSQL<Session: SQLSession> {
     package var readOne: ((Session) throws -> Void) throws -> Void
     /// Runs its body in a transaction that writes.
     package var write: ((Session) throws -> Void) throws -> Void
+    /// Runs its body as ``read``, ``readOne`` or ``write`` do, where waiting on the database holds up no thread of
+    /// the caller's: the caller awaits the answer.
+    package var awaited: Awaited
+
+    /// Which of the engine's transactions an awaited body runs in.
+    package enum Transaction: Sendable { case read, readOne, write }
+
+    package typealias Awaited =
+        @Sendable (
+            Transaction, _ body: @escaping @Sendable (Session) throws -> any Sendable
+        ) async throws -> any Sendable
 
     package init(
         layout: BundleLayout, dictionaries: BlockDictionaries, read: @escaping ((Session) throws -> Void) throws -> Void,
-        readOne: (((Session) throws -> Void) throws -> Void)? = nil, write: @escaping ((Session) throws -> Void) throws -> Void
+        readOne: (((Session) throws -> Void) throws -> Void)? = nil, write: @escaping ((Session) throws -> Void) throws -> Void,
+        awaited: @escaping Awaited
     ) {
-        (self.layout, self.dictionaries, self.read, self.write) = (layout, dictionaries, read, write)
+        (self.layout, self.dictionaries, self.read, self.write, self.awaited) = (layout, dictionaries, read, write, awaited)
         self.readOne = readOne ?? read
+    }
+
+    /// `body` run in `transaction` (``awaited``), answering what it answers.
+    package func awaiting<T: Sendable>(_ transaction: Transaction, _ body: @escaping @Sendable (Session) throws -> T) async throws -> T {
+        // The engine hands back what the body answered: a `T`.
+        try await awaited(transaction) { try body($0) } as! T
     }
 
     /// ``read``, answering what `body` answers.

@@ -66,6 +66,13 @@ struct DatabaseOptions: ParsableArguments {
         return try body(store)
     }
 
+    /// Runs `body` on the existing store, closed afterwards, awaiting it.
+    func withExistingStore<T>(_ body: (any TraceStore) async throws -> T) async throws -> T {
+        let store = try existingStore()
+        defer { close(store) }
+        return try await body(store)
+    }
+
     /// Closes a store a command opened: SQLite's log is checkpointed and removed, so a command leaves the folder
     /// as a closed store has it. A failure to close loses nothing committed; it is said on stderr.
     func close(_ store: any TraceStore) {

@@ -22,7 +22,7 @@ struct TokenCommand: ParsableCommand {
             """,
         subcommands: [Create.self, List.self, Revoke.self])
 
-    struct Create: ParsableCommand {
+    struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a token and print it (once).")
 
         @OptionGroup var database: DatabaseOptions
@@ -57,10 +57,10 @@ struct TokenCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let store = try database.openStore()
             defer { database.close(store) }
-            let (info, text) = try store.createToken(
+            let (info, text) = try await store.createToken(
                 appID: app, scope: TokenScope(rawValue: scope)!, label: label,
                 now: Int64(Date().timeIntervalSince1970 * 1000))
             print(text.text)
@@ -70,14 +70,14 @@ struct TokenCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List tokens (never their secrets).")
 
         @OptionGroup var database: DatabaseOptions
         @Option(help: "text (a table) or json.") var format: OutputFormat = .text
 
-        func run() throws {
-            let tokens = try database.withExistingStore { try $0.tokens() }
+        func run() async throws {
+            let tokens = try await database.withExistingStore { try await $0.tokens() }
             if format == .json {
                 try printJSON(tokens)
                 return
@@ -94,16 +94,17 @@ struct TokenCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a token: requests with it fail from now on.")
 
         @OptionGroup var database: DatabaseOptions
         @Argument(help: ArgumentHelp("The token's ID, as `token list` shows it (or the whole token).", valueName: "id"))
         var id: String
 
-        func run() throws {
+        func run() async throws {
             let tokenID = TokenText(id)?.id ?? id
-            guard try database.withExistingStore({ try $0.revokeToken(id: tokenID, now: Int64(Date().timeIntervalSince1970 * 1000)) })
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            guard try await database.withExistingStore({ try await $0.revokeToken(id: tokenID, now: now) })
             else {
                 throw UsageError("no token with ID \(tokenID) (see pushtrace token list)")
             }

@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func signsInWithAReadTokenIntoASessionCookieAndRefusesOthers() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let ingest = try await Self.login(client, token: server.ingestToken)
             #expect(ingest.status == .forbidden)
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func theCookieIsSecureWhenATrustedProxySaysTheRequestCameOverTLS() async throws {
-        let server = try TestServer { $0.trustedProxies = try! TrustedProxies(parsing: ["127.0.0.1/32", "::1/128"]) }
+        let server = try await TestServer { $0.trustedProxies = try! TrustedProxies(parsing: ["127.0.0.1/32", "::1/128"]) }
         try await server.run { client in
             let signedIn = try await Self.login(
                 client, token: server.readToken, headers: [HTTPField.Name("X-Forwarded-Proto")!: "https"])
@@ -111,9 +111,9 @@ import Testing
     }
 
     @Test func anExpiredOrForgedSessionSignsInAgain() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let id = try #require(TokenText(server.readToken)?.id)
-        let stored = try #require(try server.folder.store.storedToken(id: id))
+        let stored = try await #require(try server.folder.store.storedToken(id: id))
         let expired = SessionText(token: stored, expires: Int64(Date().timeIntervalSince1970) - 1)
         var forged = SessionText(token: stored, expires: Int64(Date().timeIntervalSince1970) + 3600)
         forged.mac = String(forged.mac.reversed())
@@ -131,7 +131,7 @@ import Testing
 
     @Test func repeatedFailedSignInsAreSlowedDown() async throws {
         // A wait far longer than a loaded machine may take between two requests, so the fourth surely falls in it.
-        let server = try TestServer {
+        let server = try await TestServer {
             $0.freeLoginFailures = 2
             $0.firstLoginWait = .seconds(120)
         }
@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func pagesShowStoredTextEscapedAndVisible() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let id = "hostile-1"
         // What a device may store: a log line's message and a field pushtrace does not know are kept as sent.
         let hostile = "<script>alert(1)</script>\u{1B}[2J\u{202E}kcatta"
@@ -180,7 +180,7 @@ import Testing
     }
 
     @Test func badInputGetsAPageNeverAStackTrace() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             #expect(
                 try await client.upload(
@@ -218,7 +218,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func liveFollowStreamsTheUploadAndEndsOnceTheCauseIsFinal(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let id = "follow-1"
         try await server.run { client in
             #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
@@ -252,7 +252,7 @@ import Testing
     }
 
     @Test func liveStreamsAreBoundedPerTokenAndEndWhenIdle() async throws {
-        let server = try TestServer {
+        let server = try await TestServer {
             $0.liveFollow.streamsPerToken = 1
             // Long enough that the first stream is still open when the second asks, on a machine busy with the
             // other suites (at 1 s it once ended first).

@@ -21,7 +21,7 @@ struct HostileClientTests {
 
     @Test("extreme times are 400 or a rejected line, never an overflow (was: the server died)")
     func extremeTimes() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let id = UUID().uuidString
             // uploaded_at in 1973 with a record at Int64.max: the correction overflowed.
@@ -65,7 +65,7 @@ struct HostileClientTests {
 
     @Test("a 500 says plain words and a request ID; the log has the error under that ID")
     func internalErrorsLeakNothing() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             // What the server cannot foresee: a table gone from under it.
             try await server.folder.sqlite.pool.writeWithoutTransaction {
@@ -87,7 +87,7 @@ struct HostileClientTests {
 
     @Test("every answer carries X-Request-ID, errors their request_id too")
     func requestIDs() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             for (uri, token) in [
                 ("/healthz", nil), ("/v1/nothing", nil), ("/v1/alerts", server.readToken),
@@ -103,7 +103,7 @@ struct HostileClientTests {
 
     @Test("/metrics: without a token the server's own series only; ingest and read tokens 403; a metrics token sees apps")
     func metricsByToken() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             #expect(try await client.upload(Bodies.bundle(), token: server.ingestToken).status == .ok)
             let anonymous = try await client.get("/metrics", token: nil)
@@ -124,7 +124,7 @@ struct HostileClientTests {
 
     @Test("/v1/alerts counts only the caller's app's windows")
     func alertsEvaluatedPerCaller() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             // Enough settled notifications in the other app's window to be judged.
             let now = Lines.t0 + 3_600_000
@@ -147,7 +147,7 @@ struct HostileClientTests {
 
     @Test("an unauthenticated upload is answered without reading its body, and the connection closes")
     func unauthenticatedUploadsClose() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             // A small body is drained, keeping the connection for the next request.
             #expect(try await client.upload(Bodies.bundle(), token: "pt_bad_token").status == .unauthorized)
@@ -165,7 +165,7 @@ struct HostileClientTests {
 
     @Test("one ingest token's uploads past its limit get 429 at once; another app's upload is served meanwhile")
     func uploadsPerToken() async throws {
-        let server = try TestServer { $0.uploadsPerToken = 1 }
+        let server = try await TestServer { $0.uploadsPerToken = 1 }
         try await server.run { client in
             let port = client.port!
             let body = Bodies.bundle()
@@ -196,7 +196,7 @@ struct HostileClientTests {
 
     @Test("the upload budget counts bytes: a bundle past one token's share is 413; the whole budget spent is 429")
     func uploadBudget() async throws {
-        let server = try TestServer {
+        let server = try await TestServer {
             $0.uploadBudgetBytes = 8 << 20
             $0.budgetWait = .milliseconds(300)
             // The held upload below must not be cut off as slow while the test waits for it to be charged.
@@ -261,7 +261,7 @@ struct HostileClientTests {
         "a stalled upload is cut off with 408: by its rate after the grace period, or by the body's deadline",
         arguments: [("rate", "too_slow"), ("deadline", "took over 2 s")])
     func slowUploads(limit: String, expected: String) async throws {
-        let server = try TestServer {
+        let server = try await TestServer {
             if limit == "rate" {
                 $0.slowUploadGrace = .seconds(1)
                 $0.minUploadBytesPerSecond = 1000
@@ -287,7 +287,7 @@ struct HostileClientTests {
 
     @Test("any refusal with a large body, or one of unknown length, still coming closes the connection")
     func refusalsCloseOnLargeBodies() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             for request in [
                 "POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n",
@@ -307,7 +307,7 @@ struct HostileClientTests {
 
     @Test("identifiers are validated at ingest: app_id a bundle identifier, the others printable and bounded")
     func identifiers() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             for app in ["net.rorklab.dailypick\n2026 forged line \u{1B}[31m", String(repeating: "a", count: 256), "net/rorklab"] {
                 let line = JSONValue.object(["type": "manifest", "bundle_id": "b", "app_id": .string(app)]).jsonText(pretty: false)

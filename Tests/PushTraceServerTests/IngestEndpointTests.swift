@@ -12,7 +12,7 @@ import Testing
 @Suite struct IngestEndpointTests {
     @Test(arguments: TestEngine.all)
     func storesABundleAndAcknowledgesItsDuplicate(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let bundleID = UUID().uuidString.lowercased()
         let body = Bodies.bundle(bundle: bundleID)
         try await server.run { client in
@@ -34,7 +34,7 @@ import Testing
     #if os(Linux)
         @Test("the writer and the checkpointer run on threads named for top -H and perf")
         func namesItsThreads() async throws {
-            let server = try TestServer()
+            let server = try await TestServer()
             try await server.run { client in
                 #expect(try await client.upload(Bodies.bundle(), token: server.ingestToken).status == .ok)
                 // Threads of tests running beside this one are listed too, and may end while being read.
@@ -49,7 +49,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func takesTheBackendsEventsAndRefusesADeviceBundleThere(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         try await server.run { client in
             let events = try await client.upload(
                 Bodies.events(notification: "n-1"), token: server.ingestToken,
@@ -64,7 +64,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func readsEveryGzipMemberAndPlainNDJSON(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let lines = [Lines.manifest(app: TestServer.app)] + Lines.serviceSteps("n-2") + Lines.serviceSteps("n-3")
         let members = Bodies.gzip(Array(lines[0..<2])) + Bodies.gzip(Array(lines[2...]))
         try await server.run { client in
@@ -81,7 +81,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func refusesUndecodableBodiesWith400(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let before = try server.counts()
         let whole = Bodies.bundle()
         try await server.run { client in
@@ -98,7 +98,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func refusesMissingAndUnknownTokensWith401(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let before = try server.counts()
         try await server.run { client in
             try expectError(try await client.upload(Bodies.bundle(), token: nil), .unauthorized, "unauthorized")
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func readsTheBearerSchemeInAnyCaseWithBlanksAroundTheToken() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let accepted = try await client.upload(
                 Bodies.bundle(), token: nil,
@@ -125,11 +125,11 @@ import Testing
     }
 
     @Test func refusesARevokedTokenOnceItsCacheTimeHasPassed() async throws {
-        let server = try TestServer { $0.tokenCacheSeconds = 0.2 }
-        let (info, text) = try server.folder.store.createToken(appID: TestServer.app, scope: .ingest, label: "ci", now: Lines.t0)
+        let server = try await TestServer { $0.tokenCacheSeconds = 0.2 }
+        let (info, text) = try await server.folder.store.createToken(appID: TestServer.app, scope: .ingest, label: "ci", now: Lines.t0)
         try await server.run { client in
             #expect(try await client.upload(Bodies.bundle(), token: text.text).status == .ok)
-            #expect(try server.folder.store.revokeToken(id: info.id, now: Lines.t0 + 1))
+            #expect(try await server.folder.store.revokeToken(id: info.id, now: Lines.t0 + 1))
             try await Task.sleep(for: .milliseconds(300))
             try expectError(try await client.upload(Bodies.bundle(), token: text.text), .unauthorized, "unauthorized")
             // The same ID with another secret is not the token.
@@ -141,7 +141,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func refusesAnotherAppsBundleAndTheWrongScopeWith403(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let before = try server.counts()
         try await server.run { client in
             let otherApp = try await client.upload(Bodies.bundle(app: TestServer.app), token: server.otherAppToken)
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func refusesOversizedBodiesWith413() async throws {
-        let server = try TestServer { settings in
+        let server = try await TestServer { settings in
             settings.maxBodyBytes = 64 << 10
             settings.limits.maxDecompressedBytes = 1 << 20
         }
@@ -179,7 +179,7 @@ import Testing
     }
 
     @Test func refusesAnUnknownEncodingWith415() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let before = try server.counts()
         try await server.run { client in
             try expectError(
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func answers429WhenTheQueueIsFullAndStoresTheRestOnce() async throws {
-        let server = try TestServer { settings in
+        let server = try await TestServer { settings in
             settings.queueCapacity = 1
             settings.maxBundlesPerCommit = 1
         }
@@ -212,7 +212,7 @@ import Testing
     }
 
     @Test func answers503WhenTheStoreCannotCommitAndLeavesNothingBehind() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let before = try server.counts()
         let lock = try server.holdWriteLock()
         try await server.run { client in
@@ -225,7 +225,7 @@ import Testing
     }
 
     @Test func answers503WhenTheDiskIsFullAndLeavesNothingBehind() async throws {
-        var server = try TestServer()
+        var server = try await TestServer()
         server.diskFull = true
         let before = try server.counts()
         try await server.run { [server] client in
@@ -242,7 +242,7 @@ import Testing
     }
 
     @Test func failsEveryBundleOfAGroupWith503WhileTheStoreIsLocked() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let before = try server.counts()
         let lock = try server.holdWriteLock()
         let uploads = try await server.run { client in
@@ -255,7 +255,7 @@ import Testing
     }
 
     @Test func onlyAnAdminMayReplayAnArchivedUpload() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let archived: HTTPFields = [IngestRoutesTesting.receivedAtHeader: "2025-11-20T07:00:00Z"]
         try await server.run { client in
             try expectError(

@@ -57,7 +57,7 @@ import Testing
     @Test func servesTheRepositorysDocument() async throws {
         let onDisk = try [UInt8](Data(contentsOf: Self.repositoryDocument))
         #expect(onDisk == OpenAPIDocument.bytes, "openapi.json differs from the document the server embeds")
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let answer = try await client.get("/openapi.json", token: nil)
             #expect(answer.status == .ok)

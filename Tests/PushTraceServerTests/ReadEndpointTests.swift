@@ -9,7 +9,7 @@ import Testing
 @Suite struct ReadEndpointTests {
     @Test(arguments: TestEngine.all)
     func answersWhyAsJSONAndTextWithinTheTokensApp(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let id = "6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10"
         try await server.run { client in
             #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
@@ -40,7 +40,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func searchesTheTokensAppOnly(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         try await server.run { client in
             for app in [TestServer.app, TestServer.otherApp] {
                 let token = app == TestServer.app ? server.ingestToken : server.otherAppToken
@@ -69,7 +69,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func exportsIngestAndProductMetrics(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         try await server.run { client in
             let lines = [Lines.manifest(app: TestServer.app)] + Lines.serviceSteps("n-1", expired: true) + Lines.serviceSteps("n-2")
             #expect(try await client.upload(Bodies.gzip(lines), token: server.ingestToken).status == .ok)
@@ -96,7 +96,7 @@ import Testing
 
     @Test("HEAD on every GET endpoint answers what GET would, status and headers, without the body")
     func headOnEveryGetEndpoint() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let id = UUID().uuidString
         try await server.run { client in
             #expect(try await client.upload(Bodies.events(notification: id), token: server.ingestToken, path: "/v1/events").status == .ok)
@@ -123,7 +123,7 @@ import Testing
 
     @Test("an empty app= is 400 on every read; an ID with a space or non-ASCII text is found through its percent-encoding")
     func emptyAppAndEncodedIDs() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let id = "promo 42 été"
         try await server.run { client in
             for path in ["/v1/notifications?app=", "/v1/notifications/x?app=", "/v1/reports/weekly?app=&week=2026-W46"] {
@@ -145,7 +145,7 @@ import Testing
 
     @Test("a path no endpoint has is 404; a known path under another method is 405 with Allow")
     func answersUnknownPathsAndMethods() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let nothing = try await client.get("/v2/nothing", token: nil)
             try expectError(nothing, .notFound, "not_found")
@@ -163,7 +163,7 @@ import Testing
 
     @Test("malformed HTTP is 400: NIO's bare answer before a request exists, JSON once it does")
     func answersMalformedHTTPWith400() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let before = try server.counts()
         try await server.run { client in
             let port = client.port!
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func answersExpectContinueAtOnce() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let port = client.port!
             // Headers only, as curl sends them before a large body: the server must answer 100 without the body.
@@ -209,7 +209,7 @@ import Testing
     }
 
     @Test func disconnectsAClientThatStallsMidBody() async throws {
-        let server = try TestServer { $0.idleTimeout = .seconds(1) }
+        let server = try await TestServer { $0.idleTimeout = .seconds(1) }
         let before = try server.counts()
         try await server.run { client in
             // Headers and the first bytes of a 1,000-byte body, then nothing: a slow or stuck client.

@@ -10,7 +10,7 @@ import Testing
 @Suite struct ReportEndpointTests {
     @Test(arguments: TestEngine.all)
     func answersTheWeeklyReportAsJSONTextOrMarkdownWithinTheTokensApp(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         let bundles = server.folder.directory.appendingPathComponent("bundles")
         _ = try Simulator.run(SimulationOptions(seed: 3, notifications: 600), into: bundles)
         try server.folder.ingestFiles(in: bundles)
@@ -47,7 +47,7 @@ import Testing
 
     @Test("a token of every app may leave app out while the store holds one app: the report is that app's", arguments: TestEngine.all)
     func impliesTheOnlyApp(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine)
+        let server = try await TestServer(engine: engine)
         try server.folder.ingest([Lines.manifest(app: TestServer.app)] + Lines.sent("n-1"))
         try await server.run { client in
             let implied = try await client.get("/v1/reports/weekly?week=2026-W46", token: server.adminToken)
@@ -57,7 +57,7 @@ import Testing
 
     @Test(arguments: TestEngine.all)
     func evaluatesAlertsOnRequestAndEveryIntervalIntoTheFiringGauge(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine) { $0.alertInterval = .milliseconds(200) }
+        let server = try await TestServer(engine: engine) { $0.alertInterval = .milliseconds(200) }
         // A week of runs at 3% timeouts, then an hour at 30%, ending now.
         let now = Int64(Date().timeIntervalSince1970 * 1000), hour: Int64 = 3_600_000
         var lines = [Lines.manifest(app: TestServer.app)]
@@ -103,7 +103,7 @@ import Testing
 
     @Test("the audience gauge: each app's devices of the last 7 days, by their latest notification settings", arguments: TestEngine.all)
     func exportsTheAudienceOfTheLastWeek(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine) { $0.alertInterval = .milliseconds(200) }
+        let server = try await TestServer(engine: engine) { $0.alertInterval = .milliseconds(200) }
         let now = Int64(Date().timeIntervalSince1970 * 1000), day: Int64 = 86_400_000
         func settings(_ authorization: String, summary: String) -> String {
             #"{"type":"config","ts":\#(now - day),"process":"app","categories":[],"notification_settings":{"authorization":"\#(authorization)","scheduled_delivery":"\#(summary)"}}"#

@@ -36,20 +36,20 @@ struct TestServer: Sendable {
     static let app = "net.rorklab.dailypick"
     static let otherApp = "io.acme.fitlog"
 
-    init(engine: TestEngine = .sqlite, configure: (inout ServerSettings) -> Void = { _ in }) throws {
+    init(engine: TestEngine = .sqlite, configure: (inout ServerSettings) -> Void = { _ in }) async throws {
         folder = try TemporaryStore(engine: engine)
         settings = ServerSettings()
         settings.port = 0
         configure(&settings)
         let store = folder.store
-        func token(_ app: String?, _ scope: TokenScope) throws -> String {
-            try store.createToken(appID: app, scope: scope, label: nil, now: Lines.t0).1.text
+        func token(_ app: String?, _ scope: TokenScope) async throws -> String {
+            try await store.createToken(appID: app, scope: scope, label: nil, now: Lines.t0).1.text
         }
-        ingestToken = try token(Self.app, .ingest)
-        readToken = try token(Self.app, .read)
-        adminToken = try token(nil, .admin)
-        otherAppToken = try token(Self.otherApp, .ingest)
-        metricsToken = try token(nil, .metrics)
+        ingestToken = try await token(Self.app, .ingest)
+        readToken = try await token(Self.app, .read)
+        adminToken = try await token(nil, .admin)
+        otherAppToken = try await token(Self.otherApp, .ingest)
+        metricsToken = try await token(nil, .metrics)
     }
 
     /// Runs `body` against the live server; the server is stopped (gracefully) afterwards.

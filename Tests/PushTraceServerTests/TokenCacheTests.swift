@@ -12,7 +12,7 @@ struct TokenCacheTests {
         "made-up tokens, sent again and again, cost one read per distinct ID; a wrong secret for a known ID none", arguments: TestEngine.all
     )
     func madeUpTokensAreReadOncePerID(engine: TestEngine) async throws {
-        let server = try TestServer(engine: engine) { $0.tokenCacheSeconds = 60 }
+        let server = try await TestServer(engine: engine) { $0.tokenCacheSeconds = 60 }
         let real = try #require(TokenText(server.ingestToken))
         try await server.run { client in
             let ids = (0..<100).map { String(format: "%012llx", 0xabc0_0000_0000 + UInt64($0)) }

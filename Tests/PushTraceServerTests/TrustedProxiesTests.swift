@@ -48,7 +48,7 @@ struct TrustedProxiesTests {
         arguments: [true, false])
     func logsTheClient(trusted: Bool) async throws {
         let capture = LogCapture()
-        var server = try TestServer { settings in
+        var server = try await TestServer { settings in
             if trusted { settings.trustedProxies = try! TrustedProxies(parsing: ["127.0.0.1"]) }
         }
         var logger = Logger(label: "pushtrace-test") { _ in capture.handler() }

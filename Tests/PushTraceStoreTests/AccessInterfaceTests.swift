@@ -10,23 +10,23 @@ import Testing
 @Suite("Every engine: tokens, the read-only query, an app's notifications")
 struct AccessInterfaceTests {
     @Test("a token verifies with its secret only, covers its app, and stops verifying once revoked", arguments: TestEngine.all)
-    func tokens(engine: TestEngine) throws {
+    func tokens(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let store = temporary.store
-        let (info, text) = try store.createToken(appID: "app.one", scope: .ingest, label: "ci", now: Lines.t0)
-        #expect(try store.verifyToken(text.text) == info)
+        let (info, text) = try await store.createToken(appID: "app.one", scope: .ingest, label: "ci", now: Lines.t0)
+        #expect(try await store.verifyToken(text.text) == info)
         #expect(info.covers(appID: "app.one") && !info.covers(appID: "app.two"))
         let forged = TokenText("pt_\(text.id)_\(String(text.secret.reversed()))")
-        #expect(try store.verifyToken(try #require(forged).text) == nil)
-        #expect(try store.verifyToken("pt_000000000000_nothing") == nil)
-        let (admin, _) = try store.createToken(appID: nil, scope: .admin, label: nil, now: Lines.t0 + 1)
-        #expect(try store.tokens().map(\.id) == [info.id, admin.id])
-        #expect(try store.revokeToken(id: info.id, now: Lines.t0 + 2))
-        #expect(try store.verifyToken(text.text) == nil)
-        #expect(try store.tokens().first?.revokedAt == Lines.t0 + 2)
-        #expect(try !store.revokeToken(id: "ffffffffffff", now: Lines.t0 + 3))
-        #expect(try store.storedToken(id: admin.id)?.scope == "admin")
-        #expect(try store.storedToken(id: "ffffffffffff") == nil)
+        #expect(try await store.verifyToken(try #require(forged).text) == nil)
+        #expect(try await store.verifyToken("pt_000000000000_nothing") == nil)
+        let (admin, _) = try await store.createToken(appID: nil, scope: .admin, label: nil, now: Lines.t0 + 1)
+        #expect(try await store.tokens().map(\.id) == [info.id, admin.id])
+        #expect(try await store.revokeToken(id: info.id, now: Lines.t0 + 2))
+        #expect(try await store.verifyToken(text.text) == nil)
+        #expect(try await store.tokens().first?.revokedAt == Lines.t0 + 2)
+        #expect(try await !store.revokeToken(id: "ffffffffffff", now: Lines.t0 + 3))
+        #expect(try await store.storedToken(id: admin.id)?.scope == "admin")
+        #expect(try await store.storedToken(id: "ffffffffffff") == nil)
     }
 
     @Test("a stored token whose scope this version does not know verifies as nothing (fails closed)")
@@ -46,13 +46,13 @@ struct AccessInterfaceTests {
     @Test(
         "a stored token of a scope this version does not know is listed as unknown and verifies as nothing",
         arguments: TestEngine.all)
-    func unknownStoredScope(engine: TestEngine) throws {
+    func unknownStoredScope(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
-        let (info, text) = try temporary.store.createToken(appID: "app.one", scope: .read, label: nil, now: Lines.t0)
+        let (info, text) = try await temporary.store.createToken(appID: "app.one", scope: .read, label: nil, now: Lines.t0)
         // The schema's own check refuses such a scope: a later version that widened it, or a hand edit, gets past.
         switch engine {
         case .sqlite:
-            try temporary.sqlite.pool.writeWithoutTransaction { db in
+            try await temporary.sqlite.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
                 try db.execute(sql: "UPDATE token SET scope = 'superuser' WHERE id = ?", arguments: [info.id])
                 try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
@@ -64,9 +64,9 @@ struct AccessInterfaceTests {
                 return try session.changes("UPDATE token SET scope = 'superuser' WHERE id = \(info.id)")
             }
         }
-        let listed = try #require(try temporary.store.tokens().first)
+        let listed = try #require(try await temporary.store.tokens().first)
         #expect(listed.id == info.id && listed.scope == nil)
-        #expect(try temporary.store.verifyToken(text.text) == nil)
+        #expect(try await temporary.store.verifyToken(text.text) == nil)
     }
 
     @Test(

@@ -29,7 +29,7 @@ struct CrossEngineTests {
     @Test(
         "pushtrace copy: make demo's corpus, pruned bundles, rejected lines and tokens, copied from SQLite to every engine and back, answer alike and lose nothing"
     )
-    func copiedStoresAnswerAlike() throws {
+    func copiedStoresAnswerAlike() async throws {
         let incident = try #require(InstantText.parse("2026-11-14T18:00:00Z"))
         let options = SimulationOptions(seed: 42, notifications: 300, incident: SimulatedIncident(start: incident))
         let source = try TemporaryStore(engine: .sqlite)
@@ -44,9 +44,9 @@ struct CrossEngineTests {
         #expect(retention.bundles == 1)
         try source.ingest([Lines.manifest(bundle: "with-rejection")] + Lines.sent("kept-1") + [#"{"type":"event","ts":"soon"}"#])
         try source.store.settleCauses()
-        let (_, reader) = try source.store.createToken(appID: nil, scope: .admin, label: "ops", now: Lines.t0)
-        let (revoked, _) = try source.store.createToken(appID: "net.rorklab.dailypick", scope: .ingest, label: nil, now: Lines.t0)
-        #expect(try source.store.revokeToken(id: revoked.id, now: Lines.t0 + 1))
+        let (_, reader) = try await source.store.createToken(appID: nil, scope: .admin, label: "ops", now: Lines.t0)
+        let (revoked, _) = try await source.store.createToken(appID: "net.rorklab.dailypick", scope: .ingest, label: nil, now: Lines.t0)
+        #expect(try await source.store.revokeToken(id: revoked.id, now: Lines.t0 + 1))
 
         // A running server keeps a summary backlog: its store is not copied until it stops.
         do {
@@ -68,8 +68,8 @@ struct CrossEngineTests {
             #expect(tally.unreadableBlocks == 0)
             try expectSameAnswers(source.store, target.store, incident: incident)
             #expect(try target.counts() == source.counts(), "\(engine)")
-            #expect(try target.store.tokens() == source.store.tokens())
-            #expect(try target.store.verifyToken(reader.text)?.label == "ops")
+            #expect(try await target.store.tokens() == source.store.tokens())
+            #expect(try await target.store.verifyToken(reader.text)?.label == "ops")
             #expect(try target.store.check().isConsistent)
             var left: [String] = [], right: [String] = []
             try source.store.export(ExportFilter()) { left.append($0.body) }
