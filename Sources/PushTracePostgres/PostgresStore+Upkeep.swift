@@ -24,7 +24,7 @@ extension PostgresStore {
         // The totals after each committed transaction, for a pass another server takes over.
         var committed = RetentionReport()
         do {
-            return try retention(leased: true).deleteExpired(before: cutoff, batchSize: batchSize, apps: appIDs()) { report in
+            return try retention(leased: true).deleteExpired(before: cutoff, batchSize: batchSize) { report in
                 committed = report
                 return progress?(report) ?? true
             }

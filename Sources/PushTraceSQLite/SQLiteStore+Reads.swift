@@ -21,16 +21,16 @@ extension SQLiteStore {
             })
     }
 
-    public func appIDs() throws -> [String] { try sql.appIDs() }
+    public func appIDs() async throws -> [String] { try await sql.appIDs() }
 
-    public func apps(forNotification id: String) throws -> [String] { try sql.apps(forNotification: id) }
+    public func apps(forNotification id: String) async throws -> [String] { try await sql.apps(forNotification: id) }
 
-    public func why(appID: String, notificationID: String) throws -> WhyReport {
-        try sql.why(appID: appID, notificationID: notificationID, settings: settings)
+    public func why(appID: String, notificationID: String) async throws -> WhyReport {
+        try await sql.why(appID: appID, notificationID: notificationID, settings: settings)
     }
 
-    public func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
-        try sql.logs(appID: appID, notificationID: notificationID)
+    public func logs(appID: String, notificationID: String) async throws -> [TimelineEntry] {
+        try await sql.logs(appID: appID, notificationID: notificationID)
     }
 
     public func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws { try sql.export(filter, line) }
@@ -38,16 +38,20 @@ extension SQLiteStore {
     /// Summaries a server still holds in memory (``SummaryBacklog``) are left out of the recount.
     public func check() throws -> StoreCheck { try sql.check() }
 
-    public func search(_ query: SearchQuery) throws -> [NotificationSummary] { try sql.search(query) }
+    public func search(_ query: SearchQuery) async throws -> [NotificationSummary] { try await sql.search(query) }
 
     public func causeCounts(since: Int64) throws -> [CauseCount] { try sql.causeCounts(since: since) }
 
-    public func latestConfiguration(appID: String) throws -> AppConfiguration? { try sql.latestConfiguration(appID: appID) }
+    public func latestConfiguration(appID: String) async throws -> AppConfiguration? {
+        try await sql.latestConfiguration(appID: appID)
+    }
 
-    public func report(appID: String, period: ReportPeriod) throws -> DeliveryReport { try sql.report(appID: appID, period: period) }
+    public func report(appID: String, period: ReportPeriod) async throws -> DeliveryReport {
+        try await sql.report(appID: appID, period: period)
+    }
 
-    public func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport {
-        try sql.alerts(rules, now: now, appID: appID)
+    public func alerts(_ rules: [AlertRule], now: Int64, appID: String?) async throws -> AlertReport {
+        try await sql.alerts(rules, now: now, appID: appID)
     }
 
     public func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] { try sql.alertSamples(spans) }
@@ -56,7 +60,9 @@ extension SQLiteStore {
         try sql.audienceSamples(spans, appID: appID)
     }
 
-    public func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] { try sql.audiences(period: period) }
+    public func audiences(period: ReportPeriod) async throws -> [String: AudienceFigures] {
+        try await sql.audiences(period: period)
+    }
 
     public func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) async throws -> (TokenInfo, TokenText) {
         try await sql.createToken(appID: appID, scope: scope, label: label, now: now)

@@ -3,13 +3,13 @@ import GRDB
 import PushTraceStore
 
 extension SQLiteStore {
-    /// ``StoreSQL/deleteExpired(before:batchSize:apps:progress:)``.
+    /// ``StoreSQL/deleteExpired(before:batchSize:progress:)``.
     @discardableResult
     public func deleteExpired(
         before cutoff: Int64, batchSize: Int,
         progress: ((RetentionReport) -> Bool)?
     ) throws -> RetentionReport {
-        try sql.deleteExpired(before: cutoff, batchSize: batchSize, apps: appIDs(), progress: progress)
+        try sql.deleteExpired(before: cutoff, batchSize: batchSize, progress: progress)
     }
 
     /// ``StoreSQL/retireDictionaries(now:)``.

@@ -81,6 +81,16 @@ extension APIError {
     /// why in the server's own words, never the database's text, nor a path or SQL: those go to the log, under the
     /// request ID the answer carries. Nil for any other error. Every route that reaches the store answers its
     /// failures through this.
+    /// What `read` answers. A store that cannot answer now (PostgreSQL unreachable, SQLite's lock held past its busy
+    /// timeout) is answered 503 with `Retry-After`, which clients retry, rather than a final 500.
+    static func reading<Value>(_ store: any StoreAccess, _ read: () async throws -> Value) async throws -> Value {
+        do {
+            return try await read()
+        } catch {
+            throw storeUnavailable(error, of: store, "nothing was read", retryAfter: 5) ?? error
+        }
+    }
+
     static func storeUnavailable(
         _ error: any Error, of store: any StoreAccess, _ failed: String, retryAfter: Int
     ) -> APIError? {

@@ -57,13 +57,13 @@ final class AlertMonitor: Service, Sendable {
             // With several servers on one database, one of them judges the rules and exports the gauges (whichever
             // holds the role: another takes it over once that one is gone); the others export none firing.
             // The role is held for three evaluations: a leader that died is replaced within them.
-            let result = try await blocking.run { [store, rules, interval] () -> (AlertReport, [String: AudienceFigures]?)? in
-                guard try store.leads(.alertMonitor, for: interval * 3) else { return nil }
+            let leads = try await blocking.run { [store, interval] in try store.leads(.alertMonitor, for: interval * 3) }
+            var result: (AlertReport, [String: AudienceFigures]?)?
+            if leads {
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                let report = try store.alerts(rules, now: now)
-                guard readAudience else { return (report, nil) }
+                let report = try await store.alerts(rules, now: now)
                 let week = ReportPeriod(label: "the last 7 days", start: now - 7 * 86_400_000, end: now)
-                return (report, try store.audiences(period: week))
+                result = (report, readAudience ? try await store.audiences(period: week) : nil)
             }
             guard let (report, audiences) = result else {
                 return Exported(

@@ -140,12 +140,7 @@ struct Authenticator: Sendable {
         let store = self.store
         let metrics = self.metrics
         return try await cache.token(id: id) {
-            let found: StoredToken?
-            do {
-                found = try await store.storedToken(id: id)
-            } catch {
-                throw APIError.storeUnavailable(error, of: store, "nothing was read", retryAfter: 5) ?? error
-            }
+            let found = try await APIError.reading(store) { try await store.storedToken(id: id) }
             metrics?.tokenLookup(found: found != nil)
             return found
         }

@@ -21,17 +21,12 @@ struct BlockingWork: Sendable {
         try await pool.runIfActive(work)
     }
 
-    /// A read of `store`, run as above. A store that cannot answer now (PostgreSQL unreachable, SQLite's lock held
-    /// past its busy timeout) is answered 503 with `Retry-After`, which clients retry, rather than a final 500.
+    /// A read of `store`, run as above and answered as ``APIError/reading(_:_:)`` answers.
     func read<Value: Sendable>(
         _ store: any StoreAccess,
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
-        do {
-            return try await run(work)
-        } catch {
-            throw APIError.storeUnavailable(error, of: store, "nothing was read", retryAfter: 5) ?? error
-        }
+        try await APIError.reading(store) { try await run(work) }
     }
 
     /// Stops the threads at the server's graceful shutdown, after the work already queued. Listed first among the

@@ -164,7 +164,7 @@ struct ConsoleRoutes: Sendable {
             } ?? 1
         query.offset = (page - 1) * Self.pageSize
         await writer.summariesWritten()
-        let rows = try await blocking.read(store) { [store, query] in try store.search(query) }
+        let rows = try await APIError.reading(store) { try await store.search(query) }
         let form = SearchForm(
             cause: parameters.cause, app: parameters.app, category: parameters.category, device: parameters.device,
             since: parameters.since, until: parameters.until, showApp: caller.confinedApp == nil)
@@ -193,7 +193,7 @@ struct ConsoleRoutes: Sendable {
         var app = try caller.app(asking: Self.parameter(request, "app"))
         if app == nil {
             await writer.summariesWritten()
-            let apps = try await blocking.read(store) { [store] in try store.apps(forNotification: id) }
+            let apps = try await APIError.reading(store) { try await store.apps(forNotification: id) }
             if apps.count > 1 {
                 throw APIError(
                     .conflict, "ambiguous_notification",
@@ -202,7 +202,7 @@ struct ConsoleRoutes: Sendable {
             app = apps.first
         }
         guard let app else { throw APIError.notFound("Nothing is stored for the notification \(id).") }
-        let report = try await blocking.read(store) { [store] in try store.why(appID: app, notificationID: id) }
+        let report = try await APIError.reading(store) { try await store.why(appID: app, notificationID: id) }
         // Another app's notification, for a read token, is not stored as far as it can tell.
         guard report.diagnosis.cause != .unknownNotification else {
             throw APIError.notFound("Nothing is stored for the notification \(id) of \(app).")
@@ -217,7 +217,7 @@ struct ConsoleRoutes: Sendable {
         // field to switch: a page, where the JSON API asks which.
         var app = try caller.app(asking: Self.parameter(request, "app"))
         await writer.summariesWritten()
-        if app == nil { app = try await blocking.read(store) { [store] in try store.appIDs() }.first }
+        if app == nil { app = try await APIError.reading(store) { try await store.appIDs() }.first }
         guard let app else { throw APIError.notFound("No notification is stored yet, so there is no report to show.") }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let period: ReportPeriod
@@ -230,7 +230,7 @@ struct ConsoleRoutes: Sendable {
             period = ReportPeriod(weekContaining: now).previous
         }
         let report = try await reports.value("\(app)\u{0}\(period.label)") {
-            try await blocking.read(store) { [store] in try store.report(appID: app, period: period) }
+            try await APIError.reading(store) { try await store.report(appID: app, period: period) }
         }
         let page = ReportPage(report: report, showApp: caller.confinedApp == nil, now: now)
         return html(pages.report(page, frame: frame(caller, title: "Weekly report \(period.label)", app: app, section: .report)))
@@ -249,7 +249,7 @@ struct ConsoleRoutes: Sendable {
     /// The alert rules judged for `app` (every app when nil), as of `now` or up to 10 seconds before.
     private func judged(_ app: String?, now: Int64) async throws -> AlertReport {
         try await alertReports.value(app ?? "") {
-            try await blocking.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: app) }
+            try await APIError.reading(store) { try await store.alerts(rules, now: now, appID: app) }
         }
     }
 

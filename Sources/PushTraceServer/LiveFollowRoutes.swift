@@ -17,20 +17,14 @@ import ServiceLifecycle
 /// token, so that followers cannot turn into a load on the store.
 struct LiveFollowRoutes: Sendable {
     let store: any TraceReader
-    /// The threads store calls wait on.
-    let blocking: BlockingWork
     let authenticator: Authenticator
     /// Asked to write the summaries of acknowledged bundles before the app of an ID is looked up in them.
     let writer: IngestWriter
     let limits: LiveFollowLimits
     let streams: StreamCounter
 
-    init(
-        store: any TraceReader, blocking: BlockingWork, authenticator: Authenticator, writer: IngestWriter,
-        limits: LiveFollowLimits
-    ) {
+    init(store: any TraceReader, authenticator: Authenticator, writer: IngestWriter, limits: LiveFollowLimits) {
         self.store = store
-        self.blocking = blocking
         self.authenticator = authenticator
         self.writer = writer
         self.limits = limits
@@ -44,11 +38,12 @@ struct LiveFollowRoutes: Sendable {
     func events(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(ofConsoleOrBearer: request, allowing: [.read, .admin], toDo: "read notifications")
         let (id, app) = try await ReadRoutes.notification(
-            request, context: context, caller: caller, store: store, blocking: blocking, writer: writer)
+            request, context: context, caller: caller, store: store, writer: writer)
         // An ID nothing is stored for is answered at once, as `why` answers it: a stream cannot tell a notification
         // about to arrive from a mistyped ID, and would hold a place until its idle limit.
-        let known = try await blocking.read(store) { [store, app] in
-            try app.map { try store.why(appID: $0, notificationID: id).diagnosis.cause != .unknownNotification } ?? false
+        let known = try await APIError.reading(self.store) {
+            guard let app else { return false }
+            return try await self.store.why(appID: app, notificationID: id).diagnosis.cause != .unknownNotification
         }
         guard known else {
             throw APIError(.notFound, "unknown_notification", "nothing is stored for \(id)\(app.map { " of \($0)" } ?? "")")
@@ -72,7 +67,7 @@ struct LiveFollowRoutes: Sendable {
             // The slot is let go when the stream ends, or when its response is dropped unsent.
             defer { withExtendedLifetime(slot) {} }
             try await Self.stream(
-                to: &writer, store: store, blocking: blocking, appID: appID, notificationID: id, limits: limits, logger: logger)
+                to: &writer, store: store, appID: appID, notificationID: id, limits: limits, logger: logger)
         }
         return Response(
             status: .ok,
@@ -86,7 +81,7 @@ struct LiveFollowRoutes: Sendable {
 
     /// Reads the answer every ``LiveFollowLimits/poll`` and writes what changed.
     static func stream(
-        to writer: inout any ResponseBodyWriter, store: any TraceReader, blocking: BlockingWork, appID: String, notificationID: String,
+        to writer: inout any ResponseBodyWriter, store: any TraceReader, appID: String, notificationID: String,
         limits: LiveFollowLimits, logger: Logger
     ) async throws {
         var follow = WhyFollow()
@@ -98,7 +93,7 @@ struct LiveFollowRoutes: Sendable {
         while true {
             let report: WhyReport
             do {
-                report = try await blocking.run { try store.why(appID: appID, notificationID: notificationID) }
+                report = try await store.why(appID: appID, notificationID: notificationID)
             } catch {
                 logger.warning("live follow: the store did not answer", metadata: ["error": "\(error)"])
                 reason = "store_unavailable"

@@ -8,8 +8,6 @@ import PushTraceStore
 /// `GET /v1/notifications/{id}` (the `why` answer) and `GET /v1/notifications` (search), for read and admin tokens.
 struct ReadRoutes: Sendable {
     let store: any TraceReader
-    /// The threads store calls wait on.
-    let blocking: BlockingWork
     let authenticator: Authenticator
     /// Asked to write the summaries of acknowledged bundles before a read that needs them.
     let writer: IngestWriter
@@ -24,8 +22,8 @@ struct ReadRoutes: Sendable {
     func why(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read notifications")
         let (id, app) = try await Self.notification(
-            request, context: context, caller: caller, store: store, blocking: blocking, writer: writer)
-        let report = try await blocking.read(store) { [store, app] in try store.why(appID: app ?? "", notificationID: id) }
+            request, context: context, caller: caller, store: store, writer: writer)
+        let report = try await APIError.reading(store) { try await store.why(appID: app ?? "", notificationID: id) }
         let unknown = report.diagnosis.cause == .unknownNotification
         if Self.wantsText(request) {
             return Response(
@@ -64,11 +62,11 @@ struct ReadRoutes: Sendable {
             query.limit = value
         }
         await writer.summariesWritten()
-        let rows = try await blocking.read(store) { [store, query] in try store.search(query) }
+        let rows = try await APIError.reading(store) { try await store.search(query) }
         // A misspelt app answers nothing, silently: say so to a caller who may see every app.
         if rows.isEmpty, caller.confinedApp == nil, let app = query.appID {
             do {
-                try await blocking.read(store) { [store] in try store.requireKnownApp(app) }
+                try await APIError.reading(store) { try await store.requireKnownApp(app) }
             } catch let error as StoreError where error.code == .unknownApp {
                 throw APIError(.notFound, "unknown_app", error.description)
             }
@@ -84,7 +82,7 @@ struct ReadRoutes: Sendable {
     /// whether asked or not), or else the one app it is stored for (nil when none; 409 when several).
     static func notification(
         _ request: Request, context: ServerRequestContext, caller: Authenticator.Caller, store: any TraceReader,
-        blocking: BlockingWork, writer: IngestWriter
+        writer: IngestWriter
     ) async throws -> (id: String, app: String?) {
         // The router hands the path segment over as sent: an ID with a space or non-ASCII text arrives encoded.
         let raw = try context.parameters.require("id")
@@ -98,7 +96,7 @@ struct ReadRoutes: Sendable {
         if let asked { return (id, asked) }
         await writer.summariesWritten()
         do {
-            return (id, try await blocking.read(store) { [store] in try store.app(nil, ofNotification: id) })
+            return (id, try await APIError.reading(store) { try await store.app(nil, ofNotification: id) })
         } catch let error as StoreError where error.code == .ambiguousNotification {
             throw APIError(.conflict, "ambiguous_notification", error.description + "; say which with ?app=")
         }

@@ -7,8 +7,6 @@ import PushTraceStore
 /// `GET /v1/reports/weekly` and `GET /v1/alerts`, for read and admin tokens.
 struct ReportRoutes: Sendable {
     let store: any TraceReader
-    /// The threads store calls wait on.
-    let blocking: BlockingWork
     let authenticator: Authenticator
     let rules: [AlertRule]
     let publicURL: PublicURL?
@@ -23,7 +21,7 @@ struct ReportRoutes: Sendable {
     func weekly(_ request: Request) async throws -> Response {
         let caller = try await authenticator.caller(of: request, allowing: [.read, .admin], toDo: "read reports")
         let parameters = request.uri.queryParameters
-        let app = try await Self.app(try caller.app(asking: parameters["app"].map(String.init)), of: store, blocking: blocking)
+        let app = try await Self.app(try caller.app(asking: parameters["app"].map(String.init)), of: store)
         let period: ReportPeriod
         if let week = parameters["week"].map(String.init) {
             guard let parsed = ReportPeriod(isoWeek: week) else {
@@ -33,7 +31,7 @@ struct ReportRoutes: Sendable {
         } else {
             period = ReportPeriod(weekContaining: Int64(Date().timeIntervalSince1970 * 1000)).previous
         }
-        let report = try await blocking.read(store) { [store] in try store.report(appID: app, period: period) }
+        let report = try await APIError.reading(store) { try await store.report(appID: app, period: period) }
         let accept = request.headers[.accept]?.lowercased() ?? ""
         if accept.contains("text/markdown") {
             return Self.text(ReportText.markdown(report), type: "text/markdown; charset=utf-8")
@@ -51,7 +49,7 @@ struct ReportRoutes: Sendable {
             ?? Int64(Date().timeIntervalSince1970 * 1000)
         // A read token's answer is its app's alone: the firing alerts and the count of windows judged.
         let confined = caller.confinedApp
-        var report = try await blocking.read(store) { [store, rules] in try store.alerts(rules, now: now, appID: confined) }
+        var report = try await APIError.reading(store) { try await store.alerts(rules, now: now, appID: confined) }
         if let publicURL { report = publicURL.linking(report) }
         if ReadRoutes.wantsText(request) { return Self.text(report.text, type: "text/plain; charset=utf-8") }
         return try Self.json(report)
@@ -60,11 +58,9 @@ struct ReportRoutes: Sendable {
     /// The app a report is about: the one asked for or implied by a read token; for a token of every app (admin,
     /// or `--no-auth`) that names none, the store's only app. With several apps stored, which one is a question
     /// only the caller can answer: 400, naming them.
-    static func app(
-        _ asked: String?, of store: any TraceReader, blocking: BlockingWork
-    ) async throws -> String {
+    static func app(_ asked: String?, of store: any TraceReader) async throws -> String {
         if let asked { return asked }
-        let apps = try await blocking.read(store) { try store.appIDs() }
+        let apps = try await APIError.reading(store) { try await store.appIDs() }
         if apps.count == 1 { return apps[0] }
         let known = apps.isEmpty ? "none is stored yet" : "this store holds \(apps.count): " + apps.prefix(10).joined(separator: ", ")
         throw APIError.badRequest("app is required (\(known)): /v1/reports/weekly?app=APP_ID&week=2026-W46")

@@ -61,12 +61,10 @@ public enum ServerApplication {
         router.add(middleware: ResponseMiddleware(metrics: metrics))
         router.add(middleware: ConsoleMiddleware(pages: pages))
         IngestRoutes(settings: settings, authenticator: authenticator, writer: writer, metrics: metrics).register(on: router)
-        ReadRoutes(store: store, blocking: blocking, authenticator: authenticator, writer: writer).register(on: router)
-        ReportRoutes(
-            store: store, blocking: blocking, authenticator: authenticator, rules: settings.alertRules, publicURL: settings.publicURL
-        )
-        .register(on: router)
-        LiveFollowRoutes(store: store, blocking: blocking, authenticator: authenticator, writer: writer, limits: settings.liveFollow)
+        ReadRoutes(store: store, authenticator: authenticator, writer: writer).register(on: router)
+        ReportRoutes(store: store, authenticator: authenticator, rules: settings.alertRules, publicURL: settings.publicURL)
+            .register(on: router)
+        LiveFollowRoutes(store: store, authenticator: authenticator, writer: writer, limits: settings.liveFollow)
             .register(on: router)
         ConsoleRoutes(
             store: store, blocking: blocking, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,

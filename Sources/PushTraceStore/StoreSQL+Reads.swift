@@ -3,13 +3,13 @@ import PushTraceCore
 /// The interface's reads (``TraceReader``, ``TokenStore``), written once: each engine forwards its own to these.
 extension StoreSQL {
     /// The apps that have notifications, in order.
-    package func appIDs() throws -> [String] {
-        try readingOne { try AppRows.all($0) }
+    package func appIDs() async throws -> [String] {
+        try await awaiting(.readOne) { try AppRows.all($0) }
     }
 
     /// The apps that have records for a notification ID (normally one).
-    package func apps(forNotification id: String) throws -> [String] {
-        try readingOne { try AppRows.storing(notification: NotificationKey.normalize(id), $0) }
+    package func apps(forNotification id: String) async throws -> [String] {
+        try await awaiting(.readOne) { try AppRows.storing(notification: NotificationKey.normalize(id), $0) }
     }
 
     /// The answer to `why` for one notification of one app (an `unknown_notification` answer when nothing is
@@ -17,22 +17,26 @@ extension StoreSQL {
     /// and last-seen times, then the config in force, which the first event's time picks; a config record committed
     /// in between may be taken, as it would by a why a moment later. A notification whose device none of its bundles
     /// names (a `push.sent` alone) is read again in one snapshot, statement by statement.
-    package func why(appID: String, notificationID: String, settings: DiagnosisSettings) throws -> WhyReport {
+    package func why(appID: String, notificationID: String, settings: DiagnosisSettings) async throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
-        let input =
-            try readingOne { try blocks($0).input(appID: appID, notificationID: key) }
-            ?? reading { session in
+        var input = try await awaiting(.readOne) { try blocks($0).input(appID: appID, notificationID: key) }
+        if input == nil {
+            input = try await awaiting(.read) { session in
                 let reader = blocks(session)
                 let lines = try reader.lines(appID: appID, notificationID: key)
                 return try reader.input(appID: appID, notificationID: key, lines: lines, cut: reader.cut)
             }
+        }
+        guard let input else { preconditionFailure("a read of every statement answers an input") }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
     }
 
     /// The `log` records of one notification from every process, in time order: one statement, one snapshot.
-    package func logs(appID: String, notificationID: String) throws -> [TimelineEntry] {
+    package func logs(appID: String, notificationID: String) async throws -> [TimelineEntry] {
         let key = NotificationKey.normalize(notificationID)
-        return try readingOne { DiagnosisAssembly.entries(try blocks($0).lines(appID: appID, notificationID: key), type: "log") }
+        return try await awaiting(.readOne) {
+            DiagnosisAssembly.entries(try blocks($0).lines(appID: appID, notificationID: key), type: "log")
+        }
     }
 
     /// Every accepted line `filter` selects, in the order stored, one at a time, in one snapshot.
@@ -46,8 +50,8 @@ extension StoreSQL {
         try reading { try blocks($0).check(summarized: layout.summarized) }
     }
 
-    package func search(_ query: SearchQuery) throws -> [NotificationSummary] {
-        try reading { try $0.search(query) }
+    package func search(_ query: SearchQuery) async throws -> [NotificationSummary] {
+        try await awaiting(.read) { try $0.search(query) }
     }
 
     package func causeCounts(since: Int64) throws -> [CauseCount] {
@@ -56,20 +60,26 @@ extension StoreSQL {
 
     /// What app `appID` is configured with (``ConfigurationReading/latest(appID:_:dictionaries:)``); nil when no
     /// config record of that app is stored.
-    package func latestConfiguration(appID: String) throws -> AppConfiguration? {
-        try reading { try ConfigurationReading.latest(appID: appID, $0, dictionaries: dictionary($0)) }
+    package func latestConfiguration(appID: String) async throws -> AppConfiguration? {
+        try await awaiting(.read) { try ConfigurationReading.latest(appID: appID, $0, dictionaries: dictionary($0)) }
     }
 
     /// The delivery report of one app for `period` against the period before it, from the rollups (a few thousand
     /// rows whatever the number of notifications), in one snapshot. Only settled notifications count.
-    package func report(appID: String, period: ReportPeriod) throws -> DeliveryReport {
-        DeliveryReport(try reading { try ReportReading.input($0, appID: appID, period: period, dictionaries: dictionary($0)) })
+    package func report(appID: String, period: ReportPeriod) async throws -> DeliveryReport {
+        DeliveryReport(
+            try await awaiting(.read) { try ReportReading.input($0, appID: appID, period: period, dictionaries: dictionary($0)) })
     }
 
     /// The alert rules judged as of `now` (epoch milliseconds): notifications first seen after `now` are ignored.
     /// With `appID`, only that app's samples are judged and counted (what a read token of one app may see).
-    package func alerts(_ rules: [AlertRule], now: Int64, appID: String?) throws -> AlertReport {
-        try RollupReading.alerts(rules, now: now, appID: appID, samples: alertSamples, audience: audienceSamples)
+    /// Every sample is read in one snapshot.
+    package func alerts(_ rules: [AlertRule], now: Int64, appID: String?) async throws -> AlertReport {
+        try await awaiting(.read) { session in
+            try RollupReading.alerts(
+                rules, now: now, appID: appID, samples: { try RollupReading.alertSamples($0, session) },
+                audience: { try audienceSamples($0, appID: $1, session) })
+        }
     }
 
     /// Counts per app and category over settled notifications (``RollupReading/alertSamples(_:_:)``), in one
@@ -81,14 +91,18 @@ extension StoreSQL {
     /// The `notifications_disabled` metric's samples per app (``AudienceReading/alertSamples(_:apps:spans:dictionaries:)``),
     /// in one snapshot.
     package func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
-        try reading { session in
-            try AudienceReading.alertSamples(
-                session, apps: appID.map { [$0] } ?? AppRows.all(session), spans: spans, dictionaries: dictionary(session))
-        }
+        try reading { try audienceSamples(spans, appID: appID, $0) }
     }
 
-    package func audiences(period: ReportPeriod) throws -> [String: AudienceFigures] {
-        try reading { try AudienceReading.figures($0, apps: AppRows.all($0), period: period, dictionaries: dictionary($0)) }
+    private func audienceSamples(_ spans: AlertSpans, appID: String?, _ session: Session) throws -> [AlertSample] {
+        try AudienceReading.alertSamples(
+            session, apps: appID.map { [$0] } ?? AppRows.all(session), spans: spans, dictionaries: dictionary(session))
+    }
+
+    package func audiences(period: ReportPeriod) async throws -> [String: AudienceFigures] {
+        try await awaiting(.read) {
+            try AudienceReading.figures($0, apps: AppRows.all($0), period: period, dictionaries: dictionary($0))
+        }
     }
 
     // Tokens: a token is read on every authenticated request, each by one statement.

@@ -11,9 +11,10 @@ extension StoreSQL {
     /// The work goes in small transactions of about `batchSize` lines or rows, so ingest commits between them;
     /// `progress` is told the totals after each, and stops the pass by answering false.
     package func deleteExpired(
-        before cutoff: Int64, batchSize: Int, apps: [String], progress: ((RetentionReport) -> Bool)?
+        before cutoff: Int64, batchSize: Int, progress: ((RetentionReport) -> Bool)?
     ) throws -> RetentionReport {
         let batchSize = max(1, batchSize)
+        let apps = try readingOne { try AppRows.all($0) }
         var pass = RetentionPass(progress: progress)
         guard try pass.untilDone({ report in try writing { try pruneBundles(before: cutoff, batchSize, $0, &report) } })
         else { return pass.report }

@@ -1,16 +1,16 @@
 /// A store's SQL over one engine: the transactions the engine opens, and what its schema keeps its own way. Every
 /// statement is written once, in this type's extensions and the readers they call; an engine makes one of these and
 /// forwards its interface to it.
-package struct StoreSQL<Session: SQLSession> {
+package struct StoreSQL<Session: SQLSession>: Sendable {
     package var layout: BundleLayout
     package var dictionaries: BlockDictionaries
     /// Runs its body in a read of one moment, beside the writer where the engine allows.
-    package var read: ((Session) throws -> Void) throws -> Void
+    package var read: @Sendable ((Session) throws -> Void) throws -> Void
     /// Runs its body on a session outside any transaction, for reads of one statement (each its own snapshot): the
     /// same as ``read`` where a read transaction costs nothing.
-    package var readOne: ((Session) throws -> Void) throws -> Void
+    package var readOne: @Sendable ((Session) throws -> Void) throws -> Void
     /// Runs its body in a transaction that writes.
-    package var write: ((Session) throws -> Void) throws -> Void
+    package var write: @Sendable ((Session) throws -> Void) throws -> Void
     /// Runs its body as ``read``, ``readOne`` or ``write`` do, where waiting on the database holds up no thread of
     /// the caller's: the caller awaits the answer.
     package var awaited: Awaited
@@ -24,8 +24,9 @@ package struct StoreSQL<Session: SQLSession> {
         ) async throws -> any Sendable
 
     package init(
-        layout: BundleLayout, dictionaries: BlockDictionaries, read: @escaping ((Session) throws -> Void) throws -> Void,
-        readOne: (((Session) throws -> Void) throws -> Void)? = nil, write: @escaping ((Session) throws -> Void) throws -> Void,
+        layout: BundleLayout, dictionaries: BlockDictionaries, read: @escaping @Sendable ((Session) throws -> Void) throws -> Void,
+        readOne: (@Sendable ((Session) throws -> Void) throws -> Void)? = nil,
+        write: @escaping @Sendable ((Session) throws -> Void) throws -> Void,
         awaited: @escaping Awaited
     ) {
         (self.layout, self.dictionaries, self.read, self.write, self.awaited) = (layout, dictionaries, read, write, awaited)

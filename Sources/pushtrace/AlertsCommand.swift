@@ -73,7 +73,7 @@ struct Alerts: AsyncParsableCommand {
     func run() async throws {
         let instant = try now.map { try Instant.parse($0, option: "--now") } ?? Int64(Date().timeIntervalSince1970 * 1000)
         let ruleSet = try Self.loadRules(rules)
-        var report = try database.withExistingStore { try $0.alerts(ruleSet.active, now: instant) }
+        var report = try await database.withExistingStore { try await $0.alerts(ruleSet.active, now: instant) }
         if let console = try console() { report = console.linking(report) }
         if format == .json { try printJSON(report) } else { print(report.text, terminator: "") }
         guard !report.firing.isEmpty else { return }

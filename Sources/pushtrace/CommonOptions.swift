@@ -81,9 +81,9 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Refuses an `--app` that names no stored app (a misspelt bundle ID answers nothing, silently), listing those
     /// there are. Asked only when an answer came back empty, so a known app costs nothing.
-    func requireKnownApp(_ app: String, in store: any TraceStore) throws {
+    func requireKnownApp(_ app: String, in store: any TraceStore) async throws {
         do {
-            try store.requireKnownApp(app)
+            try await store.requireKnownApp(app)
         } catch let error as StoreError where error.code == .unknownApp {
             throw UsageError("\(error) (in \(shownDB))")
         }
@@ -123,9 +123,9 @@ func printError(_ text: String) {
 enum AppChoice {
     /// `app` when given, else the one app notification `id` is stored for (nil when none); a usage error naming
     /// the apps when there are several.
-    static func app(_ app: String?, ofNotification id: String, in store: any TraceStore) throws -> String? {
+    static func app(_ app: String?, ofNotification id: String, in store: any TraceStore) async throws -> String? {
         do {
-            return try store.app(app, ofNotification: id)
+            return try await store.app(app, ofNotification: id)
         } catch let error as StoreError where error.code == .ambiguousNotification {
             throw UsageError("\(error); say which with --app")
         }

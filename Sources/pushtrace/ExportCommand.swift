@@ -4,7 +4,7 @@ import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
 
-struct Export: ParsableCommand {
+struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the stored records back as NDJSON, each line exactly as it was received.",
         discussion: """
@@ -36,7 +36,7 @@ struct Export: ParsableCommand {
         if let notification, notification.isEmpty { throw ValidationError("--notification is empty") }
     }
 
-    func run() throws {
+    func run() async throws {
         let filter = ExportFilter(
             appID: app, since: try since.map { try Instant.parse($0, option: "--since") },
             until: try until.map { try Instant.parse($0, option: "--until") },
@@ -55,7 +55,7 @@ struct Export: ParsableCommand {
         output.flush()
         progress.finish()
         if progress.lines == 0 {
-            if let app { try database.requireKnownApp(app, in: store) }
+            if let app { try await database.requireKnownApp(app, in: store) }
             if let notification {
                 printError("nothing is stored for notification \(notification)")
                 throw NegativeAnswer()

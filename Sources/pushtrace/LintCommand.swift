@@ -3,7 +3,7 @@ import Foundation
 import PushTraceCore
 import PushTraceStore
 
-struct Lint: ParsableCommand {
+struct Lint: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check an APNs payload before it is sent.",
         discussion: """
@@ -29,13 +29,13 @@ struct Lint: ParsableCommand {
     var app: String?
     @Option(help: "text or json.") var format: OutputFormat = .text
 
-    func run() throws {
+    func run() async throws {
         guard let bytes = FileManager.default.contents(atPath: payload) else {
             throw UsageError("cannot read \(payload)")
         }
         var configuration: AppConfiguration?
         if let app {
-            configuration = try database.withExistingStore { try $0.latestConfiguration(appID: app) }
+            configuration = try await database.withExistingStore { try await $0.latestConfiguration(appID: app) }
             if configuration == nil {
                 printError("note: no config record of \(app) is stored in \(database.shownDB): the category is not checked")
             }

@@ -4,7 +4,7 @@ import PushTraceCore
 import PushTraceRecords
 import PushTraceStore
 
-struct Logs: ParsableCommand {
+struct Logs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The log lines of one notification from every process, in time order.",
         discussion: """
@@ -24,14 +24,14 @@ struct Logs: ParsableCommand {
         if notificationID.isEmpty { throw ValidationError("the notification ID is empty") }
     }
 
-    func run() throws {
+    func run() async throws {
         let store = try database.existingStore()
         defer { database.close(store) }
-        guard let appID = try AppChoice.app(app, ofNotification: notificationID, in: store) else {
+        guard let appID = try await AppChoice.app(app, ofNotification: notificationID, in: store) else {
             printError("nothing is stored for notification \(notificationID)")
             throw NegativeAnswer()
         }
-        let entries = try store.logs(appID: appID, notificationID: notificationID)
+        let entries = try await store.logs(appID: appID, notificationID: notificationID)
         if format == .json {
             print(JSONValue.array(entries.map(\.jsonValue)).jsonText())
             return

@@ -61,9 +61,9 @@ struct Report: AsyncParsableCommand {
     func run() async throws {
         let store = try database.existingStore()
         defer { database.close(store) }
-        let report = try store.report(appID: app, period: period(now: Int64(Date().timeIntervalSince1970 * 1000)))
+        let report = try await store.report(appID: app, period: period(now: Int64(Date().timeIntervalSince1970 * 1000)))
         if report.figures.notifications == 0, report.previous.notifications == 0 {
-            try database.requireKnownApp(app, in: store)
+            try await database.requireKnownApp(app, in: store)
         }
         switch format {
         case .json: try printJSON(report)

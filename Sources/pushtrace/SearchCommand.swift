@@ -57,8 +57,8 @@ struct Search: AsyncParsableCommand {
                 until: try until.map { try Instant.parse($0, option: "--until") }, limit: limit)
             let store = try database.existingStore()
             defer { database.close(store) }
-            rows = try store.search(query)
-            if rows.isEmpty, let app { try database.requireKnownApp(app, in: store) }
+            rows = try await store.search(query)
+            if rows.isEmpty, let app { try await database.requireKnownApp(app, in: store) }
         }
         if format == .json {
             try printJSON(rows)

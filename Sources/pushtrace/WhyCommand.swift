@@ -59,8 +59,8 @@ struct Why: AsyncParsableCommand {
         let store = try database.existingStore()
         defer { database.close(store) }
         if follow { return try await followStore(store) }
-        let appID = try AppChoice.app(app, ofNotification: notificationID, in: store)
-        let report = try store.why(appID: appID ?? "", notificationID: notificationID)
+        let appID = try await AppChoice.app(app, ofNotification: notificationID, in: store)
+        let report = try await store.why(appID: appID ?? "", notificationID: notificationID)
         print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")
         if report.diagnosis.cause == .unknownNotification { throw NegativeAnswer() }
     }
@@ -90,8 +90,8 @@ struct Why: AsyncParsableCommand {
         var follow = WhyFollow()
         var printer = FollowPrinter(format: format)
         while true {
-            let appID = try AppChoice.app(app, ofNotification: notificationID, in: store) ?? ""
-            let report = try store.why(appID: appID, notificationID: notificationID)
+            let appID = try await AppChoice.app(app, ofNotification: notificationID, in: store) ?? ""
+            let report = try await store.why(appID: appID, notificationID: notificationID)
             // As the server's stream does: an ID nothing is stored for is answered at once, not waited on.
             if report.diagnosis.cause == .unknownNotification {
                 print(format == .json ? report.jsonValue.jsonText() : report.text, terminator: format == .json ? "\n" : "")

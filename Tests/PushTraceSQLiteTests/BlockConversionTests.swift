@@ -13,14 +13,14 @@ struct BlockConversionTests {
         .appendingPathComponent("../PushTraceCLITests/Fixtures/blocks-conversion").standardized
 
     @Test("a conversion stopped after some transactions (as by a kill) is finished by the next open; answers equal a conversion in one go")
-    func resumesAfterStop() throws {
+    func resumesAfterStop() async throws {
         let temporary = try TemporaryStore()
         let whole = temporary.directory.appendingPathComponent("whole.sqlite").path
         let stopped = temporary.directory.appendingPathComponent("stopped.sqlite").path
         for path in [whole, stopped] {
             try FileManager.default.copyItem(atPath: Self.fixture.appendingPathComponent("store.sqlite").path, toPath: path)
         }
-        let records = try DatabaseQueue(path: whole).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM record") } ?? 0
+        let records = try await DatabaseQueue(path: whole).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM record") } ?? 0
         #expect(records > 1_000)
 
         // Three small transactions, then stop.
@@ -31,7 +31,7 @@ struct BlockConversionTests {
             told.append(progress)
             return told.count < 4
         }
-        let (left, inBlocks) = try pool.read { db in
+        let (left, inBlocks) = try await pool.read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0,
                 try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") ?? 0
@@ -47,7 +47,7 @@ struct BlockConversionTests {
         #expect(progress.last?.bundles == progress.last?.totalBundles && progress.last!.records == left)
         let once = try SQLiteStore(path: whole)
         for store in [resumed, once] {
-            try store.pool.read { db throws in
+            try await store.pool.read { db throws in
                 #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'record'") == 0)
                 #expect(try Int.fetchOne(db, sql: "SELECT sum(lines) FROM record_block") == records)
                 #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM bundle WHERE first_record IS NOT NULL") == 0)
@@ -59,9 +59,12 @@ struct BlockConversionTests {
         #expect(notifications.count > 100)
         for row in notifications {
             let app: String = row[0], id: String = row[1]
-            #expect(try resumed.why(appID: app, notificationID: id).jsonValue == (try once.why(appID: app, notificationID: id).jsonValue))
-            #expect(
-                try resumed.logs(appID: app, notificationID: id).map(\.json) == (try once.logs(appID: app, notificationID: id).map(\.json)))
+            let (why, whyOnce) = (try await resumed.why(appID: app, notificationID: id), try await once.why(appID: app, notificationID: id))
+            #expect(why.jsonValue == whyOnce.jsonValue)
+            let (logs, logsOnce) = (
+                try await resumed.logs(appID: app, notificationID: id), try await once.logs(appID: app, notificationID: id)
+            )
+            #expect(logs.map(\.json) == logsOnce.map(\.json))
         }
         var exported: [[String]] = []
         for store in [resumed, once] {

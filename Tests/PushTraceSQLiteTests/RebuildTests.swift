@@ -9,10 +9,10 @@ import Testing
 @Suite("SQLiteStore: rebuild (vacuum)")
 struct RebuildTests {
     @Test("after retention, the rebuilt file is about the pages in use, the log is emptied, answers are unchanged")
-    func vacuumAfterRetention() throws {
+    func vacuumAfterRetention() async throws {
         let temporary = try storeAfterRetention()
         let store = temporary.sqlite
-        let reportBefore = try ReportTests.reportJSON(store)
+        let reportBefore = try await ReportTests.reportJSON(store)
         let countsBefore = try temporary.counts()
         let room = try store.rebuildRoom()
         let fileBefore = try size(store.path)
@@ -28,19 +28,19 @@ struct RebuildTests {
         #expect(fileAfter <= room.liveBytes + room.liveBytes / 20)
         // The log carried the whole rebuilt file back; it is emptied, not left on disk at that size.
         #expect(try size(store.path + "-wal") == 0)
-        try store.pool.read { db throws in
+        try await store.pool.read { db throws in
             #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
         }
         #expect(try temporary.counts() == countsBefore)
-        #expect(try ReportTests.reportJSON(store) == reportBefore)
+        #expect(try await ReportTests.reportJSON(store) == reportBefore)
     }
 
     @Test("after retention, a new store gives its free pages back in place, a step at a time; answers unchanged")
-    func releaseInPlace() throws {
+    func releaseInPlace() async throws {
         let temporary = try storeAfterRetention()
         let store = temporary.sqlite
         #expect(try store.releasesInPlace())
-        let reportBefore = try ReportTests.reportJSON(store)
+        let reportBefore = try await ReportTests.reportJSON(store)
         let countsBefore = try temporary.counts()
         let (pageSize, freeBefore) = try pages(store)
         let fileBefore = try size(store.path)
@@ -60,11 +60,11 @@ struct RebuildTests {
         #expect(try pages(store).free == 0)
         #expect(try size(store.path) == fileBefore - released)
         #expect(try size(store.path + "-wal") == 0)
-        try store.pool.read { db throws in
+        try await store.pool.read { db throws in
             #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
         }
         #expect(try temporary.counts() == countsBefore)
-        #expect(try ReportTests.reportJSON(store) == reportBefore)
+        #expect(try await ReportTests.reportJSON(store) == reportBefore)
         #expect(try store.releaseFreePages() == 0)
     }
 

@@ -19,18 +19,19 @@ struct ReportTests {
     }
 
     /// A report as JSON with sorted keys: two reports of the same figures compare equal byte for byte.
-    static func reportJSON(_ store: SQLiteStore, period: ReportPeriod = week) throws -> Data {
+    static func reportJSON(_ store: SQLiteStore, period: ReportPeriod = week) async throws -> Data {
         let sorted = JSONEncoder()
         sorted.outputFormatting = .sortedKeys
-        return try sorted.encode(store.report(appID: app, period: period))
+        return try await sorted.encode(store.report(appID: app, period: period))
     }
 
     @Test("the report's figures are docs/spec.md §7's definitions, computed here from the notifications themselves")
-    func definitions() throws {
+    func definitions() async throws {
         let temporary = try Self.simulatedStore()
-        let report = try temporary.sqlite.report(appID: Self.app, period: Self.week)
-        let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
-        try temporary.sqlite.pool.read { db in
+        let report = try await temporary.sqlite.report(appID: Self.app, period: Self.week)
+        let encoded = try JSONEncoder().encode(report)
+        try await temporary.sqlite.pool.read { db in
+            let json = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
             let range: [any DatabaseValueConvertible] = [Self.app, Self.week.start, Self.week.end]
             let row = try #require(
                 try Row.fetchOne(
@@ -78,6 +79,7 @@ struct ReportTests {
             }
             #expect(Set(report.causeExamples.keys) == Set(causes.keys))
         }
+        let json = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
         let previous = try #require(json["previous"] as? [String: Any])
         #expect((previous["period"] as? [String: Any])?["label"] as? String == "2026-W45")
         #expect(previous["notifications"] as? Int == report.previous.notifications)
@@ -85,24 +87,24 @@ struct ReportTests {
     }
 
     @Test("the audience of devices and config rows stored before they kept a settings summary is read from their rows and bodies, alike")
-    func audienceFromOlderRows() throws {
+    func audienceFromOlderRows() async throws {
         let temporary = try Self.simulatedStore()
         let period = ReportPeriod(label: "2026-10-01..2026-12-31", start: 1_790_812_800_000, end: 1_798_761_600_000)
-        let summarised = try temporary.sqlite.report(appID: Self.app, period: period).figures.audience
+        let summarised = try await temporary.sqlite.report(appID: Self.app, period: period).figures.audience
         #expect(summarised.withSettings > 0 && summarised.notificationsDisabled > 0, "\(summarised)")
         // Devices first: their config rows are read instead of their summary; then the rows' bodies.
-        let devices = try temporary.sqlite.pool.write { db in
+        let devices = try await temporary.sqlite.pool.write { db in
             try db.execute(sql: "UPDATE device SET settings = NULL, settings_since = NULL")
             return db.changesCount
         }
         #expect(devices > 0)
-        #expect(try temporary.sqlite.report(appID: Self.app, period: period).figures.audience == summarised)
-        let rows = try temporary.sqlite.pool.write { db in
+        #expect(try await temporary.sqlite.report(appID: Self.app, period: period).figures.audience == summarised)
+        let rows = try await temporary.sqlite.pool.write { db in
             try db.execute(sql: "UPDATE config SET settings = NULL")
             return db.changesCount
         }
         #expect(rows > 0)
-        #expect(try temporary.sqlite.report(appID: Self.app, period: period).figures.audience == summarised)
+        #expect(try await temporary.sqlite.report(appID: Self.app, period: period).figures.audience == summarised)
     }
 
     @Test("rollups kept by the triggers equal a rebuild, after bundles that unsettle settled notifications")

@@ -11,18 +11,18 @@ struct RetentionTests {
     @Test(
         "deleting what is older than a cut-off: records by bundle, old summaries, superseded configs; report figures unchanged, recent whys unchanged, a pruned bundle still a duplicate"
     )
-    func retention() throws {
+    func retention() async throws {
         let temporary = try ReportTests.simulatedStore(seed: 11, notifications: 3_000)
         let store = temporary.sqlite
-        let (first, last) = try store.pool.read { db in
+        let (first, last) = try await store.pool.read { db in
             let row = try #require(try Row.fetchOne(db, sql: "SELECT min(received_at), max(received_at) FROM bundle"))
             return (row[0] as Int64, row[1] as Int64)
         }
         let cutoff = (first + last) / 2
-        let reportBefore = try ReportTests.reportJSON(store)
+        let reportBefore = try await ReportTests.reportJSON(store)
         let previousWeek = ReportTests.week.previous
-        let previousBefore = try ReportTests.reportJSON(store, period: previousWeek)
-        let (expected, recent) = try store.pool.read { db in
+        let previousBefore = try await ReportTests.reportJSON(store, period: previousWeek)
+        let (expected, recent) = try await store.pool.read { db in
             let expected = try Int.fetchOne(db, sql: "SELECT sum(accepted) FROM bundle WHERE received_at < ?", arguments: [cutoff]) ?? 0
             let recent = try #require(
                 try String.fetchOne(
@@ -32,9 +32,9 @@ struct RetentionTests {
                         """, arguments: [ReportTests.app, cutoff + 86_400_000]))
             return (expected, recent)
         }
-        let whyBefore = try store.why(appID: ReportTests.app, notificationID: recent).jsonValue
+        let whyBefore = try await store.why(appID: ReportTests.app, notificationID: recent).jsonValue
         let configKeys = "SELECT count(DISTINCT app_id || ' ' || device_id || ' ' || process) FROM config"
-        let configKeysBefore = try store.pool.read { try Int.fetchOne($0, sql: configKeys) }
+        let configKeysBefore = try await store.pool.read { try Int.fetchOne($0, sql: configKeys) }
         let configKey = "app_id || ' ' || device_id || ' ' || process || ' ' || ts"
         let superseded = """
             SELECT key FROM (SELECT \(configKey) AS key, ts, row_number() OVER (PARTITION BY app_id, device_id, process
@@ -42,10 +42,10 @@ struct RetentionTests {
             WHERE newer > 1 AND ts < ? ORDER BY key
             """
         let allConfigs = "SELECT \(configKey) AS key FROM config ORDER BY key"
-        let (supersededBefore, configsBefore) = try store.pool.read { db in
+        let (supersededBefore, configsBefore) = try await store.pool.read { db in
             (try String.fetchAll(db, sql: superseded, arguments: [cutoff]), try String.fetchAll(db, sql: allConfigs))
         }
-        let actionsKept = try store.pool.read { db in
+        let actionsKept = try await store.pool.read { db in
             try String.fetchAll(
                 db,
                 sql: """
@@ -54,7 +54,7 @@ struct RetentionTests {
                     """, arguments: [cutoff, cutoff])
         }
         let actionsBefore =
-            try store.pool.read {
+            try await store.pool.read {
                 try Int.fetchOne($0, sql: "SELECT count(*) FROM notification WHERE action_list IS NOT NULL")
             } ?? 0
         #expect(actionsKept.count > 0 && actionsKept.count < actionsBefore)  // some go, some stay
@@ -68,7 +68,7 @@ struct RetentionTests {
         #expect(report.configs == supersededBefore.count && configsBefore.count > 1_000 && supersededBefore.count > 500)
         #expect(report.notifications > 0 && report.bundles > 0)
         #expect(calls > 2)  // small transactions, not one
-        try store.pool.read { db throws in
+        try await store.pool.read { db throws in
             #expect(
                 try Int.fetchOne(
                     db,
@@ -101,7 +101,7 @@ struct RetentionTests {
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM config WHERE body_ref NOT IN (SELECT id FROM config_body)") == 0)
         }
         // Reports read the rollups, which stay whole; a recent notification's answer is the same.
-        #expect(try ReportTests.reportJSON(store) == reportBefore)
+        #expect(try await ReportTests.reportJSON(store) == reportBefore)
         // Every figure is the same; only the examples of deleted notifications are gone (nothing to run `why` on).
         func figures(_ json: Data) throws -> NSDictionary {
             var object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
@@ -112,8 +112,8 @@ struct RetentionTests {
             }
             return NSDictionary(dictionary: object)
         }
-        #expect(try figures(ReportTests.reportJSON(store, period: previousWeek)) == figures(previousBefore))
-        #expect(try store.why(appID: ReportTests.app, notificationID: recent).jsonValue == whyBefore)
+        #expect(try await figures(ReportTests.reportJSON(store, period: previousWeek)) == figures(previousBefore))
+        #expect(try await store.why(appID: ReportTests.app, notificationID: recent).jsonValue == whyBefore)
         // A second pass finds nothing; a pruned bundle uploaded again is still a duplicate.
         #expect(try store.deleteExpired(before: cutoff).records == 0)
         let files = try TemporaryStore.bundleFiles(in: temporary.directory.appendingPathComponent("bundles"))

@@ -205,21 +205,21 @@ struct AccessInterfaceTests {
     @Test(
         "a notification's app: the one it is stored for, or the caller's; several or an unknown app said in words",
         arguments: TestEngine.all)
-    func appLookup(engine: TestEngine) throws {
+    func appLookup(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         try temporary.ingest([Lines.manifest(app: "app.one")] + Lines.serviceSteps("shared"))
         try temporary.ingest([Lines.manifest(app: "app.two")] + Lines.serviceSteps("shared"))
         try temporary.ingest([Lines.manifest(app: "app.two")] + Lines.serviceSteps("only-two"))
         let store = temporary.store
-        #expect(try store.appIDs() == ["app.one", "app.two"])
-        #expect(try store.app(nil, ofNotification: "only-two") == "app.two")
-        #expect(try store.app("app.one", ofNotification: "shared") == "app.one")
-        #expect(try store.app(nil, ofNotification: "nowhere") == nil)
-        #expect(throws: StoreError.ambiguousNotification("shared", apps: ["app.one", "app.two"])) {
-            try store.app(nil, ofNotification: "shared")
+        #expect(try await store.appIDs() == ["app.one", "app.two"])
+        #expect(try await store.app(nil, ofNotification: "only-two") == "app.two")
+        #expect(try await store.app("app.one", ofNotification: "shared") == "app.one")
+        #expect(try await store.app(nil, ofNotification: "nowhere") == nil)
+        await #expect(throws: StoreError.ambiguousNotification("shared", apps: ["app.one", "app.two"])) {
+            try await store.app(nil, ofNotification: "shared")
         }
-        #expect(throws: StoreError.unknownApp("app.three", known: ["app.one", "app.two"])) {
-            try store.requireKnownApp("app.three")
+        await #expect(throws: StoreError.unknownApp("app.three", known: ["app.one", "app.two"])) {
+            try await store.requireKnownApp("app.three")
         }
     }
 }

@@ -11,7 +11,7 @@ struct CrossEngineTests {
     @Test(
         "make demo's corpus on SQLite and on PostgreSQL: every why, the weekly report of each app, and the alerts in the campaign's hour are the same JSON",
         .enabled(if: TestEngine.all.contains(.postgres)))
-    func demoCorpusAnswersAlike() throws {
+    func demoCorpusAnswersAlike() async throws {
         let incident = try #require(InstantText.parse("2026-11-14T18:00:00Z"))
         let options = SimulationOptions(seed: 42, notifications: 600, incident: SimulatedIncident(start: incident))
         let stores = try [TestEngine.sqlite, .postgres].map { engine in
@@ -21,8 +21,8 @@ struct CrossEngineTests {
             try temporary.ingestFiles(in: bundles)
             return temporary
         }
-        try expectSameAnswers(stores[0].store, stores[1].store, incident: incident)
-        #expect(try stores[0].store.alerts(AlertRule.builtIn, now: incident + 60 * 60_000).firing.count > 0)
+        try await expectSameAnswers(stores[0].store, stores[1].store, incident: incident)
+        #expect(try await stores[0].store.alerts(AlertRule.builtIn, now: incident + 60 * 60_000).firing.count > 0)
         #expect(try stores[1].store.check().isConsistent)
     }
 
@@ -66,7 +66,7 @@ struct CrossEngineTests {
             #expect(tally.bundles == tally.bundlesInSource)
             #expect(tally.rows["bundle"] == Int64(tally.bundles))
             #expect(tally.unreadableBlocks == 0)
-            try expectSameAnswers(source.store, target.store, incident: incident)
+            try await expectSameAnswers(source.store, target.store, incident: incident)
             #expect(try target.counts() == source.counts(), "\(engine)")
             #expect(try await target.store.tokens() == source.store.tokens())
             #expect(try await target.store.verifyToken(reader.text)?.label == "ops")
@@ -86,34 +86,34 @@ struct CrossEngineTests {
 
     /// Every why, search, weekly report (W45, W46), the alerts at +30/+60/+90 min of `incident` and the cause
     /// counts: the same JSON from both stores.
-    private func expectSameAnswers(_ sqlite: any TraceStore, _ postgres: any TraceStore, incident: Int64) throws {
+    private func expectSameAnswers(_ sqlite: any TraceStore, _ postgres: any TraceStore, incident: Int64) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let apps = try sqlite.appIDs()
-        #expect(try postgres.appIDs() == apps)
+        let apps = try await sqlite.appIDs()
+        #expect(try await postgres.appIDs() == apps)
         #expect(apps.count == 3)
         var compared = 0
         for app in apps {
-            let notifications = try sqlite.search(SearchQuery(appID: app, limit: 100_000))
-            #expect(try postgres.search(SearchQuery(appID: app, limit: 100_000)) == notifications)
+            let notifications = try await sqlite.search(SearchQuery(appID: app, limit: 100_000))
+            #expect(try await postgres.search(SearchQuery(appID: app, limit: 100_000)) == notifications)
             for summary in notifications {
-                let left = try sqlite.why(appID: app, notificationID: summary.notificationID).jsonValue.jsonText()
-                let right = try postgres.why(appID: app, notificationID: summary.notificationID).jsonValue.jsonText()
+                let left = try await sqlite.why(appID: app, notificationID: summary.notificationID).jsonValue.jsonText()
+                let right = try await postgres.why(appID: app, notificationID: summary.notificationID).jsonValue.jsonText()
                 #expect(left == right, "why \(summary.notificationID)")
                 compared += 1
             }
             for week in ["2026-W45", "2026-W46"] {
                 let period = try #require(ReportPeriod(isoWeek: week))
-                let left = try encoder.encode(sqlite.report(appID: app, period: period))
-                let right = try encoder.encode(postgres.report(appID: app, period: period))
+                let left = try await encoder.encode(sqlite.report(appID: app, period: period))
+                let right = try await encoder.encode(postgres.report(appID: app, period: period))
                 #expect(left == right, "report \(app) \(week)")
             }
         }
         #expect(compared > 300)
         for minutes in [30, 60, 90] {
             let now = incident + Int64(minutes) * 60_000
-            let left = try encoder.encode(sqlite.alerts(AlertRule.builtIn, now: now))
-            let right = try encoder.encode(postgres.alerts(AlertRule.builtIn, now: now))
+            let left = try await encoder.encode(sqlite.alerts(AlertRule.builtIn, now: now))
+            let right = try await encoder.encode(postgres.alerts(AlertRule.builtIn, now: now))
             #expect(left == right, "alerts at +\(minutes) min")
         }
         #expect(

@@ -67,7 +67,7 @@ struct DictionaryTrainingInterfaceTests {
     @Test(
         "retention empties a superseded dictionary once no block names it, its config bodies compressed again and still read",
         arguments: TestEngine.all)
-    func supersededDictionaryGoes(engine: TestEngine) throws {
+    func supersededDictionaryGoes(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let store = temporary.store
         let old = Lines.t0 + 4_000, new = old + 10 * 86_400_000
@@ -103,7 +103,7 @@ struct DictionaryTrainingInterfaceTests {
         let literal = engine == .sqlite ? "x'\(prefix)'" : "'\\x\(prefix)'::bytea"
         let substring = engine == .sqlite ? "substr(body, 3, 4)" : "substring(body from 3 for 4)"
         #expect(try Self.scalar(store, "SELECT count(*) FROM config_body WHERE \(substring) = \(literal)") == 0)
-        #expect(try store.latestConfiguration(appID: Self.app)?.registeredCategories == ["DAILY_PICK"])
+        #expect(try await store.latestConfiguration(appID: Self.app)?.registeredCategories == ["DAILY_PICK"])
     }
 
     @Test(

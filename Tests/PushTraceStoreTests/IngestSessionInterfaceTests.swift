@@ -17,7 +17,7 @@ struct IngestSessionInterfaceTests {
     }
 
     @Test("a group stores its bundles at one commit; a bundle the decoder refuses fails alone", arguments: TestEngine.all)
-    func groupCommit(engine: TestEngine) throws {
+    func groupCommit(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let session = try temporary.store.makeIngestSession(deferringSummaries: false)
         let results = try session.inGroupCommit { group in
@@ -31,7 +31,7 @@ struct IngestSessionInterfaceTests {
             }
         }
         #expect(results.map { (try? $0.get())?.accepted } == [3, nil, 3])
-        #expect(try temporary.store.search(SearchQuery()).map(\.notificationID).sorted() == ["n-1", "n-3"])
+        #expect(try await temporary.store.search(SearchQuery()).map(\.notificationID).sorted() == ["n-1", "n-3"])
         // The refused bundle failed before its manifest: the lines of the bundle before it are kept all the same.
         let check = try temporary.store.check()
         #expect(check.isConsistent && check.records == 6, "\(check)")
@@ -76,7 +76,7 @@ struct IngestSessionInterfaceTests {
     @Test(
         "deferred summaries, where the engine grants them: the bundles are stored at once, their summaries once written; nothing is lost",
         arguments: TestEngine.all)
-    func deferredSummaries(engine: TestEngine) throws {
+    func deferredSummaries(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let session = try temporary.store.makeIngestSession(deferringSummaries: true)
         // SQLite's one writer defers them; PostgreSQL's servers merge them as each group commits, and decline.
@@ -92,7 +92,7 @@ struct IngestSessionInterfaceTests {
         #expect(session.summariesDue(after: .zero, notifications: 1_000) == session.defersSummaries)
         try session.writeSummaries()
         #expect(!session.hasPendingSummaries)
-        let summaries = try temporary.store.search(SearchQuery())
+        let summaries = try await temporary.store.search(SearchQuery())
         #expect(summaries.map(\.records).sorted() == [3, 6])
         #expect(try temporary.store.check().isConsistent)
     }
@@ -100,7 +100,7 @@ struct IngestSessionInterfaceTests {
     @Test(
         "a bundle that fails after its config and manifest were stored leaves the next bundle of the group whole",
         arguments: TestEngine.all)
-    func failedBundleInGroup(engine: TestEngine) throws {
+    func failedBundleInGroup(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let config =
             #"{"type":"config","ts":1763622000500,"process":"app","app_group":"group.x","categories":[{"id":"DAILY_PICK","actions":["SAVE"]}]}"#
@@ -124,7 +124,7 @@ struct IngestSessionInterfaceTests {
                         + Lines.serviceSteps("n-1")))
         }
         #expect(stored.accepted == 4 && !stored.duplicate)
-        #expect(try temporary.store.latestConfiguration(appID: "app.one")?.registeredCategories == ["DAILY_PICK"])
+        #expect(try await temporary.store.latestConfiguration(appID: "app.one")?.registeredCategories == ["DAILY_PICK"])
         #expect(try temporary.store.check().isConsistent)
         var lines: [String] = []
         try temporary.store.export(ExportFilter(appID: "app.one")) { lines.append($0.body) }
@@ -135,7 +135,7 @@ struct IngestSessionInterfaceTests {
     @Test(
         "a bundle's rejected lines are stored together and only up to the bound; past it they are counted",
         arguments: TestEngine.all)
-    func rejectedLinesAreBounded(engine: TestEngine) throws {
+    func rejectedLinesAreBounded(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let bad = (0..<5_000).map { "x\($0)" }
         let result = try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1") + bad)
@@ -147,7 +147,7 @@ struct IngestSessionInterfaceTests {
         try temporary.store.readOnlyQuery(
             "SELECT line, reason FROM rejected_line ORDER BY line LIMIT 1", columns: { _ in }, row: { first = $0 })
         #expect(first.first == .integer(5))
-        #expect(try temporary.store.search(SearchQuery()).map(\.notificationID) == ["n-1"])
+        #expect(try await temporary.store.search(SearchQuery()).map(\.notificationID) == ["n-1"])
     }
 
     /// SQLite only: two thousand bundles on PostgreSQL take long enough to starve the suite's live-server tests;
@@ -155,7 +155,7 @@ struct IngestSessionInterfaceTests {
     @Test(
         "a notification named by more blocks than a why reads: the first ones are read, and the answer says where it was cut",
         arguments: [TestEngine.sqlite])
-    func whyReadsABoundedTimeline(engine: TestEngine) throws {
+    func whyReadsABoundedTimeline(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let session = try temporary.store.makeIngestSession(deferringSummaries: false)
         let blocks = StoredLineReader.blockLimit + 5
@@ -166,7 +166,7 @@ struct IngestSessionInterfaceTests {
                 _ = try group.ingest(source: "t", receivedAt: Lines.t0, Self.bundle([Lines.manifest(), line]))
             }
         }
-        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        let why = try await temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
         let cut = try #require(why.timelineCut)
         #expect(cut.blocksRead == StoredLineReader.blockLimit)
         #expect(cut.through == Lines.t0 + Int64(StoredLineReader.blockLimit - 1))
@@ -178,13 +178,13 @@ struct IngestSessionInterfaceTests {
         #expect(why.text.contains("the timeline was cut"))
         // A notification within the limits is not marked.
         _ = try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-2"))
-        #expect(try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2").timelineCut == nil)
+        #expect(try await temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2").timelineCut == nil)
     }
 
     @Test(
         "the config in force is the latest of each process at or before the notification's first record, however many the device recorded",
         arguments: TestEngine.all)
-    func configInForce(engine: TestEngine) throws {
+    func configInForce(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         func config(at ts: Int64, category: String) -> String {
             #"{"type":"config","ts":\#(ts),"process":"app","app_group":"group.x","categories":[{"id":"\#(category)","actions":["A"]}]}"#
@@ -195,16 +195,16 @@ struct IngestSessionInterfaceTests {
         device += [config(at: Lines.t0 - 5_000, category: "DAILY_PICK"), config(at: Lines.t0 + 600_000, category: "OTHER")]
         device += Lines.serviceSteps("n-1") + Lines.serviceSteps("n-2", at: Lines.t0 + 700_000)
         _ = try temporary.ingest(device)
-        let inForce = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        let inForce = try await temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
         #expect(!inForce.diagnosis.findings.contains { $0.code == .categoryUnregistered }, "\(inForce.diagnosis.findings)")
-        let later = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2")
+        let later = try await temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-2")
         #expect(later.diagnosis.findings.contains { $0.code == .categoryUnregistered }, "\(later.diagnosis.findings)")
     }
 
     @Test(
         "a config body is stored once: repeated in a bundle past a batch of look-ups, in later bundles and on other devices",
         arguments: TestEngine.all)
-    func configBodiesStoredOnce(engine: TestEngine) throws {
+    func configBodiesStoredOnce(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         func config(_ process: String, group: String = "group.x") -> String {
             #"{"type":"config","ts":\#(Lines.t0),"process":"\#(process)","app_group":"\#(group)","categories":[{"id":"DAILY_PICK","actions":["A"]}]}"#
@@ -222,6 +222,6 @@ struct IngestSessionInterfaceTests {
         #expect(counts["config_body"] == 4)
         // One row per device, process and time: (d-1, d-2) × 3, and d-3's app (its second record has the same time).
         #expect(counts["config"] == 7)
-        #expect(try temporary.store.latestConfiguration(appID: "net.rorklab.dailypick")?.registeredCategories == ["DAILY_PICK"])
+        #expect(try await temporary.store.latestConfiguration(appID: "net.rorklab.dailypick")?.registeredCategories == ["DAILY_PICK"])
     }
 }

@@ -72,7 +72,7 @@ struct PostgresLeaseTests {
     @Test(
         "through PgBouncer: a URL without pool_mode is refused with what to add; with pool_mode=transaction, a why that prepares no statement",
         .enabled(if: TestEngine.postgresCluster != nil && ProcessInfo.processInfo.environment["PUSHTRACE_TEST_PGBOUNCER"] != nil))
-    func poolMode() throws {
+    func poolMode() async throws {
         let temporary = try TemporaryStore(engine: .postgres)
         try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
         let routes = try Self.routes(to: try #require(temporary.url))
@@ -92,7 +92,7 @@ struct PostgresLeaseTests {
         }
         // Many times, on a pool of several server connections: a statement prepared on one would be missing on another.
         for _ in 0..<20 {
-            #expect(try store.why(appID: "net.rorklab.dailypick", notificationID: "n-1").timeline.isEmpty == false)
+            #expect(try await store.why(appID: "net.rorklab.dailypick", notificationID: "n-1").timeline.isEmpty == false)
         }
     }
 }

@@ -10,18 +10,18 @@ struct ReportInterfaceTests {
     static let week = ReportPeriod(isoWeek: "2026-W46")!
 
     /// A report as JSON with sorted keys: two reports of the same figures compare equal byte for byte.
-    static func reportJSON(_ store: any TraceStore, period: ReportPeriod = week) throws -> String {
+    static func reportJSON(_ store: any TraceStore, period: ReportPeriod = week) async throws -> String {
         let sorted = JSONEncoder()
         sorted.outputFormatting = .sortedKeys
-        return String(decoding: try sorted.encode(store.report(appID: app, period: period)), as: UTF8.self)
+        return String(decoding: try await sorted.encode(store.report(appID: app, period: period)), as: UTF8.self)
     }
 
     @Test(
         "golden files: the text and JSON reports of seeded simulated data (PUSHTRACE_UPDATE_GOLDEN=1 rewrites them)",
         arguments: TestEngine.all)
-    func golden(engine: TestEngine) throws {
+    func golden(engine: TestEngine) async throws {
         let temporary = try TemporaryStore.simulated(engine: engine)
-        let report = try temporary.store.report(appID: Self.app, period: Self.week)
+        let report = try await temporary.store.report(appID: Self.app, period: Self.week)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let outputs = [
@@ -45,37 +45,38 @@ struct ReportInterfaceTests {
     @Test(
         "rollups recomputed from the settled summaries equal the rollups kept as notifications were settled",
         arguments: TestEngine.all)
-    func rebuiltRollups(engine: TestEngine) throws {
+    func rebuiltRollups(engine: TestEngine) async throws {
         let temporary = try TemporaryStore.simulated(engine: engine, seed: 5, notifications: 1_500)
         let store = temporary.store
         let now = try #require(InstantText.parse("2026-11-12T15:00:00Z"))
-        func alertsJSON() throws -> String {
+        func alertsJSON() async throws -> String {
             let sorted = JSONEncoder()
             sorted.outputFormatting = .sortedKeys
-            return String(decoding: try sorted.encode(store.alerts(AlertRule.builtIn, now: now)), as: UTF8.self)
+            return String(decoding: try await sorted.encode(store.alerts(AlertRule.builtIn, now: now)), as: UTF8.self)
         }
         // A row's example is the latest notification settled into it: a rebuild, in another order, may name
         // another one of the same cause. Every other figure is the same.
-        func figures() throws -> (report: [String: Any], examples: [String: String]) {
-            var report = try #require(try JSONSerialization.jsonObject(with: Data(Self.reportJSON(store).utf8)) as? [String: Any])
+        func figures() async throws -> (report: [String: Any], examples: [String: String]) {
+            let json = try await Self.reportJSON(store)
+            var report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
             let examples = try #require(report.removeValue(forKey: "cause_examples") as? [String: String])
             return (report, examples)
         }
-        let (report, alerts) = (try figures(), try alertsJSON())
+        let (report, alerts) = (try await figures(), try await alertsJSON())
         try store.rebuildRollups()
-        let rebuilt = try figures()
+        let rebuilt = try await figures()
         #expect(NSDictionary(dictionary: rebuilt.report) == NSDictionary(dictionary: report.report))
         #expect(rebuilt.examples.keys.sorted() == report.examples.keys.sorted())
         for (cause, id) in rebuilt.examples {
-            #expect(try store.why(appID: Self.app, notificationID: id).diagnosis.cause.rawValue == cause)
+            #expect(try await store.why(appID: Self.app, notificationID: id).diagnosis.cause.rawValue == cause)
         }
-        #expect(try alertsJSON() == alerts)
+        #expect(try await alertsJSON() == alerts)
     }
 
     @Test(
         "retention deletes old bundles and their lines; the week's report keeps its figures; a pruned bundle is still a duplicate",
         arguments: TestEngine.all)
-    func retentionKeepsReports(engine: TestEngine) throws {
+    func retentionKeepsReports(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let old = [Lines.manifest(bundle: "old")] + Lines.serviceSteps("n-old", expired: true)
         try temporary.ingest(old, receivedAt: Lines.t0)
@@ -84,14 +85,14 @@ struct ReportInterfaceTests {
             receivedAt: Lines.t0 + 86_400_000)
         try temporary.store.settleCauses()
         let week = try #require(ReportPeriod(isoWeek: "2026-W47"))
-        let before = try Self.reportJSON(temporary.store, period: week)
-        let keptBefore = try temporary.store.why(appID: Self.app, notificationID: "n-new").timeline.map(\.record.event)
+        let before = try await Self.reportJSON(temporary.store, period: week)
+        let keptBefore = try await temporary.store.why(appID: Self.app, notificationID: "n-new").timeline.map(\.record.event)
         #expect(keptBefore == ["service.received", "service.delivered"])
         let report = try temporary.store.deleteExpired(before: Lines.t0 + 3_600_000)
         #expect(report.bundles == 1)
-        #expect(try temporary.store.why(appID: Self.app, notificationID: "n-new").timeline.map(\.record.event) == keptBefore)
-        #expect(try temporary.store.apps(forNotification: "n-old").isEmpty)
-        #expect(try Self.reportJSON(temporary.store, period: week) == before)
+        #expect(try await temporary.store.why(appID: Self.app, notificationID: "n-new").timeline.map(\.record.event) == keptBefore)
+        #expect(try await temporary.store.apps(forNotification: "n-old").isEmpty)
+        #expect(try await Self.reportJSON(temporary.store, period: week) == before)
         #expect(try temporary.ingest(old, receivedAt: Lines.t0).duplicate)
         #expect(try temporary.store.check().isConsistent)
     }

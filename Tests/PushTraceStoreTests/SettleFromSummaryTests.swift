@@ -10,14 +10,14 @@ import Testing
 @Suite("Settling from the summary answers as why does")
 struct SettleFromSummaryTests {
     @Test("every notification of a simulated fleet is settled on why's cause, nearly all from the summary", arguments: TestEngine.all)
-    func simulatedFleet(engine: TestEngine) throws {
+    func simulatedFleet(engine: TestEngine) async throws {
         let incident = try #require(InstantText.parse("2026-11-14T18:00:00Z"))
         let temporary = try TemporaryStore(engine: engine)
         let bundles = temporary.directory.appendingPathComponent("bundles")
         _ = try Simulator.run(
             SimulationOptions(seed: 7, notifications: 800, incident: SimulatedIncident(start: incident)), into: bundles)
         try temporary.ingestFiles(in: bundles)
-        let (rows, mismatches) = try Self.compare(temporary.store)
+        let (rows, mismatches) = try await Self.compare(temporary.store)
         #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
         #expect(Set(rows.map(\.cause)).count >= 7, "\(Set(rows.map(\.cause)))")
         let fromSummary = rows.filter(\.decidable).count
@@ -25,7 +25,7 @@ struct SettleFromSummaryTests {
     }
 
     @Test("random records of a few notifications, from the backend and two devices, in any order of bundles", arguments: TestEngine.all)
-    func randomArrivals(engine: TestEngine) throws {
+    func randomArrivals(engine: TestEngine) async throws {
         var decidable = 0, total = 0
         for seed in UInt64(1)...UInt64(engine == .sqlite ? 40 : 12) {
             var random = SeededRandom(seed: seed)
@@ -38,7 +38,7 @@ struct SettleFromSummaryTests {
                 if Bool.random(using: &random) { try temporary.store.settleCauses() }
             }
             try temporary.store.settleCauses()
-            let (rows, mismatches) = try Self.compare(temporary.store)
+            let (rows, mismatches) = try await Self.compare(temporary.store)
             #expect(mismatches.isEmpty, "seed \(seed): \(mismatches)")
             decidable += rows.filter(\.decidable).count
             total += rows.count
@@ -56,7 +56,7 @@ struct SettleFromSummaryTests {
     }
 
     /// Every notification's stored cause against `why`'s; whether the summary alone decided it.
-    static func compare(_ store: any TraceStore) throws -> (rows: [Row], mismatches: [String]) {
+    static func compare(_ store: any TraceStore) async throws -> (rows: [Row], mismatches: [String]) {
         var rows: [Row] = []
         var columns = SQLColumns([])
         try store.readOnlyQuery(
@@ -73,7 +73,7 @@ struct SettleFromSummaryTests {
         }
         var mismatches: [String] = []
         for row in rows {
-            let why = try store.why(appID: row.appID, notificationID: row.notificationID).diagnosis.cause.rawValue
+            let why = try await store.why(appID: row.appID, notificationID: row.notificationID).diagnosis.cause.rawValue
             if why != row.cause { mismatches.append("\(row.notificationID): settled \(row.cause), why \(why)") }
         }
         return (rows, mismatches)

@@ -11,7 +11,7 @@ import Testing
 @Suite("Every engine: ingest, correlation, idempotency, causes")
 struct StoreInterfaceTests {
     @Test("every simulated notification gets the cause it was written to produce", arguments: TestEngine.all)
-    func simulatedCauses(engine: TestEngine) throws {
+    func simulatedCauses(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let bundles = temporary.directory.appendingPathComponent("bundles")
         let summary = try Simulator.run(SimulationOptions(seed: 7, notifications: 400), into: bundles)
@@ -41,20 +41,20 @@ struct StoreInterfaceTests {
         let expected = try #require(summary.expected)
         #expect(Set(expected.map(\.cause)) == Set(Cause.allCases).subtracting(Simulator.notSimulated))
         for expectation in expected {
-            let why = try temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
+            let why = try await temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
             #expect(why.diagnosis.cause == expectation.cause, "\(expectation.notificationID)")
         }
-        let timeouts = try temporary.store.search(SearchQuery(cause: .serviceTimeout, limit: 1000))
+        let timeouts = try await temporary.store.search(SearchQuery(cause: .serviceTimeout, limit: 1000))
         #expect(timeouts.count == expected.filter { $0.cause == .serviceTimeout }.count)
     }
 
     @Test(
         "search pages, by cause and across apps, list what filtering every summary would, in the same order",
         arguments: TestEngine.all)
-    func searchPagesMatchAFullFilter(engine: TestEngine) throws {
+    func searchPagesMatchAFullFilter(engine: TestEngine) async throws {
         let temporary = try TemporaryStore.simulated(engine: engine, seed: 3, notifications: 900)
         let store = temporary.store
-        let every = try store.search(SearchQuery(limit: 100_000))
+        let every = try await store.search(SearchQuery(limit: 100_000))
         let apps = Set(every.map(\.appID))
         #expect(apps.count == 3)
         let causes = Set(every.compactMap(\.cause)).compactMap(Cause.init(rawValue:))
@@ -66,7 +66,7 @@ struct StoreInterfaceTests {
                             && (category == nil || $0.category == category)
                     }
                     for (offset, limit) in [(0, 7), (7, 7), (0, 50), (40, 25)] {
-                        let page = try store.search(
+                        let page = try await store.search(
                             SearchQuery(appID: app, cause: cause, category: category, limit: limit, offset: offset))
                         #expect(
                             page == Array(expected.dropFirst(offset).prefix(limit)),
@@ -76,12 +76,12 @@ struct StoreInterfaceTests {
             }
         }
         // A span that ends before a cause's rows: nothing, and no walk through the app.
-        let early = try store.search(SearchQuery(appID: apps.first, cause: .serviceTimeout, until: 0))
+        let early = try await store.search(SearchQuery(appID: apps.first, cause: .serviceTimeout, until: 0))
         #expect(early.isEmpty)
     }
 
     @Test("a simulated incident is diagnosed as written and fires service_timeout_spike only while it lasts", arguments: TestEngine.all)
-    func simulatedIncident(engine: TestEngine) throws {
+    func simulatedIncident(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let bundles = temporary.directory.appendingPathComponent("bundles")
         let start: Int64 = 1_794_679_200_000  // 2026-11-14 18:00 UTC
@@ -105,15 +105,15 @@ struct StoreInterfaceTests {
         // About 40% of the campaign times out (120 expected; the bounds allow for the draw).
         #expect((90...150).contains(incident.filter { $0.cause == .serviceTimeout }.count))
         for expectation in expected {
-            let why = try temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
+            let why = try await temporary.store.why(appID: expectation.appID, notificationID: expectation.notificationID)
             #expect(why.diagnosis.cause == expectation.cause, "\(expectation.notificationID)")
         }
-        let during = try temporary.store.alerts(AlertRule.builtIn, now: start + 30 * 60_000)
+        let during = try await temporary.store.alerts(AlertRule.builtIn, now: start + 30 * 60_000)
         #expect(during.firing.map(\.rule) == ["service_timeout_spike"])
         #expect(during.firing.first?.appID == SimulatedIncident.appID)
         #expect(during.firing.first?.category == SimulatedIncident.category)
         // A day earlier the same traffic has no window worth judging, let alone a spike.
-        #expect(try temporary.store.alerts(AlertRule.builtIn, now: start - 86_400_000).firing.isEmpty)
+        #expect(try await temporary.store.alerts(AlertRule.builtIn, now: start - 86_400_000).firing.isEmpty)
     }
 
     @Test("the same bundle twice is a duplicate and changes no count", arguments: TestEngine.all)
@@ -129,28 +129,28 @@ struct StoreInterfaceTests {
     }
 
     @Test("one notification ID in two apps stays two notifications", arguments: TestEngine.all)
-    func appsIsolated(engine: TestEngine) throws {
+    func appsIsolated(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         try temporary.ingest([Lines.manifest(app: "app.one", device: "server")] + Lines.sent("shared-id"))
         try temporary.ingest([Lines.manifest(app: "app.two")] + Lines.serviceSteps("shared-id", expired: true))
-        #expect(try temporary.store.apps(forNotification: "shared-id") == ["app.one", "app.two"])
-        #expect(try temporary.store.why(appID: "app.one", notificationID: "shared-id").timeline.count == 2)
-        #expect(try temporary.store.why(appID: "app.two", notificationID: "shared-id").diagnosis.cause == .serviceTimeout)
+        #expect(try await temporary.store.apps(forNotification: "shared-id") == ["app.one", "app.two"])
+        #expect(try await temporary.store.why(appID: "app.one", notificationID: "shared-id").timeline.count == 2)
+        #expect(try await temporary.store.why(appID: "app.two", notificationID: "shared-id").diagnosis.cause == .serviceTimeout)
     }
 
     @Test("an uppercase device ID and a lowercase push.sent ID are one notification", arguments: TestEngine.all)
-    func caseInsensitiveUUIDs(engine: TestEngine) throws {
+    func caseInsensitiveUUIDs(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let id = "6F1C2A9E-4B1D-4F0E-9A55-0C3E2D1B7A10"
         try temporary.ingest([Lines.manifest(device: "server")] + Lines.sent(id.lowercased()))
         try temporary.ingest([Lines.manifest()] + Lines.serviceSteps(id))
         #expect(try temporary.counts()["notification"] == 1)
-        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: id)
+        let why = try await temporary.store.why(appID: "net.rorklab.dailypick", notificationID: id)
         #expect(why.timeline.map(\.record.event) == ["push.sent", "push.apns_response", "service.received", "service.delivered"])
     }
 
     @Test("a device clock an hour ahead is corrected, the raw time kept, and steps follow push.sent", arguments: TestEngine.all)
-    func clockCorrection(engine: TestEngine) throws {
+    func clockCorrection(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         let hour: Int64 = 3_600_000
         let receivedAt = Lines.t0 + 60_000
@@ -159,7 +159,7 @@ struct StoreInterfaceTests {
             [Lines.manifest(uploadedAt: receivedAt + hour)]
                 + Lines.serviceSteps("n-1", at: Lines.t0 + 800 + hour), receivedAt: receivedAt)
         #expect(result.clockOffsetMs == -hour)
-        let why = try temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        let why = try await temporary.store.why(appID: "net.rorklab.dailypick", notificationID: "n-1")
         let received = try #require(why.timeline.first { $0.record.event == "service.received" })
         #expect(received.ts == Lines.t0 + 800)
         #expect(received.deviceTs == Lines.t0 + 800 + hour)
@@ -177,22 +177,22 @@ struct StoreInterfaceTests {
     }
 
     @Test("a push awaits the device's logs, then is not delivered once the device uploads 30 minutes later", arguments: TestEngine.all)
-    func awaitingThenNotDelivered(engine: TestEngine) throws {
+    func awaitingThenNotDelivered(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         try temporary.ingest([Lines.manifest(device: "server")] + Lines.sent("n-1", device: "d-9"))
         try temporary.store.settleCauses()
-        #expect(try temporary.store.search(SearchQuery(cause: .awaitingDeviceLogs)).map(\.notificationID) == ["n-1"])
+        #expect(try await temporary.store.search(SearchQuery(cause: .awaitingDeviceLogs)).map(\.notificationID) == ["n-1"])
         let later = Lines.t0 + 45 * 60_000
         try temporary.ingest([Lines.manifest(device: "d-9")] + Lines.serviceSteps("n-2", at: later))
         #expect(try temporary.store.settleCauses() == 2)
-        #expect(try temporary.store.search(SearchQuery(cause: .notDelivered)).map(\.notificationID) == ["n-1"])
+        #expect(try await temporary.store.search(SearchQuery(cause: .notDelivered)).map(\.notificationID) == ["n-1"])
     }
 
     @Test("the logs of one notification, from every process, in time order", arguments: TestEngine.all)
-    func logs(engine: TestEngine) throws {
+    func logs(engine: TestEngine) async throws {
         let temporary = try TemporaryStore(engine: engine)
         try temporary.ingest([Lines.manifest()] + Lines.serviceSteps("n-1"))
-        let logs = try temporary.store.logs(appID: "net.rorklab.dailypick", notificationID: "n-1")
+        let logs = try await temporary.store.logs(appID: "net.rorklab.dailypick", notificationID: "n-1")
         #expect(logs.map(\.record.message) == ["downloading"])
     }
 }
