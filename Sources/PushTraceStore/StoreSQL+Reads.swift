@@ -19,15 +19,16 @@ extension StoreSQL {
     /// names (a `push.sent` alone) is read again in one snapshot, statement by statement.
     package func why(appID: String, notificationID: String, settings: DiagnosisSettings) async throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
-        var input = try await awaiting(.readOne) { try blocks($0).input(appID: appID, notificationID: key) }
-        if input == nil {
+        let input: DiagnosisInput
+        if let read = try await awaiting(.readOne, { try blocks($0).input(appID: appID, notificationID: key) }) {
+            input = read
+        } else {
             input = try await awaiting(.read) { session in
                 let reader = blocks(session)
                 let lines = try reader.lines(appID: appID, notificationID: key)
                 return try reader.input(appID: appID, notificationID: key, lines: lines, cut: reader.cut)
             }
         }
-        guard let input else { preconditionFailure("a read of every statement answers an input") }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
     }
 
