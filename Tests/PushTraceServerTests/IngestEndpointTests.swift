@@ -199,8 +199,9 @@ import Testing
         let lock = try server.holdWriteLock()
         let uploads = try await withLongTimeout.run { client in
             try await concurrentUploads(6, port: client.port!, token: server.ingestToken) {
-                // Give the uploads time to fill the queue, then let the writer go.
-                try await Task.sleep(for: .milliseconds(1500))
+                // Give the uploads time to fill the queue, then let the writer go. The other tests run meanwhile and
+                // hold the cores, so the six requests may take seconds to reach the queue.
+                try await Task.sleep(for: .seconds(5))
                 try lock.release()
             }
         }
