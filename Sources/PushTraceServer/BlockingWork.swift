@@ -2,7 +2,8 @@ import NIOPosix
 import PushTraceStore
 import ServiceLifecycle
 
-/// Work that may block on the database (every store call may), run on threads of the server's own.
+/// Store calls that block a thread while they wait on the database (those of the interface's roles that are not
+/// awaited yet), run on threads of the server's own.
 ///
 /// The cooperative threads that run every request handler are as many as the cores: one of them waiting on a disk
 /// or a database server would hold up every request queued behind it. NIO's shared pool of blocking threads is as

@@ -34,9 +34,9 @@ public struct ServerSettings: Sendable {
     public var maxUploadDuration: Duration = .seconds(300)
     /// At most this many bundles share one commit.
     public var maxBundlesPerCommit = 2_000
-    /// Store calls of requests and the alert monitor that may wait on the database at once (``BlockingWork``);
-    /// more wait their turn.
-    public var storeThreads = 16
+    /// Store calls the interface does not yet await (the alert monitor's lease, the console's cause counts) that may
+    /// wait on the database at once (``BlockingWork``); more wait their turn.
+    public var storeThreads = 4
     /// At most this many lines share one commit (a bundle with more commits alone), so that the small bundles of
     /// other apps do not wait behind a huge one.
     public var maxLinesPerCommit = 100_000
