@@ -1,18 +1,18 @@
 /// The apps a store holds, read through its indexes: written once for every engine.
 package enum AppRows {
     /// Every app with a summary, in order, found by skipping through the key (one look-up per app), not by scanning.
-    package static func all(_ session: some SQLSession) throws -> [String] {
-        try skipping(through: "notification", session)
+    package static func all(_ session: some SQLSession) async throws -> [String] {
+        try await skipping(through: "notification", session)
     }
 
     /// Every app that stored a bundle, its summaries written or not, skipping through the bundles' unique index.
-    package static func uploading(_ session: some SQLSession) throws -> [String] {
-        try skipping(through: "bundle", session)
+    package static func uploading(_ session: some SQLSession) async throws -> [String] {
+        try await skipping(through: "bundle", session)
     }
 
     /// The distinct `app_id`s of `table`, whose index begins with it, by one look-up each.
-    private static func skipping(through table: String, _ session: some SQLSession) throws -> [String] {
-        try session.rows(
+    private static func skipping(through table: String, _ session: some SQLSession) async throws -> [String] {
+        try await session.rows(
             """
             WITH RECURSIVE app(id) AS (
                 SELECT min(app_id) FROM \(unsafeRaw: table)
@@ -25,8 +25,8 @@ package enum AppRows {
     }
 
     /// The apps a notification ID is stored for, in order; `key` as ``NotificationKey/normalize(_:)`` makes it.
-    package static func storing(notification key: String, _ session: some SQLSession) throws -> [String] {
-        try session.rows("SELECT app_id FROM notification WHERE notification_id = \(key) ORDER BY app_id")
+    package static func storing(notification key: String, _ session: some SQLSession) async throws -> [String] {
+        try await session.rows("SELECT app_id FROM notification WHERE notification_id = \(key) ORDER BY app_id")
             .map { try $0.decode("app_id") }
     }
 }

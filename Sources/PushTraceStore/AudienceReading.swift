@@ -17,7 +17,7 @@ package enum AudienceReading {
     /// config bodies are compressed against.
     package static func audiences(
         _ session: some SQLSession, appID: String, periods: [ReportPeriod], dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [AudienceFigures] {
+    ) async throws -> [AudienceFigures] {
         guard let from = periods.map(\.start).min(), let to = periods.map(\.end).max() else { return [] }
         var figures = Array(repeating: AudienceFigures(), count: periods.count)
         var unknown = Array(repeating: 0, count: periods.count)
@@ -32,7 +32,7 @@ package enum AudienceReading {
                     count(*) FILTER (WHERE \(active) AND \(Self.previous(period))) AS previous_\(unsafeRaw: String(index))
                     """
             }, separator: ", ")
-        for row in try session.rows(
+        for row in try await session.rows(
             """
             SELECT settings, previous_settings, \(counts) FROM device
             WHERE app_id = \(appID) AND last_seen >= \(from) AND first_seen < \(to)
@@ -51,7 +51,7 @@ package enum AudienceReading {
         }
         for (index, period) in periods.enumerated() where unknown[index] > 0 {
             var others: [String] = []
-            for row in try session.rows(
+            for row in try await session.rows(
                 """
                 SELECT device_id FROM device
                 WHERE app_id = \(appID) AND \(Self.active(period))
@@ -61,7 +61,7 @@ package enum AudienceReading {
                 others.append(try row.decode("device_id"))
             }
             for start in stride(from: 0, to: others.count, by: 500) {
-                for summary in try configSummaries(
+                for summary in try await configSummaries(
                     session, appID: appID, devices: others[start..<min(start + 500, others.count)], before: period.end,
                     dictionaries: dictionaries)
                 {
@@ -95,13 +95,13 @@ package enum AudienceReading {
     private static func configSummaries(
         _ session: some SQLSession, appID: String, devices: ArraySlice<String>, before end: Int64,
         dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [SettingsSummary] {
+    ) async throws -> [SettingsSummary] {
         var summaries = Dictionary(uniqueKeysWithValues: devices.map { ($0, SettingsSummary?.none) })
         let ids = SQLStatement.joined(devices.map { id -> SQLStatement in "\(id)" }, separator: ", ")
         // Each device's app config rows before the end that may carry settings, newest first: the first that does
         // wins.
         var rows: [(device: String, body: Int64, summary: Int64?)] = []
-        for row in try session.rows(
+        for row in try await session.rows(
             """
             SELECT device_id, body_ref, settings FROM config
             WHERE app_id = \(appID) AND device_id IN (\(ids)) AND process = \(ProcessKind.app.rawValue) AND ts < \(end)
@@ -111,7 +111,7 @@ package enum AudienceReading {
         {
             rows.append((try row.decode("device_id"), try row.decode("body_ref"), try row.decode("settings")))
         }
-        let unsummarised = try bodySummaries(session, Set(rows.filter { $0.summary == nil }.map(\.body)), dictionaries: dictionaries)
+        let unsummarised = try await bodySummaries(session, Set(rows.filter { $0.summary == nil }.map(\.body)), dictionaries: dictionaries)
         for (device, body, stored) in rows where summaries[device] == .some(nil) {
             let summary = stored.map(SettingsSummary.init(rawValue:)) ?? unsummarised[body] ?? []
             if summary.contains(.recorded) { summaries[device] = summary }
@@ -122,12 +122,12 @@ package enum AudienceReading {
     /// The settings summaries of config bodies stored before rows kept them, read from the bodies.
     private static func bodySummaries(
         _ session: some SQLSession, _ bodies: Set<Int64>, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [Int64: SettingsSummary] {
+    ) async throws -> [Int64: SettingsSummary] {
         var summaries: [Int64: SettingsSummary] = [:]
         let sorted = bodies.sorted()
         for start in stride(from: 0, to: sorted.count, by: 500) {
             let ids = SQLStatement.joined(sorted[start..<min(start + 500, sorted.count)].map { "\($0)" }, separator: ", ")
-            for row in try session.rows("SELECT id, body FROM config_body WHERE id IN (\(ids))") {
+            for row in try await session.rows("SELECT id, body FROM config_body WHERE id IN (\(ids))") {
                 var line = try ConfigBody.text(stored: row.values[row.columns.position(of: "body")!], dictionaries: dictionaries)
                 summaries[try row.decode("id")] = SettingsSummary(StoredRecord.record(storedBody: &line)?.notificationSettings)
             }
@@ -138,10 +138,10 @@ package enum AudienceReading {
     /// Each app's audience in `apps` over each of `periods`; an app with no device active in any is left out.
     package static func figures(
         _ session: some SQLSession, apps: [String], periods: [ReportPeriod], dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [String: [AudienceFigures]] {
+    ) async throws -> [String: [AudienceFigures]] {
         var figures: [String: [AudienceFigures]] = [:]
         for app in apps {
-            let audiences = try audiences(session, appID: app, periods: periods, dictionaries: dictionaries)
+            let audiences = try await audiences(session, appID: app, periods: periods, dictionaries: dictionaries)
             if audiences.contains(where: { $0.devices > 0 }) { figures[app] = audiences }
         }
         return figures
@@ -150,20 +150,20 @@ package enum AudienceReading {
     /// Each app's audience in `apps` over `period`; an app with no device active in it is left out.
     package static func figures(
         _ session: some SQLSession, apps: [String], period: ReportPeriod, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [String: AudienceFigures] {
-        try figures(session, apps: apps, periods: [period], dictionaries: dictionaries).mapValues { $0[0] }
+    ) async throws -> [String: AudienceFigures] {
+        try await figures(session, apps: apps, periods: [period], dictionaries: dictionaries).mapValues { $0[0] }
     }
 
     /// The `notifications_disabled` alert metric's samples (``RateCounts/init(audience:)``), one per app in `apps`
     /// with a device active in the window or the baseline: each span's devices, by their settings at its end.
     package static func alertSamples(
         _ session: some SQLSession, apps: [String], spans: AlertSpans, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> [AlertSample] {
+    ) async throws -> [AlertSample] {
         let periods = [
             ReportPeriod(label: "window", start: spans.windowStart, end: spans.windowEnd),
             ReportPeriod(label: "baseline", start: spans.baselineStart, end: spans.baselineEnd),
         ]
-        return try figures(session, apps: apps, periods: periods, dictionaries: dictionaries).sorted { $0.key < $1.key }
+        return try await figures(session, apps: apps, periods: periods, dictionaries: dictionaries).sorted { $0.key < $1.key }
             .map { app, audiences in
                 AlertSample(
                     appID: app, category: "", window: RateCounts(audience: audiences[0]),

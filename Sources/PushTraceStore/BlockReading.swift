@@ -42,12 +42,12 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
     /// devices whose bundles hold them), then the config in force, which only the first event's time picks. Nil when
     /// the lines name a device that no such bundle does (a `push.sent` alone names one): the caller reads it again
     /// with ``input(appID:notificationID:lines:cut:)``, in one snapshot.
-    package func input(appID: String, notificationID: String) throws -> DiagnosisInput? {
+    package func input(appID: String, notificationID: String) async throws -> DiagnosisInput? {
         let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
         var devices = Set<String>()
         var lastSeen: [String: Int64] = [:]
-        let lines = try reader.lines(appID: appID, notificationID: notificationID) { each in
-            try session.each(Self.diagnosis(key: key, appID: appID), preparedAs: .diagnosis) { row in
+        let lines = try await reader.lines(appID: appID, notificationID: notificationID) { each in
+            try await session.each(Self.diagnosis(key: key, appID: appID), preparedAs: .diagnosis) { row in
                 let device: String? = try row.decode(at: 5)
                 if let device { devices.insert(device) }
                 if try row.decode(at: 0, as: Int64.self) == 0 {
@@ -62,26 +62,26 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
             }
         }
         do {
-            return try DiagnosisAssembly.input(
+            return try await DiagnosisAssembly.input(
                 appID: appID, notificationID: notificationID, lines: lines, cut: reader.cut,
-                configs: { try configs(appID: appID, deviceID: $0, at: $1) },
+                configs: { try await configs(appID: appID, deviceID: $0, at: $1) },
                 lastSeen: { device in
                     guard devices.contains(device) else { throw OtherDevice() }
                     return lastSeen[device]
                 },
-                neighbours: { try neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
+                neighbours: { try await neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
         } catch is OtherDevice {
             return nil
         }
     }
 
     /// What one notification's diagnosis needs, from lines already read, statement by statement.
-    package func input(appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil) throws -> DiagnosisInput {
-        try DiagnosisAssembly.input(
+    package func input(appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil) async throws -> DiagnosisInput {
+        try await DiagnosisAssembly.input(
             appID: appID, notificationID: notificationID, lines: lines, cut: cut,
-            configs: { try configs(appID: appID, deviceID: $0, at: $1) },
-            lastSeen: { try lastSeen(appID: appID, deviceID: $0) },
-            neighbours: { try neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
+            configs: { try await configs(appID: appID, deviceID: $0, at: $1) },
+            lastSeen: { try await lastSeen(appID: appID, deviceID: $0) },
+            neighbours: { try await neighbours(appID: appID, deviceID: $0, sentAfter: $1) })
     }
 
     /// The statement a why reads first, which an engine may keep prepared. Part 0: a notification's blocks, by id,
@@ -102,17 +102,17 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
     }
 
     /// The corrected time of the device's latest upload, or nil when none is stored.
-    package func lastSeen(appID: String, deviceID: String) throws -> Int64? {
-        try session.rows("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")
+    package func lastSeen(appID: String, deviceID: String) async throws -> Int64? {
+        try await session.rows("SELECT last_seen FROM device WHERE app_id = \(appID) AND device_id = \(deviceID)")
             .first?.decode(at: 0)
     }
 
     /// The stored lines of one app's notification, in the order they were stored, up to the reader's limits
     /// (``StoredLineReader/blockLimit``; one block more is asked for, to know there are more).
-    package func lines(appID: String, notificationID: String) throws -> [StoredLine] {
+    package func lines(appID: String, notificationID: String) async throws -> [StoredLine] {
         let key = NotificationBlockKey.of(appID: appID, notificationID: notificationID)
-        return try reader.lines(appID: appID, notificationID: notificationID) { each in
-            try session.each(
+        return try await reader.lines(appID: appID, notificationID: notificationID) { each in
+            try await session.each(
                 """
                 SELECT \(unsafeRaw: Self.columns) FROM notification_block n
                 JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref
@@ -126,9 +126,13 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
 
     /// The lines of many notifications, in the order of `keys`, each up to the reader's block limit: what settling a
     /// batch needs, ``SQLDialect/keysPerRead`` notifications to a statement, each read by a descent of the index.
-    package func lines(of keys: [NotificationRowKey]) throws -> [[StoredLine]] {
+    package func lines(of keys: [NotificationRowKey]) async throws -> [[StoredLine]] {
         let perRead = session.dialect.keysPerRead
-        guard perRead > 1 else { return try keys.map { try lines(appID: $0.appID, notificationID: $0.notificationID) } }
+        guard perRead > 1 else {
+            var found: [[StoredLine]] = []
+            for key in keys { found.append(try await lines(appID: key.appID, notificationID: key.notificationID)) }
+            return found
+        }
         let hashes = Array(Set(keys.map { NotificationBlockKey.of(appID: $0.appID, notificationID: $0.notificationID) })).sorted()
         var blocksByKey: [Int64: [StoredBlockRow]] = [:]
         for start in stride(from: 0, to: hashes.count, by: perRead) {
@@ -140,7 +144,7 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
                 ) AS k\(unsafeRaw: "\(offset)")
                 """
             }
-            try session.each(
+            try await session.each(
                 """
                 SELECT n.key, \(unsafeRaw: Self.columns) FROM (\(SQLStatement.joined(each, separator: " UNION ALL "))) AS n
                 JOIN record_block b ON b.id = n.block JOIN bundle u ON u.id = b.bundle_ref ORDER BY b.id
@@ -149,19 +153,22 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
                 blocksByKey[try row.decode(at: 0), default: []].append(try Self.block(row, at: 1))
             }
         }
-        return try keys.map { key in
+        var found: [[StoredLine]] = []
+        for key in keys {
             let blocks = blocksByKey[NotificationBlockKey.of(appID: key.appID, notificationID: key.notificationID)] ?? []
-            return try reader.lines(appID: key.appID, notificationID: key.notificationID) { each in
-                for block in blocks { try each(block) }
-            }
+            found.append(
+                try await reader.lines(appID: key.appID, notificationID: key.notificationID) { each in
+                    for block in blocks { try each(block) }
+                })
         }
+        return found
     }
 
     // MARK: Config in force
 
     /// The config record of each process in force at `at`: the latest at or before it, with the time of the next
     /// one (``ConfigSpans``: a device's notifications settled together share them), in one statement.
-    package func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig] {
+    package func configs(appID: String, deviceID: String, at: Int64) async throws -> [ProcessKind: StoredConfig] {
         let processes = DiagnosisAssembly.configuredProcesses
         var found: [ProcessKind: StoredConfig] = [:]
         let known = processes.compactMap { spans.span(appID: appID, deviceID: deviceID, process: $0, at: at) }
@@ -170,7 +177,7 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
             return found
         }
         var spansFound: [ProcessKind: (config: StoredConfig?, next: Int64?)] = [:]
-        for row in try session.rows(Self.configInForce(appID: appID, deviceID: deviceID, at: at), preparedAs: .configInForce) {
+        for row in try await session.rows(Self.configInForce(appID: appID, deviceID: deviceID, at: at), preparedAs: .configInForce) {
             guard let kind = ProcessKind(rawValue: try row.decode(at: 0)) else { continue }
             let ts: Int64 = try row.decode(at: 1)
             if ts > at {
@@ -221,12 +228,12 @@ package struct BlockReading<Session: SQLSession>: DiagnosisSource {
 
     /// The blocks of bundles whose time span meets the range (all when none), of one app or every app, in the order
     /// stored, a page at a time.
-    package func forEachBlock(appID: String?, since: Int64?, until: Int64?, _ body: (StoredBlockRow) throws -> Void) throws {
+    package func forEachBlock(appID: String?, since: Int64?, until: Int64?, _ body: (StoredBlockRow) throws -> Void) async throws {
         let span = BundleTimeSpan.overlap(since: since, until: until)
         let app: SQLStatement = appID.map { "AND u.app_id = \($0)" } ?? ""
         var after: Int64 = 0
         while true {
-            let rows = try session.rows(
+            let rows = try await session.rows(
                 """
                 SELECT \(unsafeRaw: Self.columns) FROM record_block b JOIN bundle u ON u.id = b.bundle_ref
                 WHERE b.id > \(after) \(app) AND \(span) ORDER BY b.id LIMIT \(Self.blocksPerPage)

@@ -10,11 +10,11 @@ package enum ConfigurationReading {
     /// byte order on every engine.
     package static func latest(
         appID: String, _ session: some SQLSession, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> AppConfiguration? {
+    ) async throws -> AppConfiguration? {
         var latest: [ProcessKind: Record] = [:]
         for process in [ProcessKind.app, .service, .content] {
             guard
-                let body = try session.rows(
+                let body = try await session.rows(
                     """
                     SELECT b.body FROM config c JOIN config_body b ON b.id = c.body_ref
                     WHERE c.app_id = \(appID) AND c.process = \(process.rawValue)

@@ -9,10 +9,10 @@ extension DiagnosisSource {
     ///
     /// The device's first record after the push is taken among those notifications' records: a device's records
     /// that mention no later push (its logs, its config) do not say APNs could reach it.
-    package func neighbours(appID: String, deviceID: String, sentAfter: Int64) throws -> DeviceNeighbours {
+    package func neighbours(appID: String, deviceID: String, sentAfter: Int64) async throws -> DeviceNeighbours {
         let session = neighbourSession
         let until = WireBounds.clampedEpoch(sentAfter) + neighbourWindowMs
-        let keys = try session.rows(
+        let keys = try await session.rows(
             """
             SELECT notification_id FROM notification\(unsafeRaw: session.dialect.indexedBy("notification_by_device"))
             WHERE app_id = \(appID) AND device_id = \(deviceID) AND device_reached = 1
@@ -23,7 +23,7 @@ extension DiagnosisSource {
         guard !keys.isEmpty else { return DeviceNeighbours(firstRecordAfterSent: nil, laterReached: []) }
         var first: Int64?
         var reached: [DeviceNeighbours.Neighbour] = []
-        for (key, lines) in zip(keys, try lines(of: keys)) {
+        for (key, lines) in zip(keys, try await lines(of: keys)) {
             let events = lines.filter { $0.record.recordType == .event }
             let deviceTimes = events.filter { $0.deviceID == deviceID }.compactMap(\.ts)
             guard let sent = events.first(where: { $0.record.eventName == .pushSent && $0.deviceID == nil }),

@@ -42,13 +42,15 @@ extension BlockReading {
     /// Every accepted line that `filter` selects, in the order stored, handed to `line` one at a time: memory stays
     /// bounded (a page of blocks at a time) however many there are. The caller's snapshot makes them those of one
     /// moment.
-    package func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws {
+    package func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) async throws {
         if let id = filter.notificationID {
             // Through the index: a notification's lines are in a few blocks of each app that mentions it.
             let key = NotificationKey.normalize(id)
             var found: [StoredLine] = []
-            for app in try filter.appID.map({ [$0] }) ?? AppRows.uploading(session) {
-                found += try lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }
+            let apps: [String]
+            if let app = filter.appID { apps = [app] } else { apps = try await AppRows.uploading(session) }
+            for app in apps {
+                found += try await lines(appID: app, notificationID: key).filter { filter.includes(correctedTs: $0.ts) }
             }
             for stored in found.sorted(by: { ($0.block, $0.index) < ($1.block, $1.index) }) {
                 try line(ExportedLine(body: stored.body, correctedTs: stored.ts))
@@ -56,7 +58,7 @@ extension BlockReading {
             return
         }
         // With a time range, only the blocks of bundles whose time span meets it are decoded.
-        try forEachBlock(appID: filter.appID, since: filter.since, until: filter.until) { block in
+        try await forEachBlock(appID: filter.appID, since: filter.since, until: filter.until) { block in
             try reader.forEachLineTime(of: block) { body, ts in
                 if filter.includes(correctedTs: ts) { try line(ExportedLine(body: body, correctedTs: ts)) }
             }

@@ -7,29 +7,29 @@ package enum ReportReading {
     /// Adler-32 (the audience reads config bodies compressed against one).
     package static func input(
         _ session: some SQLSession, appID: String, period: ReportPeriod, dictionaries: (UInt32) -> [UInt8]?
-    ) throws -> ReportInput {
+    ) async throws -> ReportInput {
         let previous = period.previous
-        let audiences = try AudienceReading.audiences(
+        let audiences = try await AudienceReading.audiences(
             session, appID: appID, periods: [period, previous], dictionaries: dictionaries)
         return ReportInput(
             appID: appID, period: period, previousPeriod: previous,
-            rows: try dailyRows(session, appID: appID, period: period),
-            previousRows: try dailyRows(session, appID: appID, period: previous),
-            durations: try durations(session, appID: appID, period: period),
-            previousDurations: try durations(session, appID: appID, period: previous),
-            actions: try session.rows(
+            rows: try await dailyRows(session, appID: appID, period: period),
+            previousRows: try await dailyRows(session, appID: appID, period: previous),
+            durations: try await durations(session, appID: appID, period: period),
+            previousDurations: try await durations(session, appID: appID, period: previous),
+            actions: try await session.rows(
                 """
                 SELECT action, response, CAST(sum(n) AS bigint) AS n FROM daily_action
                 WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
                 GROUP BY action, response HAVING sum(n) > 0
                 """
             ).map { ActionCount(action: try $0.decode("action"), response: try $0.decode("response"), count: try $0.decode("n")) },
-            examples: try causeExamples(session, appID: appID, period: period),
+            examples: try await causeExamples(session, appID: appID, period: period),
             audience: audiences[0], previousAudience: audiences[1])
     }
 
-    private static func dailyRows(_ session: some SQLSession, appID: String, period: ReportPeriod) throws -> [DailyCounts] {
-        try session.rows(
+    private static func dailyRows(_ session: some SQLSession, appID: String, period: ReportPeriod) async throws -> [DailyCounts] {
+        try await session.rows(
             """
             SELECT \(unsafeRaw: RollupReading.dailyColumns)
             FROM daily WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
@@ -53,8 +53,9 @@ package enum ReportReading {
         }
     }
 
-    private static func durations(_ session: some SQLSession, appID: String, period: ReportPeriod) throws -> [(ms: Int64, count: Int)] {
-        try session.rows(
+    private static func durations(_ session: some SQLSession, appID: String, period: ReportPeriod) async throws -> [(ms: Int64, count: Int)]
+    {
+        try await session.rows(
             """
             SELECT ms, CAST(sum(n) AS bigint) AS n FROM daily_duration
             WHERE app_id = \(appID) AND day >= \(period.days.lowerBound) AND day < \(period.days.upperBound)
@@ -65,9 +66,9 @@ package enum ReportReading {
 
     /// One notification per cause in the period: the latest one each rollup row saw, checked against the summary
     /// (a notification can have been settled on another cause since).
-    private static func causeExamples(_ session: some SQLSession, appID: String, period: ReportPeriod) throws -> [String: String] {
+    private static func causeExamples(_ session: some SQLSession, appID: String, period: ReportPeriod) async throws -> [String: String] {
         var examples: [String: String] = [:]
-        for row in try session.rows(
+        for row in try await session.rows(
             """
             SELECT d.cause AS cause, d.example_id AS example_id FROM daily d
             WHERE d.app_id = \(appID) AND d.day >= \(period.days.lowerBound) AND d.day < \(period.days.upperBound)

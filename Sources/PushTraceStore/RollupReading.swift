@@ -69,11 +69,11 @@ package enum RollupReading {
     /// rollup (`hourly(range)`: the whole hours inside it, so at most an hour short).
     package static func alertSamples(
         _ spans: AlertSpans,
-        hourly: (Range<Int64>) throws -> [RateRow],
-        minutely: (Range<Int64>) throws -> [RateRow],
-        settled: (_ start: Int64, _ end: Int64) throws -> [(appID: String, facts: NotificationFacts)]
+        hourly: (Range<Int64>) async throws -> [RateRow],
+        minutely: (Range<Int64>) async throws -> [RateRow],
+        settled: (_ start: Int64, _ end: Int64) async throws -> [(appID: String, facts: NotificationFacts)]
     )
-        rethrows -> [AlertSample]
+        async rethrows -> [AlertSample]
     {
         let hour: Int64 = 3_600_000, minute: Int64 = 60_000
         let firstMinute = (spans.windowStart + minute - 1) / minute, endMinute = spans.windowEnd / minute
@@ -91,10 +91,10 @@ package enum RollupReading {
             samples[key] = sample
         }
         let firstHour = (spans.baselineStart + hour - 1) / hour, endHour = spans.baselineEnd / hour
-        for row in try hourly(firstHour..<max(firstHour, endHour)) { add(row.appID, row.category, baseline: rateCounts(row.sums)) }
-        for row in try minutely(minutes) { add(row.appID, row.category, window: rateCounts(row.sums)) }
+        for row in try await hourly(firstHour..<max(firstHour, endHour)) { add(row.appID, row.category, baseline: rateCounts(row.sums)) }
+        for row in try await minutely(minutes) { add(row.appID, row.category, window: rateCounts(row.sums)) }
         for edge in edges {
-            for (app, facts) in try settled(edge.start, edge.end) {
+            for (app, facts) in try await settled(edge.start, edge.end) {
                 add(app, facts.category ?? "", window: rateCounts(facts))
             }
         }
@@ -105,9 +105,9 @@ package enum RollupReading {
     /// `audience(spans, appID)`; with `appID`, only that app's.
     package static func alerts(
         _ rules: [AlertRule], now: Int64, appID: String?,
-        samples: (AlertSpans) throws -> [AlertSample],
-        audience: (AlertSpans, _ appID: String?) throws -> [AlertSample]
-    ) rethrows -> AlertReport {
+        samples: (AlertSpans) async throws -> [AlertSample],
+        audience: (AlertSpans, _ appID: String?) async throws -> [AlertSample]
+    ) async rethrows -> AlertReport {
         var firing: [FiringAlert] = []
         var judged = 0
         var memo: [AlertSpans: [AlertSample]] = [:]
@@ -116,10 +116,10 @@ package enum RollupReading {
             let spans = AlertSpans(rule: rule, now: now)
             let ruleSamples: [AlertSample]
             if rule.metric.byCategory {
-                if memo[spans] == nil { memo[spans] = try samples(spans).filter { appID == nil || $0.appID == appID } }
+                if memo[spans] == nil { memo[spans] = try await samples(spans).filter { appID == nil || $0.appID == appID } }
                 ruleSamples = memo[spans] ?? []
             } else {
-                if audienceMemo[spans] == nil { audienceMemo[spans] = try audience(spans, appID) }
+                if audienceMemo[spans] == nil { audienceMemo[spans] = try await audience(spans, appID) }
                 ruleSamples = audienceMemo[spans] ?? []
             }
             let result = AlertEvaluator.evaluate(rule, samples: ruleSamples, spans: spans)

@@ -51,18 +51,18 @@ extension SQLSession {
     ///
     /// Each app's summaries are read newest first through its time index (`app_id, first_ts`); a search across
     /// apps reads each app's first rows that way and merges them, rather than sorting every summary.
-    package func search(_ query: SearchQuery) throws -> [NotificationSummary] {
-        guard query.appID == nil else { return try searchApp(query) }
-        let apps = try appIDs()
+    package func search(_ query: SearchQuery) async throws -> [NotificationSummary] {
+        guard query.appID == nil else { return try await searchApp(query) }
+        let apps = try await AppRows.all(self)
         // Past a few dozen apps, one sort of the matching summaries costs less than a walk per app.
-        guard apps.count <= 32 else { return try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:)) }
+        guard apps.count <= 32 else { return try await rows(query.statement(for: dialect)).map(NotificationSummary.init(row:)) }
         var merged: [NotificationSummary] = []
         for app in apps {
             var one = query
             one.appID = app
             one.limit = query.offset + query.limit
             one.offset = 0
-            merged += try searchApp(one)
+            merged += try await searchApp(one)
         }
         merged.sort { a, b in
             switch (a.firstTs, b.firstTs) {
@@ -80,10 +80,10 @@ extension SQLSession {
     /// so the newest of those hours that together hold `offset + limit` rows are read, each through the time index.
     /// Any other cause has an index of its own. (Every summary has a first time: a record without `ts` is never
     /// stored.)
-    private func searchApp(_ query: SearchQuery) throws -> [NotificationSummary] {
+    private func searchApp(_ query: SearchQuery) async throws -> [NotificationSummary] {
         guard let app = query.appID, let cause = query.cause, SearchQuery.shownCauses.contains(cause), query.deviceID == nil
         else {
-            return try rows(query.statement(for: dialect)).map(NotificationSummary.init(row:))
+            return try await rows(query.statement(for: dialect)).map(NotificationSummary.init(row:))
         }
         let hourMs: Int64 = 3_600_000
         var conditions: [SQLStatement] = ["app_id = \(app)", "cause = \(cause.rawValue)"]
@@ -94,7 +94,7 @@ extension SQLSession {
         // The spans to read, newest first: runs of hours with rows.
         var spans: [(start: Int64, end: Int64)] = []
         var counted = 0
-        for row in try rows(
+        for row in try await rows(
             """
             SELECT hour, CAST(sum(notifications) AS bigint) AS n FROM hourly
             WHERE \(SQLStatement.joined(conditions, separator: " AND ")) GROUP BY hour ORDER BY hour DESC
@@ -116,29 +116,15 @@ extension SQLSession {
             part.until = min(query.until ?? .max, span.end)
             part.offset = 0
             part.limit = needed - found.count
-            found += try rows(part.statement(for: dialect)).map(NotificationSummary.init(row:))
+            found += try await rows(part.statement(for: dialect)).map(NotificationSummary.init(row:))
         }
         return Array(found.dropFirst(query.offset).prefix(query.limit))
     }
 
-    /// Every app with a summary, sorted: found by skipping through the summaries' primary key, not by scanning it.
-    package func appIDs() throws -> [String] {
-        try rows(
-            """
-            WITH RECURSIVE app(id) AS (
-                SELECT min(app_id) FROM notification
-                UNION ALL
-                SELECT (SELECT min(app_id) FROM notification WHERE app_id > app.id) FROM app WHERE app.id IS NOT NULL
-            )
-            SELECT id FROM app WHERE id IS NOT NULL
-            """
-        ).map { try $0.decode("id") }
-    }
-
     /// Settled notifications first seen in the hour of `since` or later, counted by app, category and primary
     /// cause, from the hourly rollup (``TraceStore/causeCounts(since:)``).
-    package func causeCounts(since: Int64) throws -> [CauseCount] {
-        try rows(
+    package func causeCounts(since: Int64) async throws -> [CauseCount] {
+        try await rows(
             """
             SELECT app_id, category, cause, CAST(sum(notifications) AS bigint) AS count FROM hourly
             WHERE hour >= \(since / 3_600_000)

@@ -8,12 +8,12 @@ package protocol DiagnosisSource {
     /// The session ``neighbours(appID:deviceID:sentAfter:)`` reads summaries with.
     var neighbourSession: NeighbourSession { get }
     /// The config record of each process in force at `at` on the device (``DiagnosisAssembly/configuredProcesses``).
-    func configs(appID: String, deviceID: String, at: Int64) throws -> [ProcessKind: StoredConfig]
+    func configs(appID: String, deviceID: String, at: Int64) async throws -> [ProcessKind: StoredConfig]
     /// The corrected time of the device's latest upload, or nil when none is stored.
-    func lastSeen(appID: String, deviceID: String) throws -> Int64?
+    func lastSeen(appID: String, deviceID: String) async throws -> Int64?
     /// The stored lines of each notification, in the order of `keys`, each up to ``StoredLineReader/blockLimit``
     /// blocks.
-    func lines(of keys: [NotificationRowKey]) throws -> [[StoredLine]]
+    func lines(of keys: [NotificationRowKey]) async throws -> [[StoredLine]]
 }
 
 /// An unsettled notification's summary, as read to be settled.
@@ -42,23 +42,31 @@ package enum Settling {
     /// together (``DiagnosisSource/lines(of:)``).
     package static func decide(
         _ batch: [Unsettled], diagnoser: Diagnoser, source: some DiagnosisSource
-    ) throws -> [Settled] {
-        var causes = try batch.map { item in
-            try diagnoser.cause(
-                of: item.facts.folded,
-                config: { try DiagnosisAssembly.configInForce(source.configs(appID: item.key.appID, deviceID: $0, at: $1)) },
-                lastSeen: { try source.lastSeen(appID: item.key.appID, deviceID: $0) })
+    ) async throws -> [Settled] {
+        var causes: [Cause?] = []
+        for item in batch {
+            // The summary's rules read the config in force and the last upload only when they need them, and
+            // synchronously: read inline, on the settling session, which answers at once.
+            causes.append(
+                try diagnoser.cause(
+                    of: item.facts.folded,
+                    config: { device, at in
+                        try DiagnosisAssembly.configInForce(
+                            InlineExecutor.run { try await source.configs(appID: item.key.appID, deviceID: device, at: at) })
+                    },
+                    lastSeen: { device in try InlineExecutor.run { try await source.lastSeen(appID: item.key.appID, deviceID: device) } }
+                ))
         }
         let undecided = causes.indices.filter { causes[$0] == nil }
         if !undecided.isEmpty {
-            let lines = try source.lines(of: undecided.map { batch[$0].key })
+            let lines = try await source.lines(of: undecided.map { batch[$0].key })
             for (index, at) in undecided.enumerated() {
                 let key = batch[at].key
-                let input = try DiagnosisAssembly.input(
+                let input = try await DiagnosisAssembly.input(
                     appID: key.appID, notificationID: key.notificationID, lines: lines[index],
-                    configs: { try source.configs(appID: key.appID, deviceID: $0, at: $1) },
-                    lastSeen: { try source.lastSeen(appID: key.appID, deviceID: $0) },
-                    neighbours: { try source.neighbours(appID: key.appID, deviceID: $0, sentAfter: $1) })
+                    configs: { try await source.configs(appID: key.appID, deviceID: $0, at: $1) },
+                    lastSeen: { try await source.lastSeen(appID: key.appID, deviceID: $0) },
+                    neighbours: { try await source.neighbours(appID: key.appID, deviceID: $0, sentAfter: $1) })
                 causes[at] = diagnoser.diagnose(input).cause
             }
         }

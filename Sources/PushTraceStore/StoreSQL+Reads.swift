@@ -4,12 +4,12 @@ import PushTraceCore
 extension StoreSQL {
     /// The apps that have notifications, in order.
     package func appIDs() async throws -> [String] {
-        try await awaiting(.readOne) { try AppRows.all($0) }
+        try await awaiting(.readOne) { try await AppRows.all($0) }
     }
 
     /// The apps that have records for a notification ID (normally one).
     package func apps(forNotification id: String) async throws -> [String] {
-        try await awaiting(.readOne) { try AppRows.storing(notification: NotificationKey.normalize(id), $0) }
+        try await awaiting(.readOne) { try await AppRows.storing(notification: NotificationKey.normalize(id), $0) }
     }
 
     /// The answer to `why` for one notification of one app (an `unknown_notification` answer when nothing is
@@ -20,13 +20,13 @@ extension StoreSQL {
     package func why(appID: String, notificationID: String, settings: DiagnosisSettings) async throws -> WhyReport {
         let key = NotificationKey.normalize(notificationID)
         let input: DiagnosisInput
-        if let read = try await awaiting(.readOne, { try blocks($0).input(appID: appID, notificationID: key) }) {
+        if let read = try await awaiting(.readOne, { try await blocks($0).input(appID: appID, notificationID: key) }) {
             input = read
         } else {
             input = try await awaiting(.read) { session in
                 let reader = blocks(session)
-                let lines = try reader.lines(appID: appID, notificationID: key)
-                return try reader.input(appID: appID, notificationID: key, lines: lines, cut: reader.cut)
+                let lines = try await reader.lines(appID: appID, notificationID: key)
+                return try await reader.input(appID: appID, notificationID: key, lines: lines, cut: reader.cut)
             }
         }
         return WhyReport(input: input, diagnosis: Diagnoser(settings: settings).diagnose(input))
@@ -36,13 +36,13 @@ extension StoreSQL {
     package func logs(appID: String, notificationID: String) async throws -> [TimelineEntry] {
         let key = NotificationKey.normalize(notificationID)
         return try await awaiting(.readOne) {
-            DiagnosisAssembly.entries(try blocks($0).lines(appID: appID, notificationID: key), type: "log")
+            DiagnosisAssembly.entries(try await blocks($0).lines(appID: appID, notificationID: key), type: "log")
         }
     }
 
     /// Every accepted line `filter` selects, in the order stored, one at a time, in one snapshot.
     package func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws {
-        try reading { try blocks($0).export(filter, line) }
+        try reading { try await blocks($0).export(filter, line) }
     }
 
     /// Every block read back and what the store keeps about its lines recounted (``BlockReading/check(summarized:)``),
@@ -52,24 +52,24 @@ extension StoreSQL {
     }
 
     package func search(_ query: SearchQuery) async throws -> [NotificationSummary] {
-        try await awaiting(.read) { try $0.search(query) }
+        try await awaiting(.read) { try await $0.search(query) }
     }
 
     package func causeCounts(since: Int64) throws -> [CauseCount] {
-        try reading { try $0.causeCounts(since: since) }
+        try reading { try await $0.causeCounts(since: since) }
     }
 
     /// What app `appID` is configured with (``ConfigurationReading/latest(appID:_:dictionaries:)``); nil when no
     /// config record of that app is stored.
     package func latestConfiguration(appID: String) async throws -> AppConfiguration? {
-        try await awaiting(.read) { try ConfigurationReading.latest(appID: appID, $0, dictionaries: dictionary($0)) }
+        try await awaiting(.read) { try await ConfigurationReading.latest(appID: appID, $0, dictionaries: dictionary($0)) }
     }
 
     /// The delivery report of one app for `period` against the period before it, from the rollups (a few thousand
     /// rows whatever the number of notifications), in one snapshot. Only settled notifications count.
     package func report(appID: String, period: ReportPeriod) async throws -> DeliveryReport {
         DeliveryReport(
-            try await awaiting(.read) { try ReportReading.input($0, appID: appID, period: period, dictionaries: dictionary($0)) })
+            try await awaiting(.read) { try await ReportReading.input($0, appID: appID, period: period, dictionaries: dictionary($0)) })
     }
 
     /// The alert rules judged as of `now` (epoch milliseconds): notifications first seen after `now` are ignored.
@@ -77,32 +77,33 @@ extension StoreSQL {
     /// Every sample is read in one snapshot.
     package func alerts(_ rules: [AlertRule], now: Int64, appID: String?) async throws -> AlertReport {
         try await awaiting(.read) { session in
-            try RollupReading.alerts(
-                rules, now: now, appID: appID, samples: { try RollupReading.alertSamples($0, session) },
-                audience: { try audienceSamples($0, appID: $1, session) })
+            try await RollupReading.alerts(
+                rules, now: now, appID: appID, samples: { try await RollupReading.alertSamples($0, session) },
+                audience: { try await audienceSamples($0, appID: $1, session) })
         }
     }
 
     /// Counts per app and category over settled notifications (``RollupReading/alertSamples(_:_:)``), in one
     /// snapshot.
     package func alertSamples(_ spans: AlertSpans) throws -> [AlertSample] {
-        try reading { try RollupReading.alertSamples(spans, $0) }
+        try reading { try await RollupReading.alertSamples(spans, $0) }
     }
 
     /// The `notifications_disabled` metric's samples per app (``AudienceReading/alertSamples(_:apps:spans:dictionaries:)``),
     /// in one snapshot.
     package func audienceSamples(_ spans: AlertSpans, appID: String?) throws -> [AlertSample] {
-        try reading { try audienceSamples(spans, appID: appID, $0) }
+        try reading { try await audienceSamples(spans, appID: appID, $0) }
     }
 
-    private func audienceSamples(_ spans: AlertSpans, appID: String?, _ session: Session) throws -> [AlertSample] {
-        try AudienceReading.alertSamples(
-            session, apps: appID.map { [$0] } ?? AppRows.all(session), spans: spans, dictionaries: dictionary(session))
+    private func audienceSamples(_ spans: AlertSpans, appID: String?, _ session: Session) async throws -> [AlertSample] {
+        let apps: [String]
+        if let appID { apps = [appID] } else { apps = try await AppRows.all(session) }
+        return try await AudienceReading.alertSamples(session, apps: apps, spans: spans, dictionaries: dictionary(session))
     }
 
     package func audiences(period: ReportPeriod) async throws -> [String: AudienceFigures] {
         try await awaiting(.read) {
-            try AudienceReading.figures($0, apps: AppRows.all($0), period: period, dictionaries: dictionary($0))
+            try await AudienceReading.figures($0, apps: AppRows.all($0), period: period, dictionaries: dictionary($0))
         }
     }
 
@@ -110,20 +111,20 @@ extension StoreSQL {
 
     /// Creates a token and returns its text: the only time the secret exists outside the client.
     package func createToken(appID: String?, scope: TokenScope, label: String?, now: Int64) async throws -> (TokenInfo, TokenText) {
-        try await awaiting(.write) { try TokenRows.create(appID: appID, scope: scope, label: label, now: now, $0) }
+        try await awaiting(.write) { try await TokenRows.create(appID: appID, scope: scope, label: label, now: now, $0) }
     }
 
     /// Every token, revoked ones included, oldest first.
     package func tokens() async throws -> [TokenInfo] {
-        try await awaiting(.readOne) { try TokenRows.all($0) }
+        try await awaiting(.readOne) { try await TokenRows.all($0) }
     }
 
     /// Revokes a token by its ID; false when no such token exists.
     package func revokeToken(id: String, now: Int64) async throws -> Bool {
-        try await awaiting(.write) { try TokenRows.revoke(id: id, now: now, $0) }
+        try await awaiting(.write) { try await TokenRows.revoke(id: id, now: now, $0) }
     }
 
     package func storedToken(id: String) async throws -> StoredToken? {
-        try await awaiting(.readOne) { try TokenRows.stored(id: id, $0) }
+        try await awaiting(.readOne) { try await TokenRows.stored(id: id, $0) }
     }
 }

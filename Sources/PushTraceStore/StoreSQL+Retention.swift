@@ -14,7 +14,7 @@ extension StoreSQL {
         before cutoff: Int64, batchSize: Int, progress: ((RetentionReport) -> Bool)?
     ) throws -> RetentionReport {
         let batchSize = max(1, batchSize)
-        let apps = try readingOne { try AppRows.all($0) }
+        let apps = try readingOne { try await AppRows.all($0) }
         var pass = RetentionPass(progress: progress)
         guard try pass.untilDone({ report in try writing { try pruneBundles(before: cutoff, batchSize, $0, &report) } })
         else { return pass.report }

@@ -20,7 +20,7 @@ package struct StoreSQL<Session: SQLSession>: Sendable {
 
     package typealias Awaited =
         @Sendable (
-            Transaction, _ body: @escaping @Sendable (Session) throws -> any Sendable
+            Transaction, _ body: @escaping @Sendable (Session) async throws -> any Sendable
         ) async throws -> any Sendable
 
     package init(
@@ -34,29 +34,32 @@ package struct StoreSQL<Session: SQLSession>: Sendable {
     }
 
     /// `body` run in `transaction` (``awaited``), answering what it answers.
-    package func awaiting<T: Sendable>(_ transaction: Transaction, _ body: @escaping @Sendable (Session) throws -> T) async throws -> T {
+    package func awaiting<T: Sendable>(
+        _ transaction: Transaction, _ body: @escaping @Sendable (Session) async throws -> T
+    ) async throws -> T {
         // The engine hands back what the body answered: a `T`.
-        try await awaited(transaction) { try body($0) } as! T
+        try await awaited(transaction, body) as! T
     }
 
-    /// ``read``, answering what `body` answers.
-    package func reading<T>(_ body: (Session) throws -> T) throws -> T {
+    /// ``read``, answering what `body` answers. The body is the store's async SQL, run inline on the engine's
+    /// session (``InlineExecutor``): a synchronous caller's session answers at once.
+    package func reading<T>(_ body: (Session) async throws -> T) throws -> T {
         var result: T?
-        try read { result = try body($0) }
+        try read { session in result = try InlineExecutor.run { try await body(session) } }
         return result!
     }
 
-    /// ``readOne``, answering what `body` answers.
-    package func readingOne<T>(_ body: (Session) throws -> T) throws -> T {
+    /// ``readOne``, answering what `body` answers (run as ``reading(_:)`` runs it).
+    package func readingOne<T>(_ body: (Session) async throws -> T) throws -> T {
         var result: T?
-        try readOne { result = try body($0) }
+        try readOne { session in result = try InlineExecutor.run { try await body(session) } }
         return result!
     }
 
-    /// ``write``, answering what `body` answers.
-    package func writing<T>(_ body: (Session) throws -> T) throws -> T {
+    /// ``write``, answering what `body` answers (run as ``reading(_:)`` runs it).
+    package func writing<T>(_ body: (Session) async throws -> T) throws -> T {
         var result: T?
-        try write { result = try body($0) }
+        try write { session in result = try InlineExecutor.run { try await body(session) } }
         return result!
     }
 

@@ -117,12 +117,12 @@ package final class StoredLineReader {
     /// index key was computed (not Unicode equivalence).
     package func lines(
         appID: String, notificationID: String,
-        blocks: (_ each: (StoredBlockRow) throws -> Void) throws -> Void
-    ) throws -> [StoredLine] {
+        blocks: (_ each: (StoredBlockRow) throws -> Void) async throws -> Void
+    ) async throws -> [StoredLine] {
         var found: [StoredLine] = []
         let folded = BlockMentions.folded(Array(notificationID.utf8))
         var blocksRead = 0, bytesRead = 0, stopped = false
-        try blocks { row in
+        try await blocks { row in
             guard row.appID == appID, !stopped else { return }
             guard blocksRead < Self.blockLimit, blocksRead == 0 || bytesRead + row.rawBytes <= Self.byteLimit else {
                 stopped = true
@@ -224,10 +224,10 @@ package enum DiagnosisAssembly {
     /// any number); `lastSeen` is its device's latest upload.
     package static func input(
         appID: String, notificationID: String, lines: [StoredLine], cut: TimelineCut? = nil,
-        configs: (_ deviceID: String, _ at: Int64) throws -> [ProcessKind: StoredConfig],
-        lastSeen: (_ deviceID: String) throws -> Int64?,
-        neighbours: (_ deviceID: String, _ sentAfter: Int64) throws -> DeviceNeighbours
-    ) throws -> DiagnosisInput {
+        configs: (_ deviceID: String, _ at: Int64) async throws -> [ProcessKind: StoredConfig],
+        lastSeen: (_ deviceID: String) async throws -> Int64?,
+        neighbours: (_ deviceID: String, _ sentAfter: Int64) async throws -> DeviceNeighbours
+    ) async throws -> DiagnosisInput {
         let entries = entries(lines, type: "event")
         let deviceID =
             entries.first(where: { $0.deviceID != nil })?.deviceID
@@ -236,9 +236,9 @@ package enum DiagnosisAssembly {
         var seen: Int64?
         var settings: SettingsInForce?
         if let deviceID, let first = entries.first?.ts {
-            config = try configInForce(configs(deviceID, first))
-            seen = try lastSeen(deviceID)
-            settings = try settingsInForce(config, deviceID: deviceID, configs: configs)
+            config = try configInForce(await configs(deviceID, first))
+            seen = try await lastSeen(deviceID)
+            settings = try await settingsInForce(config, deviceID: deviceID, configs: configs)
         }
         // APNs's rules read the device's other notifications: asked only of a push with an expiration that the device
         // never recorded though it uploaded later, and of one with a collapse ID the user never expanded.
@@ -250,7 +250,7 @@ package enum DiagnosisAssembly {
             let collapsible =
                 !deviceEntries.isEmpty && sent.record.collapseID != nil
                 && !entries.contains { $0.event == .contentReceived || $0.event == .contentAction }
-            if unrecorded || collapsible { nearby = try neighbours(deviceID, sent.ts) }
+            if unrecorded || collapsible { nearby = try await neighbours(deviceID, sent.ts) }
         }
         return DiagnosisInput(
             appID: appID, notificationID: notificationID, entries: entries, config: config,
@@ -262,15 +262,15 @@ package enum DiagnosisAssembly {
     /// force (at most ``settingsSteps`` records back).
     static func settingsInForce(
         _ config: ConfigInForce, deviceID: String,
-        configs: (_ deviceID: String, _ at: Int64) throws -> [ProcessKind: StoredConfig]
-    ) throws -> SettingsInForce? {
+        configs: (_ deviceID: String, _ at: Int64) async throws -> [ProcessKind: StoredConfig]
+    ) async throws -> SettingsInForce? {
         guard var inForce = SettingsInForce(config), let reason = inForce.settings.nothingShown else {
             return SettingsInForce(config)
         }
         var since = inForce.entry
         for _ in 0..<settingsSteps {
             guard since.ts > WireBounds.epochMilliseconds.lowerBound,
-                let earlier = SettingsInForce(try configInForce(configs(deviceID, since.ts - 1))),
+                let earlier = SettingsInForce(try configInForce(await configs(deviceID, since.ts - 1))),
                 earlier.settings.nothingShown == reason
             else { break }
             since = earlier.entry

@@ -7,10 +7,10 @@ package enum TokenRows {
     /// Stores a new token and returns its text: the only time the secret exists outside the client.
     package static func create(
         appID: String?, scope: TokenScope, label: String?, now: Int64, _ session: some SQLSession
-    ) throws -> (TokenInfo, TokenText) {
+    ) async throws -> (TokenInfo, TokenText) {
         let text = TokenText.generate()
         let info = TokenInfo(id: text.id, appID: appID, scope: scope, label: label, createdAt: now, revokedAt: nil)
-        try session.execute(
+        try await session.execute(
             """
             INSERT INTO token (id, app_id, scope, secret_sha256, label, created_at)
             VALUES (\(info.id), \(appID), \(scope.rawValue), \(SQLBytes(Array(text.secretHash))), \(label), \(now))
@@ -19,8 +19,8 @@ package enum TokenRows {
     }
 
     /// Every token, revoked ones included, oldest first.
-    package static func all(_ session: some SQLSession) throws -> [TokenInfo] {
-        try session.rows("SELECT id, app_id, scope, label, created_at, revoked_at FROM token ORDER BY created_at, id")
+    package static func all(_ session: some SQLSession) async throws -> [TokenInfo] {
+        try await session.rows("SELECT id, app_id, scope, label, created_at, revoked_at FROM token ORDER BY created_at, id")
             .map { row in
                 TokenInfo(
                     id: try row.decode("id"), appID: try row.decode("app_id"),
@@ -30,13 +30,13 @@ package enum TokenRows {
     }
 
     /// Revokes a token; false when there is no such token. A revoked token keeps its first revocation time.
-    package static func revoke(id: String, now: Int64, _ session: some SQLSession) throws -> Bool {
-        try session.execute("UPDATE token SET revoked_at = coalesce(revoked_at, \(now)) WHERE id = \(id)") > 0
+    package static func revoke(id: String, now: Int64, _ session: some SQLSession) async throws -> Bool {
+        try await session.execute("UPDATE token SET revoked_at = coalesce(revoked_at, \(now)) WHERE id = \(id)") > 0
     }
 
     /// The token stored under `id`, revoked or not, or nil: one read by the primary key.
-    package static func stored(id: String, _ session: some SQLSession) throws -> StoredToken? {
-        try session.rows(
+    package static func stored(id: String, _ session: some SQLSession) async throws -> StoredToken? {
+        try await session.rows(
             "SELECT id, app_id, scope, label, created_at, revoked_at, secret_sha256 FROM token WHERE id = \(id)"
         ).first.map { row in
             StoredToken(

@@ -33,6 +33,22 @@ public protocol SQLSession {
     func send(_ statement: SQLStatement) throws
     /// ``send(_:)`` of a statement already rendered for ``dialect``.
     func send(rendered sql: String, _ binds: [SQLValue]) throws
+
+    // The same, awaited, as the store's SQL is written: a session that waits on a network may answer these without
+    // holding a thread. A session that answers at once runs the synchronous ones, so an async body on it never
+    // suspends and runs inline (``InlineExecutor``).
+
+    /// ``rows(_:)``, awaited.
+    func rows(_ statement: SQLStatement) async throws -> [SQLRow]
+    /// ``each(_:_:)``, awaited.
+    func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) async throws
+    /// ``rows(_:preparedAs:)``, awaited.
+    func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) async throws -> [SQLRow]
+    /// ``each(_:preparedAs:_:)``, awaited.
+    func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) async throws
+    /// ``execute(_:)``, awaited.
+    @discardableResult
+    func execute(_ statement: SQLStatement) async throws -> Int
 }
 
 /// The statements an engine may keep prepared (``SQLSession/rows(_:preparedAs:)``), each written once in the store.
@@ -72,4 +88,27 @@ extension SQLSession {
     public func send(_ statement: SQLStatement) throws { try execute(statement) }
 
     public func send(rendered sql: String, _ binds: [SQLValue]) throws { try execute(rendered: sql, binds) }
+}
+
+/// A session that answers at once: each awaited call is its synchronous one, and never suspends.
+extension SQLSession {
+    public func rows(_ statement: SQLStatement) async throws -> [SQLRow] { try now { try $0.rows(statement) } }
+
+    public func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) async throws {
+        try now { try $0.each(statement, body) }
+    }
+
+    public func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) async throws -> [SQLRow] {
+        try now { try $0.rows(statement, preparedAs: name) }
+    }
+
+    public func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) async throws {
+        try now { try $0.each(statement, preparedAs: name, body) }
+    }
+
+    @discardableResult
+    public func execute(_ statement: SQLStatement) async throws -> Int { try now { try $0.execute(statement) } }
+
+    /// `body` on this session in a synchronous context, where its calls are the synchronous ones.
+    private func now<T>(_ body: (Self) throws -> T) rethrows -> T { try body(self) }
 }
