@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import PushTraceStore
@@ -26,14 +27,15 @@ struct InlineExecutorTests {
     func runsOnTheCallersThread() async throws {
         #expect(try InlineExecutor.run { try await body(AtOnce(thread: pthread_self())) } == 10)
         let done = DispatchSemaphore(value: 0)
-        let answer = LockedBox<Int?>(nil)
+        let answer = Answer()
         let thread = Thread {
-            answer.value = try? InlineExecutor.run { try await body(AtOnce(thread: pthread_self())) }
+            let found = try? InlineExecutor.run { try await body(AtOnce(thread: pthread_self())) }
+            answer.value.withLock { $0 = found }
             done.signal()
         }
         thread.start()
         done.wait()
-        #expect(answer.value == 10)
+        #expect(answer.value.withLock { $0 } == 10)
     }
 
     @Test("what the body throws is thrown to the caller, and a value of the caller's it changes is changed")
@@ -49,12 +51,7 @@ struct InlineExecutorTests {
     }
 }
 
-private final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
+/// What the thread's run answered.
+private final class Answer: Sendable {
+    let value = Mutex<Int?>(nil)
 }
