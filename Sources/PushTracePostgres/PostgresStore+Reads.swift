@@ -13,13 +13,11 @@ extension PostgresStore {
             layout: .postgres, dictionaries: dictionaries, read: { [self] body in try reading(body) },
             readOne: { [self] body in try withSession(body) }, write: { [self] body in try writing(body) },
             awaited: { [self] transaction, body in
-                // The body waits on the database on one of the store's threads, inline (its session answers each
-                // statement before the next), not on a thread of the caller's.
                 try await threads.runIfActive {
                     switch transaction {
-                    case .read: try self.reading { session in try InlineExecutor.run { try await body(session) } }
-                    case .readOne: try self.withSession { session in try InlineExecutor.run { try await body(session) } }
-                    case .write: try self.writing { session in try InlineExecutor.run { try await body(session) } }
+                    case .read: try self.reading(body)
+                    case .readOne: try self.withSession(body)
+                    case .write: try self.writing(body)
                     }
                 }
             })

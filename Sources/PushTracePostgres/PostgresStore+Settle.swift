@@ -53,7 +53,7 @@ struct PostgresSettling: SettleEngine {
                     facts: try NotificationFacts(stored: row)))
         }
         guard !claimed.isEmpty else { return nil }
-        return try InlineExecutor.run { try await Settling.decide(claimed, diagnoser: diagnoser, source: store.sql.blocks(session)) }
+        return try Settling.decide(claimed, diagnoser: diagnoser, source: store.sql.blocks(session))
     }
 
     func inSettleTransaction<T>(_ body: (PostgresSession) throws -> T) throws -> T {

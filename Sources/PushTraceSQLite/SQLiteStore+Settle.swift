@@ -80,8 +80,7 @@ struct SQLiteSettling: SettleEngine {
                         key: NotificationRowKey(appID: key.appID, notificationID: key.notificationID), facts: stored.facts))
             }
             let source = BlockReading(db, dictionaries: dictionaries)
-            return Array(
-                zip(positions, try InlineExecutor.run { try await Settling.decide(unsettled, diagnoser: diagnoser, source: source) }))
+            return Array(zip(positions, try Settling.decide(unsettled, diagnoser: diagnoser, source: source)))
         }
     }
 

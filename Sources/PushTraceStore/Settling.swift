@@ -42,6 +42,13 @@ package enum Settling {
     /// together (``DiagnosisSource/lines(of:)``).
     package static func decide(
         _ batch: [Unsettled], diagnoser: Diagnoser, source: some DiagnosisSource
+    ) throws -> [Settled] {
+        try InlineExecutor.run { try await deciding(batch, diagnoser: diagnoser, source: source) }
+    }
+
+    /// ``decide(_:diagnoser:source:)``, as the store's SQL is written; run inline on the settling session.
+    private static func deciding(
+        _ batch: [Unsettled], diagnoser: Diagnoser, source: some DiagnosisSource
     ) async throws -> [Settled] {
         var causes: [Cause?] = []
         for item in batch {

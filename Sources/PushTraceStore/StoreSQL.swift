@@ -20,7 +20,7 @@ package struct StoreSQL<Session: SQLSession>: Sendable {
 
     package typealias Awaited =
         @Sendable (
-            Transaction, _ body: @escaping @Sendable (Session) async throws -> any Sendable
+            Transaction, _ body: @escaping @Sendable (Session) throws -> any Sendable
         ) async throws -> any Sendable
 
     package init(
@@ -33,12 +33,13 @@ package struct StoreSQL<Session: SQLSession>: Sendable {
         self.readOne = readOne ?? read
     }
 
-    /// `body` run in `transaction` (``awaited``), answering what it answers.
+    /// `body` run in `transaction` (``awaited``), answering what it answers: inline (``InlineExecutor``) on the
+    /// session the engine lends, whose statements each answer before the next is made.
     package func awaiting<T: Sendable>(
         _ transaction: Transaction, _ body: @escaping @Sendable (Session) async throws -> T
     ) async throws -> T {
         // The engine hands back what the body answered: a `T`.
-        try await awaited(transaction, body) as! T
+        try await awaited(transaction) { session in try InlineExecutor.run { try await body(session) } } as! T
     }
 
     /// ``read``, answering what `body` answers. The body is the store's async SQL, run inline on the engine's

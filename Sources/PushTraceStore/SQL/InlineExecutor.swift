@@ -2,8 +2,8 @@ import Synchronization
 
 /// Runs an async body to its end on the calling thread, for a body that never suspends: the store's SQL, written once
 /// as async functions, on a session that answers each statement at once (SQLite inside GRDB's access; PostgreSQL's
-/// connection on the store's own thread, which waits for each answer). The body's jobs run here, one after another, so the session's connection is used on the
-/// thread that holds it, and nothing waits.
+/// connection on the store's own thread, which waits for each answer). The body's jobs run here, one after another,
+/// so the session's connection is used on the thread that holds it.
 package final class InlineExecutor: TaskExecutor, Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
 

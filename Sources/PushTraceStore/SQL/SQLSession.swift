@@ -3,7 +3,7 @@
 ///
 /// Each engine conforms its own connection type, and keeps for itself only what is truly its own (connections,
 /// transactions, migrations, locks). Logic written against this protocol is written once for both engines.
-public protocol SQLSession {
+public protocol SQLSession: SendableMetatype {
     associatedtype Dialect: SQLDialect
     /// The engine's dialect, which statements are rendered for.
     var dialect: Dialect { get }
