@@ -141,7 +141,7 @@ final class EventLoopExecutor: TaskExecutor {
 }
 
 /// One connection's queries, answered synchronously.
-struct PostgresSession {
+package struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
     /// Whether a statement run often is prepared once and kept: not through a pooler in transaction mode, where

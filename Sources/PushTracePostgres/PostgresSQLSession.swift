@@ -24,9 +24,9 @@ package struct PostgresDialect: SQLDialect {
 }
 
 extension PostgresSession: SQLSession {
-    var dialect: PostgresDialect { PostgresDialect() }
+    package var dialect: PostgresDialect { PostgresDialect() }
 
-    func rows(_ statement: SQLStatement) throws -> [SQLRow] {
+    package func rows(_ statement: SQLStatement) throws -> [SQLRow] {
         try sqlRows(Self.query(statement, dialect))
     }
 
@@ -46,7 +46,7 @@ extension PostgresSession: SQLSession {
     }
 
     /// Through a cursor of the transaction, a page fetched at a time: PostgreSQL's answer to a statement arrives whole.
-    func each(_ statement: SQLStatement, pagesOf size: Int, _ body: ([SQLRow]) throws -> Void) throws {
+    package func each(_ statement: SQLStatement, pagesOf size: Int, _ body: ([SQLRow]) throws -> Void) throws {
         try execute("DECLARE pushtrace_pages NO SCROLL CURSOR FOR \(statement)")
         while true {
             let rows = try rows("FETCH \(unsafeRaw: String(size)) FROM pushtrace_pages")
@@ -57,20 +57,20 @@ extension PostgresSession: SQLSession {
     }
 
     @discardableResult
-    func execute(_ statement: SQLStatement) throws -> Int {
+    package func execute(_ statement: SQLStatement) throws -> Int {
         try changes(Self.query(statement, dialect))
     }
 
     @discardableResult
-    func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int {
+    package func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int {
         try changes(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
     }
 
-    func send(_ statement: SQLStatement) throws {
+    package func send(_ statement: SQLStatement) throws {
         send(Self.query(statement, dialect))
     }
 
-    func send(rendered sql: String, _ binds: [SQLValue]) throws {
+    package func send(rendered sql: String, _ binds: [SQLValue]) throws {
         send(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
     }
 

@@ -1,3 +1,3 @@
 import PushTraceStore
 
-extension PostgresStore: TraceStore {}
+extension PostgresStore: TraceStore, SQLStore {}

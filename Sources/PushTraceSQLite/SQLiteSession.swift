@@ -25,24 +25,24 @@ package struct SQLiteDialect: SQLDialect {
 /// A GRDB connection, inside the engine's read or write access, as the store's SQL session. Statements are cached
 /// by their text, as GRDB's `cachedStatement` keeps them for the connection; a long one (a multi-row insert, whose
 /// text changes with its row count) is prepared each time rather than kept.
-struct SQLiteSession: SQLSession {
+package struct SQLiteSession: SQLSession {
     let db: Database
 
-    var dialect: SQLiteDialect { SQLiteDialect() }
+    package var dialect: SQLiteDialect { SQLiteDialect() }
 
-    func rows(_ statement: SQLStatement) throws -> [SQLRow] {
+    package func rows(_ statement: SQLStatement) throws -> [SQLRow] {
         var rows: [SQLRow] = []
         try each(statement) { rows.append($0) }
         return rows
     }
 
     /// Kept prepared as every statement is (GRDB's statement cache).
-    func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) throws {
+    package func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) throws {
         try each(statement, body)
     }
 
     /// Each row of the answer handed to `body` as it is read, without keeping them all.
-    func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws {
+    package func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) throws {
         let prepared = try prepare(statement)
         // Named once, at the first row: most answers on the ingest path are empty.
         var columns: SQLColumns?
@@ -54,13 +54,13 @@ struct SQLiteSession: SQLSession {
     }
 
     @discardableResult
-    func execute(_ statement: SQLStatement) throws -> Int {
+    package func execute(_ statement: SQLStatement) throws -> Int {
         try prepare(statement).execute()
         return db.changesCount
     }
 
     @discardableResult
-    func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int {
+    package func execute(rendered sql: String, _ binds: [SQLValue]) throws -> Int {
         let prepared = try db.cachedStatement(sql: sql)
         try prepared.bind(binds)
         try prepared.execute()

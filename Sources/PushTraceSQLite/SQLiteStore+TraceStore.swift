@@ -1,7 +1,7 @@
 import PushTraceCore
 import PushTraceStore
 
-extension SQLiteStore: TraceStore {
+extension SQLiteStore: TraceStore, SQLStore {
     /// The database file.
     public var location: String { path }
 

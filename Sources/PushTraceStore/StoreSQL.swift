@@ -1,6 +1,6 @@
 /// A store's SQL over one engine: the transactions the engine opens, and what its schema keeps its own way. Every
-/// statement is written once, in this type's extensions and the readers they call; an engine makes one of these and
-/// forwards its interface to it.
+/// statement is written once, in this type's extensions and the readers they call; an engine makes one of these, and
+/// ``SQLStore`` answers its interface from it.
 package struct StoreSQL<Session: SQLSession>: Sendable {
     package var layout: BundleLayout
     package var dictionaries: BlockDictionaries
