@@ -96,7 +96,9 @@ def ab_ingest(base, new, corpus, pairs):
     runs = {"base": [], "new": []}
     with tempfile.TemporaryDirectory() as work:
         for pair in range(1, int(pairs) + 1):
-            for name, binary in (("base", base), ("new", new)):
+            # The order turns each pair: a run starts while the run before it is still being written back to disk.
+            order = (("base", base), ("new", new))
+            for name, binary in (order if pair % 2 else order[::-1]):
                 db = os.path.join(work, f"{name}.sqlite")
                 for suffix in ("", "-wal", "-shm"):
                     if os.path.exists(db + suffix):

@@ -25,6 +25,7 @@ extension SQLStore {
 
     public func export(_ filter: ExportFilter, _ line: (ExportedLine) throws -> Void) throws { try sql.export(filter, line) }
 
+    /// On SQLite, the summaries a server still holds in memory (its summary backlog) are left out of the recount.
     public func check() throws -> StoreCheck { try sql.check() }
 
     public func search(_ query: SearchQuery) async throws -> [NotificationSummary] { try await sql.search(query) }

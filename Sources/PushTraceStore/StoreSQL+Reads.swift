@@ -1,6 +1,6 @@
 import PushTraceCore
 
-/// The interface's reads (``TraceReader``, ``TokenStore``), written once: each engine forwards its own to these.
+/// The interface's reads (``TraceReader``, ``TokenStore``), written once: ``SQLStore`` answers each engine's from these.
 extension StoreSQL {
     /// The apps that have notifications, in order.
     package func appIDs() async throws -> [String] {
