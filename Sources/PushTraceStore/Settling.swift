@@ -52,17 +52,12 @@ package enum Settling {
     ) async throws -> [Settled] {
         var causes: [Cause?] = []
         for item in batch {
-            // The summary's rules read the config in force and the last upload only when they need them, and
-            // synchronously: read inline, on the settling session, which answers at once.
+            // The summary's rules read the config in force and the last upload only when they need them.
             causes.append(
-                try diagnoser.cause(
+                try await diagnoser.cause(
                     of: item.facts.folded,
-                    config: { device, at in
-                        try DiagnosisAssembly.configInForce(
-                            InlineExecutor.run { try await source.configs(appID: item.key.appID, deviceID: device, at: at) })
-                    },
-                    lastSeen: { device in try InlineExecutor.run { try await source.lastSeen(appID: item.key.appID, deviceID: device) } }
-                ))
+                    config: { try await DiagnosisAssembly.configInForce(source.configs(appID: item.key.appID, deviceID: $0, at: $1)) },
+                    lastSeen: { try await source.lastSeen(appID: item.key.appID, deviceID: $0) }))
         }
         let undecided = causes.indices.filter { causes[$0] == nil }
         if !undecided.isEmpty {

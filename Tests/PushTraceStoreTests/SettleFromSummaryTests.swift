@@ -57,19 +57,27 @@ struct SettleFromSummaryTests {
 
     /// Every notification's stored cause against `why`'s; whether the summary alone decided it.
     static func compare(_ store: any TraceStore) async throws -> (rows: [Row], mismatches: [String]) {
-        var rows: [Row] = []
+        var stored: [(row: Row, facts: NotificationFacts)] = []
         var columns = SQLColumns([])
         try store.readOnlyQuery(
             "SELECT app_id, notification_id, cause, \(NotificationFacts.storedColumnList) FROM notification ORDER BY 1, 2",
             columns: { columns = SQLColumns($0) }
         ) { values in
             let row = SQLRow(columns: columns, values: values.map(\.sqlValue))
-            let facts = try NotificationFacts(stored: row)
-            let decided = try Diagnoser().cause(of: facts.folded, config: { _, _ in ConfigInForce() }, lastSeen: { _ in nil })
-            rows.append(
-                Row(
-                    appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"),
-                    cause: try row.decode("cause"), decidable: decided != nil))
+            stored.append(
+                (
+                    Row(
+                        appID: try row.decode("app_id"), notificationID: try row.decode("notification_id"),
+                        cause: try row.decode("cause"), decidable: false),
+                    try NotificationFacts(stored: row)
+                ))
+        }
+        var rows: [Row] = []
+        for (row, facts) in stored {
+            var decided = row
+            decided.decidable =
+                try await Diagnoser().cause(of: facts.folded, config: { _, _ in ConfigInForce() }, lastSeen: { _ in nil }) != nil
+            rows.append(decided)
         }
         var mismatches: [String] = []
         for row in rows {

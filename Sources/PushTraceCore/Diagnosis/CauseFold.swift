@@ -227,9 +227,9 @@ extension Diagnoser {
     /// upload, as ``DiagnosisInput`` has them; each is asked only when a rule needs it.
     public func cause(
         of folded: FoldedNotification,
-        config: (_ deviceID: String, _ at: Int64) throws -> ConfigInForce,
-        lastSeen: (_ deviceID: String) throws -> Int64?
-    ) throws -> Cause? {
+        config: (_ deviceID: String, _ at: Int64) async throws -> ConfigInForce,
+        lastSeen: (_ deviceID: String) async throws -> Int64?
+    ) async throws -> Cause? {
         let flags = folded.flags
         guard !flags.contains(.ambiguous) else { return nil }
         guard flags.contains(.event) else { return .unknownNotification }
@@ -242,13 +242,14 @@ extension Diagnoser {
         if flags.contains(.apnsRejected) { return .apnsRejected }
         // The config in force, fetched once and only when a rule reads it.
         var fetched: ConfigInForce?
-        func inForce() throws -> ConfigInForce {
+        func inForce() async throws -> ConfigInForce {
             if let fetched { return fetched }
-            let found = try folded.deviceID.map { try config($0, WireBounds.clampedEpoch(firstTs)) } ?? ConfigInForce()
+            var found = ConfigInForce()
+            if let deviceID = folded.deviceID { found = try await config(deviceID, WireBounds.clampedEpoch(firstTs)) }
             fetched = found
             return found
         }
-        if !flags.contains(.shown), try SettingsInForce(inForce())?.settings.nothingShown != nil {
+        if !flags.contains(.shown), try await SettingsInForce(inForce())?.settings.nothingShown != nil {
             return .notificationsDisabled
         }
         if sent, folded.hasAlert == false { return .alertMissing }
@@ -263,7 +264,7 @@ extension Diagnoser {
         {
             return .attachmentFailed
         }
-        let inForce = try inForce()
+        let inForce = try await inForce()
         if let category = folded.category, !category.isEmpty {
             if let registered = inForce.app?.record.categories?.map(\.id), !registered.contains(category) {
                 return .categoryUnregistered
@@ -283,7 +284,7 @@ extension Diagnoser {
         if !flags.contains(.deviceEvent) {
             guard sent, let sentTs = folded.sentTs else { return .ok }
             if flags.contains(.sentNamesDevice), let deviceID = folded.deviceID,
-                let seen = try lastSeen(deviceID).map(WireBounds.clampedEpoch),
+                let seen = try await lastSeen(deviceID).map(WireBounds.clampedEpoch),
                 seen >= WireBounds.clampedEpoch(sentTs) + settings.notDeliveredAfterMs
             {
                 // With an expiration, what APNs's rules make of it depends on the device's other notifications:
