@@ -2,10 +2,10 @@ import Foundation
 import Logging
 import PushTraceStore
 
-/// Settles the causes of notifications whose records changed, a step at a time on the writer thread, and keeps
+/// Settles the causes of notifications whose records changed, a step at a time by the main writer, and keeps
 /// the notifications-by-cause gauge current. Settling is done when the writer is idle rather than after every
 /// commit: a notification's bundles arrive over minutes, and each is diagnosed once its records have settled, not
-/// once per bundle. Used by the writer thread only.
+/// once per bundle. Used by that writer only.
 final class CauseSettler {
     private let store: any TraceWriter & TraceReader
     private let settings: ServerSettings

@@ -56,3 +56,5 @@ struct FairQueue<Element> {
         return batch
     }
 }
+
+extension FairQueue: Sendable where Element: Sendable {}

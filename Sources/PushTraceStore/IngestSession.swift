@@ -2,7 +2,7 @@ import PushTraceCore
 
 /// The one writer's session of a ``TraceStore``: bundles stored many to a transaction, each all-or-nothing.
 ///
-/// Not for several threads at once: each of a server's writer threads has a session of its own
+/// Not for several threads at once: each of a server's writers has a session of its own
 /// (``TraceWriter/concurrentWriters``), and `pushtrace ingest` one writing loop.
 public protocol IngestSession: AnyObject {
     /// Whether summaries wait for ``writeSummaries()`` (asked for, and granted: another process may keep the

@@ -4,7 +4,7 @@ import PushTraceCore
 /// routes and the CLI's query commands hold only this.
 ///
 /// The reads a request asks for are awaited: the engine waits on the database where no caller's thread is held
-/// up. Counting causes (on the server's writer thread), exports, checks and `pushtrace sql` (which stream to their
+/// up. Counting causes (by the server's main writer), exports, checks and `pushtrace sql` (which stream to their
 /// caller as they read) are called from a thread that may wait.
 public protocol TraceReader: StoreAccess {
     /// Every app with a stored notification, sorted.

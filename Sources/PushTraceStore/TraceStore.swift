@@ -7,7 +7,7 @@ import PushTraceCore
 /// accepted lines in compressed blocks, an index from (app, notification) to those blocks, per-notification
 /// summaries and rollups. What a summary or a rollup holds is computed in this module (``NotificationFacts``,
 /// ``Rollup``), once, and an engine only stores it. Every method may block on the database: callers off the
-/// request path (the server's writer thread, a CLI command) call them directly; async code hops off its executor.
+/// request path (the server's writers, each on a thread of its own; a CLI command) call them directly; async code hops off its executor.
 ///
 /// Times are epoch milliseconds.
 public protocol TraceStore: TraceReader, TraceWriter, TokenStore, StoreUpkeep {
