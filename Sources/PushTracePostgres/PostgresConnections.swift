@@ -140,7 +140,7 @@ final class EventLoopExecutor: TaskExecutor {
     }
 }
 
-/// One connection's queries, answered synchronously.
+/// One connection's queries, their answers waited for (a thread of the caller's held) or awaited (none held).
 package struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
@@ -151,6 +151,10 @@ package struct PostgresSession {
     /// statement failed); nil: as long as it takes. Longer than every timeout the statements set themselves
     /// (`lock_timeout`, `pushtrace sql`'s `statement_timeout`).
     var deadline: TimeAmount? = .seconds(75)
+    /// Whether the awaited calls wait as the others do, never suspending: a synchronous caller runs the store's
+    /// async SQL inline (``InlineExecutor``). Only a session lent to an awaited call (``PostgresStore/awaiting(_:_:)``)
+    /// suspends while PostgreSQL answers.
+    var answersAtOnce = true
     /// Statements sent without waiting for their answers (``send(_:)``).
     let sent = SentStatements()
 
@@ -221,11 +225,18 @@ package struct PostgresSession {
         if let lastFailure { throw lastFailure }
     }
 
-    /// A statement's answer, waited for no longer than `deadline`. Once, after PostgreSQL was restarted mid-upload,
-    /// a statement's answer never came on a connection that was gone: without a deadline the server's writer
-    /// waited for it for ever.
+    /// A statement's answer, waited for no longer than `deadline` (``deadlined(_:connection:deadline:)``).
     static func wait<T: Sendable>(_ future: EventLoopFuture<T>, connection: PostgresConnection, deadline: TimeAmount?) throws -> T {
-        guard let deadline else { return try future.wait() }
+        try deadlined(future, connection: connection, deadline: deadline).wait()
+    }
+
+    /// `future`, failed when it is not answered within `deadline` (its connection then closed). Once, after PostgreSQL
+    /// was restarted mid-upload, a statement's answer never came on a connection that was gone: without a deadline
+    /// the server's writer waited for it for ever.
+    static func deadlined<T: Sendable>(
+        _ future: EventLoopFuture<T>, connection: PostgresConnection, deadline: TimeAmount?
+    ) -> EventLoopFuture<T> {
+        guard let deadline else { return future }
         let promise = future.eventLoop.makePromise(of: T.self)
         future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
@@ -234,8 +245,44 @@ package struct PostgresSession {
             promise.fail(StoreError.noAnswer(seconds: deadline.nanoseconds / 1_000_000_000))
         }
         future.whenComplete { _ in timer.cancel() }
-        return try promise.futureResult.wait()
+        return promise.futureResult
     }
+
+    /// The answer of `future`, awaited within the deadline: no thread waits for it.
+    private func answered<T: Sendable>(_ future: EventLoopFuture<T>) async throws -> T {
+        try await Self.deadlined(future, connection: connection, deadline: deadline).get()
+    }
+
+    /// ``query(_:)-(PostgresQuery)``, awaited.
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws -> PostgresQueryResult {
+        if answersAtOnce { return try answer(issue(query)) }
+        return try await answered(issue(query))
+    }
+
+    /// ``query(_:)-(Statement)``, awaited.
+    func query<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRow]
+    where Statement.Row == PostgresRow {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), preparesStatements else {
+            return Array(try await query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())))
+        }
+        if answersAtOnce { return try answer(prepared(statement)) }
+        return try await answered(prepared(statement))
+    }
+
+    /// ``transaction(_:_:)``, awaited. A failure leaves the transaction open: the caller closes the connection.
+    func transaction<T>(_ mode: String = "READ WRITE", _ body: () async throws -> T) async throws -> T {
+        try await query(PostgresQuery(unsafeSQL: "BEGIN \(mode)"))
+        let result = try await body()
+        guard try await query("COMMIT").metadata.command == "COMMIT" else { throw Self.rolledBackAtCommit }
+        return result
+    }
+
+    /// PostgreSQL answers COMMIT of a transaction a failed statement ended with ROLLBACK, not an error: a failure
+    /// something swallowed must not pass for a commit.
+    static let rolledBackAtCommit = StoreError.refused(
+        "PostgreSQL", state: "25P02", message: "the transaction was rolled back at its end: a statement in it had failed",
+        detail: nil)
 
     /// Every row of a prepared statement's answer. postgres-nio prepares it once per connection, by name, so a
     /// statement run often is parsed once and PostgreSQL may keep its plan rather than plan it on every run.
@@ -251,6 +298,13 @@ package struct PostgresSession {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), preparesStatements else {
             return Array(try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())))
         }
+        return try answer(prepared(statement))
+    }
+
+    /// The rows of `statement`, prepared on the connection, as they will be answered.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    private func prepared<Statement: PostgresPreparedStatement>(_ statement: Statement) -> EventLoopFuture<[PostgresRow]>
+    where Statement.Row == PostgresRow {
         let (connection, logger) = (connection, logger)
         let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
         Task(executorPreference: EventLoopExecutor(connection.eventLoop)) {
@@ -264,7 +318,7 @@ package struct PostgresSession {
                 promise.fail(error)
             }
         }
-        return try answer(promise.futureResult)
+        return promise.futureResult
     }
 
     /// The answer's column names, which PostgreSQL sends even when there is no row, and its rows. postgres-nio
@@ -315,13 +369,7 @@ package struct PostgresSession {
         try query(PostgresQuery(unsafeSQL: "BEGIN \(mode)"))
         do {
             let result = try body()
-            // PostgreSQL answers COMMIT of a transaction a failed statement ended with ROLLBACK, not an error: a
-            // failure something swallowed must not pass for a commit.
-            guard try query("COMMIT").metadata.command == "COMMIT" else {
-                throw StoreError.refused(
-                    "PostgreSQL", state: "25P02", message: "the transaction was rolled back at its end: a statement in it had failed",
-                    detail: nil)
-            }
+            guard try query("COMMIT").metadata.command == "COMMIT" else { throw Self.rolledBackAtCommit }
             return result
         } catch {
             _ = try? query("ROLLBACK")

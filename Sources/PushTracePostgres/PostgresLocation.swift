@@ -112,19 +112,40 @@ public struct PostgresLocation: Sendable, Equatable {
 
     /// postgres-nio's configuration for a connection.
     func configuration() throws -> PostgresConnection.Configuration {
+        let (tls, required) = try tlsSettings()
+        let context: NIOSSLContext?
+        do { context = try tls.map(NIOSSLContext.init(configuration:)) } catch {
+            throw StoreError.badURL("cannot set up TLS: \(error)")
+        }
         var configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: user, password: password,
-            database: database, tls: try tls())
+            host: host, port: port, username: user, password: password, database: database,
+            tls: context.map { required ? .require($0) : .prefer($0) } ?? .disable)
         configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
-        // PostgreSQL probes an idle connection, so that a server whose machine vanished mid-transaction gives its
-        // row locks back within a couple of minutes rather than TCP's hours. A pooler refuses these settings (its own
-        // tcp_keepalive settings stand for them).
-        configuration.options.additionalStartupParameters =
-            [("application_name", "pushtrace")]
-            + (poolMode != nil
-                ? []
-                : [("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "6")])
+        configuration.options.additionalStartupParameters = startupParameters
         return configuration
+    }
+
+    /// The same server, credentials, TLS and settings as ``configuration()``, for a `PostgresClient` that pools at
+    /// most `connections`.
+    func clientConfiguration(connections: Int) throws -> PostgresClient.Configuration {
+        _ = try configuration()  // what the URL says that cannot work fails here, not at the first connection
+        let (tls, required) = try tlsSettings()
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database,
+            tls: tls.map { required ? .require($0) : .prefer($0) } ?? .disable)
+        configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
+        configuration.options.additionalStartupParameters = startupParameters
+        configuration.options.maximumConnections = max(1, connections)
+        return configuration
+    }
+
+    /// PostgreSQL probes an idle connection, so that a server whose machine vanished mid-transaction gives its row
+    /// locks back within a couple of minutes rather than TCP's hours. A pooler refuses these settings (its own
+    /// tcp_keepalive settings stand for them).
+    private var startupParameters: [(String, String)] {
+        [("application_name", "pushtrace")]
+            + (poolMode != nil
+                ? [] : [("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "6")])
     }
 
     /// `sslrootcert=system`: the system's certificate authorities, as libpq 16 names them (only with `verify-full`).
@@ -161,10 +182,11 @@ public struct PostgresLocation: Sendable, Equatable {
         }
     }
 
-    private func tls() throws -> PostgresConnection.Configuration.TLS {
+    /// The TLS the URL asks for (nil: none), and whether the link must have it.
+    private func tlsSettings() throws -> (TLSConfiguration?, required: Bool) {
         var tls = TLSConfiguration.makeClientConfiguration()
         switch sslMode {
-        case .disable: return .disable
+        case .disable: return (nil, false)
         case .allow, .prefer: tls.certificateVerification = .none
         // libpq checks the chain under `require` when a root certificate is given, as `verify-ca` does.
         case .require: tls.certificateVerification = sslRootCertificate == nil ? .none : .noHostnameVerification
@@ -178,10 +200,6 @@ public struct PostgresLocation: Sendable, Equatable {
                 throw StoreError.badURL("cannot read the certificates of sslrootcert \(file): \(error)")
             }
         }
-        let context: NIOSSLContext
-        do { context = try NIOSSLContext(configuration: tls) } catch {
-            throw StoreError.badURL("cannot set up TLS: \(error)")
-        }
-        return sslMode == .require || sslMode == .verifyCA || sslMode == .verifyFull ? .require(context) : .prefer(context)
+        return (tls, sslMode == .require || sslMode == .verifyCA || sslMode == .verifyFull)
     }
 }

@@ -74,6 +74,25 @@ extension PostgresSession: SQLSession {
         send(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
     }
 
+    // Awaited, as the store's reads are written: the caller's thread is not held while PostgreSQL answers.
+
+    package func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
+        try Self.sqlRows(await query(Self.query(statement, dialect)))
+    }
+
+    package func each(_ statement: SQLStatement, _ body: (SQLRow) throws -> Void) async throws {
+        for row in try await rows(statement) { try body(row) }
+    }
+
+    package func each(_ statement: SQLStatement, preparedAs name: SQLPreparedName, _ body: (SQLRow) throws -> Void) async throws {
+        for row in try await rows(statement, preparedAs: name) { try body(row) }
+    }
+
+    @discardableResult
+    package func execute(_ statement: SQLStatement) async throws -> Int {
+        try await query(Self.query(statement, dialect)).metadata.rows ?? 0
+    }
+
     /// The statement as postgres-nio sends it: its text, and each value bound with its own type.
     static func query(_ statement: SQLStatement, _ dialect: PostgresDialect) -> PostgresQuery {
         let (sql, values) = statement.rendered(for: dialect)

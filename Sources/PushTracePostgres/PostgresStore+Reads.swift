@@ -12,34 +12,45 @@ extension PostgresStore {
         StoreSQL(
             layout: .postgres, dictionaries: dictionaries, read: { [self] body in try reading(body) },
             readOne: { [self] body in try withSession(body) }, write: { [self] body in try writing(body) },
-            awaited: { [self] transaction, body in
-                try await threads.runIfActive {
-                    switch transaction {
-                    case .read: try self.reading(body)
-                    case .readOne: try self.withSession(body)
-                    case .write: try self.writing(body)
-                    }
-                }
-            })
+            awaited: { [self] transaction, body in try await awaiting(transaction, body) })
     }
 }
 
 /// The statements ``BlockReading`` names for preparing, written there once, rendered for PostgreSQL.
 extension PostgresSession {
     package func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) throws -> [SQLRow] {
-        let (sql, binds) = statement.rendered(for: dialect)
-        let text: any PreparedText.Type =
-            switch name {
-            case .diagnosis: DiagnosisText.self
-            case .configInForce: ConfigInForceText.self
-            }
-        // The prepared text depends on no value; were this call's another, it runs as written rather than as that.
-        guard sql == text.sql else { return try sqlRows(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds))) }
-        return switch name {
-        case .diagnosis: try Self.sqlRows(query(Prepared<DiagnosisText>(binds: binds)))
-        case .configInForce: try Self.sqlRows(query(Prepared<ConfigInForceText>(binds: binds)))
+        switch prepared(statement, as: name) {
+        case .diagnosis(let statement): try Self.sqlRows(query(statement))
+        case .configInForce(let statement): try Self.sqlRows(query(statement))
+        case .unprepared(let query): try sqlRows(query)
         }
     }
+
+    package func rows(_ statement: SQLStatement, preparedAs name: SQLPreparedName) async throws -> [SQLRow] {
+        switch prepared(statement, as: name) {
+        case .diagnosis(let statement): try Self.sqlRows(await query(statement))
+        case .configInForce(let statement): try Self.sqlRows(await query(statement))
+        case .unprepared(let query): try Self.sqlRows(await self.query(query))
+        }
+    }
+
+    /// The prepared statement `statement` is. The prepared text depends on no value; were this call's another, it
+    /// runs as written rather than as that.
+    private func prepared(_ statement: SQLStatement, as name: SQLPreparedName) -> PreparedCall {
+        let (sql, binds) = statement.rendered(for: dialect)
+        switch name {
+        case .diagnosis where sql == DiagnosisText.sql: return .diagnosis(Prepared(binds: binds))
+        case .configInForce where sql == ConfigInForceText.sql: return .configInForce(Prepared(binds: binds))
+        default: return .unprepared(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)))
+        }
+    }
+}
+
+/// A statement ``BlockReading`` names, as it is sent.
+private enum PreparedCall {
+    case diagnosis(Prepared<DiagnosisText>)
+    case configInForce(Prepared<ConfigInForceText>)
+    case unprepared(PostgresQuery)
 }
 
 /// The text of one statement ``BlockReading`` writes, as PostgreSQL's dialect renders it.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -20,10 +21,16 @@ public final class PostgresStore: Sendable {
     public let location: String
     /// The thresholds causes are settled with.
     public let settings: DiagnosisSettings
+    /// The connections of the calls that wait with their thread (writing, settling, upkeep, exports).
     let connections: PostgresConnections
-    /// As many threads as connections: an awaited call's statements wait on the database on one of these, not on a
-    /// thread of its caller's.
-    let threads: NIOThreadPool
+    /// The connections of the awaited calls (the reads), whose statements hold no thread while PostgreSQL answers;
+    /// it runs until ``close()``.
+    let client: PostgresClient
+    private let clientRun: Task<Void, Never>
+    /// How long an awaited call waits for a connection of the client's: postgres-nio waits for ever while the
+    /// database cannot be reached.
+    let leaseLimit: Duration
+    let logger: Logger
     /// The record blocks' dictionaries; a bundle's first block is found by the blocks' index on their bundle.
     let dictionaries = BlockDictionaries(layout: .postgres)
     /// The shared tasks this process leads.
@@ -33,10 +40,12 @@ public final class PostgresStore: Sendable {
 
     /// Connects to the database `url` names (gaps filled from the `PG*` variables), and migrates it when needed.
     ///
-    /// - Parameter connections: the most connections this process opens at once (each is a server process of
-    ///   PostgreSQL's: `max_connections` bounds their sum over every pushtrace process).
+    /// - Parameters:
+    ///   - connections: the most connections the calls that wait with their thread open at once;
+    ///   - readers: the most connections the awaited reads open at once. Each is a server process of PostgreSQL's:
+    ///     `max_connections` bounds their sum over every pushtrace process.
     public init(
-        url: String, settings: DiagnosisSettings = .default, connections: Int = 8,
+        url: String, settings: DiagnosisSettings = .default, connections: Int = 8, readers: Int = 4,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         logger: Logger = Logger(label: "pushtrace.postgres")
     ) throws {
@@ -44,16 +53,27 @@ public final class PostgresStore: Sendable {
         location = place.description
         poolMode = place.poolMode
         self.settings = settings
+        self.logger = logger
         self.connections = PostgresConnections(location: place, limit: connections, logger: logger)
-        threads = NIOThreadPool(numberOfThreads: self.connections.limit)
         leadership = PostgresLeadership()
+        leaseLimit = .seconds(place.connectTimeoutSeconds + 10)
+        client = PostgresClient(configuration: try place.clientConfiguration(connections: readers), backgroundLogger: logger)
+        // On an event loop, not on Swift's shared pool, whose few threads a caller of the store may hold waiting.
+        clientRun =
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                Task(executorPreference: EventLoopExecutor(MultiThreadedEventLoopGroup.singleton.next())) { [client] in
+                    await client.run()
+                }
+            } else {
+                Task { [client] in await client.run() }
+            }
         do {
             try self.connections.withSession { try PostgresSchema.migrate($0, location: place.description) }
         } catch {
             self.connections.close()
+            clientRun.cancel()
             throw explaining(error)
         }
-        threads.start()
         // A store's errors carry PostgreSQL's words from here on (postgres-nio's own description hides them).
     }
 
@@ -61,7 +81,7 @@ public final class PostgresStore: Sendable {
         // Another server may take over at once rather than when the leases expire.
         try? connections.withSession { try leadership.releaseAll($0) }
         connections.close()
-        try? threads.syncShutdownGracefully()
+        clientRun.cancel()
     }
 
     /// Whether this process leads `task`: it holds the task's lease (``PostgresLeadership``), taken or renewed now.
@@ -85,17 +105,73 @@ public final class PostgresStore: Sendable {
     /// timeout (the transaction then fails; nothing of it is stored).
     func writing<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         try inTransaction { session in
-            try session.query(
-                """
-                SELECT set_config('idle_in_transaction_session_timeout', '60s', true), set_config('lock_timeout', '30s', true)
-                """)
+            try session.query(Self.writeTimeouts)
             return try body(session)
         }
     }
 
     /// Runs `body` in a read-only transaction that sees one moment of the database (repeatable read).
     func reading<T>(_ body: (PostgresSession) throws -> T) throws -> T {
-        try inTransaction("ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        try inTransaction(Self.readMode, body)
+    }
+
+    static let readMode = "ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    /// What a transaction that writes sets first (``writing(_:)``).
+    static let writeTimeouts: PostgresQuery = """
+        SELECT set_config('idle_in_transaction_session_timeout', '60s', true), set_config('lock_timeout', '30s', true)
+        """
+
+    /// Runs `body` with a connection of the client's, awaited: as ``readOne``, ``reading(_:)`` or ``writing(_:)``
+    /// for `transaction`. A connection whose work failed may be in any state (a transaction left open, a statement
+    /// whose preparation failed): it is closed rather than lent again.
+    func awaiting<T: Sendable>(
+        _ transaction: StoreSQL<PostgresSession>.Transaction, _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws -> T {
+        let preparesStatements = poolMode != .transaction
+        return try await withLease { [logger] connection in
+            let session = PostgresSession(
+                connection: connection, logger: logger, preparesStatements: preparesStatements, answersAtOnce: false)
+            do {
+                switch transaction {
+                case .readOne: return try await body(session)
+                case .read: return try await session.transaction(Self.readMode) { try await body(session) }
+                case .write:
+                    return try await session.transaction {
+                        try await session.query(Self.writeTimeouts)
+                        return try await body(session)
+                    }
+                }
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        }
+    }
+
+    /// `body` with a connection of the client's, whose lease is waited for no longer than ``leaseLimit``; `body` is
+    /// bounded by its statements' own deadlines.
+    private func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let leased = NIOLockedValueBox(false)
+        return try await withThrowingTaskGroup(of: T?.self) { [client, leaseLimit] group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    leased.withLockedValue { $0 = true }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: leaseLimit)
+                guard leased.withLockedValue({ $0 }) else { throw StoreError.noAnswer(seconds: leaseLimit.components.seconds) }
+                return nil
+            }
+            while let answer = try await group.next() {
+                if let answer {
+                    group.cancelAll()
+                    return answer
+                }
+            }
+            preconditionFailure("the leasing task ended without an answer")
+        }
     }
 }
 

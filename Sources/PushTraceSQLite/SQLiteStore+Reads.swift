@@ -13,10 +13,10 @@ extension SQLiteStore {
             read: { [pool] body in try pool.read { try body(SQLiteSession(db: $0)) } },
             write: { [pool] body in try pool.write { try body(SQLiteSession(db: $0)) } },
             awaited: { [pool] transaction, body in
-                // GRDB's own threads run the body; the caller awaits it.
+                // GRDB's own threads run the body, inline on the connection they lend; the caller awaits it.
                 switch transaction {
-                case .read, .readOne: try await pool.read { try body(SQLiteSession(db: $0)) }
-                case .write: try await pool.write { try body(SQLiteSession(db: $0)) }
+                case .read, .readOne: try await pool.read { db in try InlineExecutor.run { try await body(SQLiteSession(db: db)) } }
+                case .write: try await pool.write { db in try InlineExecutor.run { try await body(SQLiteSession(db: db)) } }
                 }
             })
     }

@@ -18,9 +18,11 @@ package struct StoreSQL<Session: SQLSession>: Sendable {
     /// Which of the engine's transactions an awaited body runs in.
     package enum Transaction: Sendable { case read, readOne, write }
 
+    /// A session that answers at once runs the body inline (``InlineExecutor``); one that waits on a network awaits
+    /// its answers.
     package typealias Awaited =
         @Sendable (
-            Transaction, _ body: @escaping @Sendable (Session) throws -> any Sendable
+            Transaction, _ body: @escaping @Sendable (Session) async throws -> any Sendable
         ) async throws -> any Sendable
 
     package init(
@@ -33,13 +35,12 @@ package struct StoreSQL<Session: SQLSession>: Sendable {
         self.readOne = readOne ?? read
     }
 
-    /// `body` run in `transaction` (``awaited``), answering what it answers: inline (``InlineExecutor``) on the
-    /// session the engine lends, whose statements each answer before the next is made.
+    /// `body` run in `transaction` (``awaited``), answering what it answers.
     package func awaiting<T: Sendable>(
         _ transaction: Transaction, _ body: @escaping @Sendable (Session) async throws -> T
     ) async throws -> T {
         // The engine hands back what the body answered: a `T`.
-        try await awaited(transaction) { session in try InlineExecutor.run { try await body(session) } } as! T
+        try await awaited(transaction) { session in try await body(session) } as! T
     }
 
     /// ``read``, answering what `body` answers. The body is the store's async SQL, run inline on the engine's
