@@ -25,8 +25,8 @@ final class CauseSettler {
     /// Whether causes are due under steady load (the writer is never idle for long).
     var isDue: Bool { Date().timeIntervalSince(lastSettled) >= IngestTiming.settleInterval }
 
-    /// Diagnoses up to `settleStep` notifications whose records changed.
-    func step() {
+    /// Diagnoses up to `settleStep` notifications whose records changed. Runs on its writer's executor.
+    nonisolated(nonsending) func step() async {
         lastSettled = Date()
         do {
             let settled = try store.settleCauses(limit: settings.settleStep)
@@ -36,7 +36,7 @@ final class CauseSettler {
                 gaugeRefreshed = Date()
                 let since = Int64(Date().timeIntervalSince1970 * 1000) - IngestTiming.causeGaugeWindowMs
                 gaugeKeys = metrics.notificationsByCause(
-                    try store.causeCounts(since: since),
+                    try await store.causeCounts(since: since),
                     previous: gaugeKeys)
             }
         } catch {

@@ -11,8 +11,6 @@ import PushTraceStore
 /// token may read, exactly as the JSON API does (``Authenticator/Caller``).
 struct ConsoleRoutes: Sendable {
     let store: any TraceReader
-    /// The threads store calls wait on.
-    let blocking: BlockingWork
     let authenticator: Authenticator
     let writer: IngestWriter
     let rules: [AlertRule]
@@ -131,10 +129,8 @@ struct ConsoleRoutes: Sendable {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let since = now - 86_400_000
         await writer.summariesWritten()
-        let counts = try await blocking.read(store) { [store] in
-            try store.causeCounts(since: since).filter { count in
-                (app == nil || count.appID == app) && caller.covers(appID: count.appID)
-            }
+        let counts = try await APIError.reading(store) { try await store.causeCounts(since: since) }.filter { count in
+            (app == nil || count.appID == app) && caller.covers(appID: count.appID)
         }
         let alerts = try await judged(app, now: now)
         let page = OverviewPage(

@@ -67,7 +67,7 @@ public enum ServerApplication {
         LiveFollowRoutes(store: store, authenticator: authenticator, writer: writer, limits: settings.liveFollow)
             .register(on: router)
         ConsoleRoutes(
-            store: store, blocking: blocking, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
+            store: store, authenticator: authenticator, writer: writer, rules: settings.alertRules, pages: pages,
             throttle: LoginThrottle(
                 freeFailures: settings.freeLoginFailures,
                 firstWait: Double(settings.firstLoginWait.components.seconds)

@@ -80,7 +80,7 @@ actor WriterLane {
                 writeSummaries()  // nothing to write: let the readers go
             } else if batch.isEmpty || settler.isDue {
                 writeSummaries()
-                settler.step()
+                await settler.step()
             }
         }
     }

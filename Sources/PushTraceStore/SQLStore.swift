@@ -30,7 +30,7 @@ extension SQLStore {
 
     public func search(_ query: SearchQuery) async throws -> [NotificationSummary] { try await sql.search(query) }
 
-    public func causeCounts(since: Int64) throws -> [CauseCount] { try sql.causeCounts(since: since) }
+    public func causeCounts(since: Int64) async throws -> [CauseCount] { try await sql.causeCounts(since: since) }
 
     public func latestConfiguration(appID: String) async throws -> AppConfiguration? {
         try await sql.latestConfiguration(appID: appID)

@@ -55,8 +55,8 @@ extension StoreSQL {
         try await awaiting(.read) { try await $0.search(query) }
     }
 
-    package func causeCounts(since: Int64) throws -> [CauseCount] {
-        try reading { try await $0.causeCounts(since: since) }
+    package func causeCounts(since: Int64) async throws -> [CauseCount] {
+        try await awaiting(.read) { try await $0.causeCounts(since: since) }
     }
 
     /// What app `appID` is configured with (``ConfigurationReading/latest(appID:_:dictionaries:)``); nil when no

@@ -4,8 +4,8 @@ import PushTraceCore
 /// routes and the CLI's query commands hold only this.
 ///
 /// The reads a request asks for are awaited: the engine waits on the database where no caller's thread is held
-/// up. Counting causes (by the server's main writer), exports, checks and `pushtrace sql` (which stream to their
-/// caller as they read) are called from a thread that may wait.
+/// up. Exports, checks and `pushtrace sql` (which stream to their caller as they read) are called from a thread that
+/// may wait.
 public protocol TraceReader: StoreAccess {
     /// Every app with a stored notification, sorted.
     func appIDs() async throws -> [String]
@@ -18,7 +18,7 @@ public protocol TraceReader: StoreAccess {
     /// Notification summaries that match `query`, latest first.
     func search(_ query: SearchQuery) async throws -> [NotificationSummary]
     /// Settled notifications first seen at or after `since`, counted by app, category and cause.
-    func causeCounts(since: Int64) throws -> [CauseCount]
+    func causeCounts(since: Int64) async throws -> [CauseCount]
     /// The delivery report of one app over `period`, beside the period before it.
     func report(appID: String, period: ReportPeriod) async throws -> DeliveryReport
     /// The alert rules judged at `now`, over every app or one.

@@ -117,6 +117,7 @@ struct CrossEngineTests {
             #expect(left == right, "alerts at +\(minutes) min")
         }
         #expect(
-            try sqlite.causeCounts(since: 0).sorted { "\($0)" < "\($1)" } == postgres.causeCounts(since: 0).sorted { "\($0)" < "\($1)" })
+            try await sqlite.causeCounts(since: 0).sorted { "\($0)" < "\($1)" }
+                == postgres.causeCounts(since: 0).sorted { "\($0)" < "\($1)" })
     }
 }
