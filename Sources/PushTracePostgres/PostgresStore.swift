@@ -128,7 +128,7 @@ public final class PostgresStore: Sendable {
         _ transaction: StoreSQL<PostgresSession>.Transaction, _ body: @escaping @Sendable (PostgresSession) async throws -> T
     ) async throws -> T {
         let preparesStatements = poolMode != .transaction
-        return try await withLease { [logger] connection in
+        return try await Self.withLease(client, limit: leaseLimit) { [logger] connection in
             let session = PostgresSession(
                 connection: connection, logger: logger, preparesStatements: preparesStatements, answersAtOnce: false)
             do {
@@ -148,11 +148,13 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// `body` with a connection of the client's, whose lease is waited for no longer than ``leaseLimit``; `body` is
-    /// bounded by its statements' own deadlines.
-    private func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    /// `body` with a connection of `client`'s, whose lease is waited for no longer than `limit`; `body` is bounded by
+    /// its statements' own deadlines.
+    static func withLease<T: Sendable>(
+        _ client: PostgresClient, limit: Duration, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         let leased = NIOLockedValueBox(false)
-        return try await withThrowingTaskGroup(of: T?.self) { [client, leaseLimit] group in
+        return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 try await client.withConnection { connection in
                     leased.withLockedValue { $0 = true }
@@ -160,8 +162,8 @@ public final class PostgresStore: Sendable {
                 }
             }
             group.addTask {
-                try await Task.sleep(for: leaseLimit)
-                guard leased.withLockedValue({ $0 }) else { throw StoreError.noAnswer(seconds: leaseLimit.components.seconds) }
+                try await Task.sleep(for: limit)
+                guard leased.withLockedValue({ $0 }) else { throw StoreError.noAnswer(seconds: limit.components.seconds) }
                 return nil
             }
             while let answer = try await group.next() {

@@ -1,0 +1,27 @@
+import Logging
+import PostgresNIO
+import PushTraceStore
+import Testing
+
+@testable import PushTracePostgres
+
+/// The awaited reads' connections (``PostgresStore/awaiting(_:_:)``), leased from postgres-nio's `PostgresClient`.
+@Suite("PostgreSQL: the readers' connections")
+struct PostgresReadersTests {
+    @Test(
+        "a lease is waited for no longer than its limit: postgres-nio's pool waits for ever on a database it cannot reach",
+        .timeLimit(.minutes(1)))
+    func leaseIsBounded() async throws {
+        // Nothing listens on port 1: each connection attempt is refused, and the pool tries again.
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let client = PostgresClient(
+            configuration: .init(host: "127.0.0.1", port: 1, username: "nobody", password: nil, database: "none", tls: .disable),
+            backgroundLogger: quiet)
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        await #expect {
+            try await PostgresStore.withLease(client, limit: .seconds(1)) { _ in true }
+        } throws: { ($0 as? StoreError)?.code == .noAnswer }
+    }
+}
