@@ -167,6 +167,8 @@ if [[ " $parts " == *" release "* ]]; then
     echo "== pushtrace ingest of $folder: $BASE_BIN (base) against this build (new), alternated"
     lib ab-ingest "$BASE_BIN" "$bin/pushtrace" "$folder" "${RELEASE_PAIRS:-5}"
   done
+  echo "== HTTP ingest of $corpus, 64 uploaders: $BASE_BIN (base) against this build (new), alternated"
+  lib ab-http "$BASE_BIN" "$bin/pushtrace" "$bin/pushtrace-load" "$corpus" "${RELEASE_PAIRS:-5}" 64
 fi
 
 # --- http: 1, 8 and 64 uploaders against the CLI's storing rate ----------------------------------------------------

@@ -43,6 +43,10 @@ Commands (the arithmetic ones print one value for the shell to use):
                             alternated PAIRS times (the machine's speed drifts: only ratios measured side by side
                             count); prints every run (whole command, storing, diagnosing, bytes per record) and the
                             ratio of the medians.
+    ab-http BASE NEW LOAD CORPUS PAIRS UPLOADERS
+                            CORPUS uploaded by LOAD (pushtrace-load, arrival times replayed) with UPLOADERS at once to
+                            `pushtrace serve` of BASE and of NEW, each on a fresh SQLite store, alternated PAIRS times:
+                            every run's records/s and p50/p99, and the ratio of the medians.
 """
 import csv, datetime, glob, gzip, http.client, json, os, random, sqlite3, statistics, subprocess, sys, tempfile, time, uuid
 
@@ -122,6 +126,56 @@ def ab_ingest(base, new, corpus, pairs):
     print(f"  rate new/base, medians: {median['base']['whole'] / median['new']['whole']:.3f} (pairs: "
           + ", ".join(f"{r:.3f}" for r in pairwise) + ")")
     print(f"  bytes per record, medians: base {median['base']['bytes']:.2f}, new {median['new']['bytes']:.2f}")
+
+
+def ab_http(base, new, load, corpus, pairs, uploaders):
+    runs = {"base": [], "new": []}
+    with tempfile.TemporaryDirectory() as work:
+        for pair in range(1, int(pairs) + 1):
+            order = (("base", base), ("new", new))
+            for name, binary in (order if pair % 2 else order[::-1]):
+                db = os.path.join(work, f"{name}-{pair}.sqlite")
+                token = subprocess.run([binary, "token", "create", "--db", db, "--scope", "admin"], check=True,
+                                       capture_output=True, text=True).stdout.strip()
+                port = _free_port()
+                server = subprocess.Popen([binary, "serve", "--db", db, "--port", str(port), "--log-level", "error"])
+                try:
+                    _wait_healthy(port)
+                    out = subprocess.run([load, "--server", f"http://127.0.0.1:{port}", "--concurrency", str(uploaders),
+                                          "--replay", "--preload", "--format", "json", corpus],
+                                         env={**os.environ, "PUSHTRACE_TOKEN": token}, check=True,
+                                         capture_output=True, text=True).stdout
+                finally:
+                    server.terminate()
+                    server.wait()
+                answer = json.loads(out)
+                rate, p50, p99 = answer["records_per_second"], answer["p50_ms"], answer["p99_ms"]
+                runs[name].append(rate)
+                print(f"  pair {pair} {name:4}: {rate:8,.0f} records/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms", flush=True)
+    pairwise = [n / b for b, n in zip(runs["base"], runs["new"])]
+    print(f"  rate new/base, medians: {statistics.median(runs['new']) / statistics.median(runs['base']):.3f} (pairs: "
+          + ", ".join(f"{r:.3f}" for r in pairwise) + ")")
+
+
+def _free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_healthy(port):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    sys.exit(f"the server on port {port} did not start")
 
 
 def verdict(value, op, target):
@@ -467,7 +521,7 @@ def bytes_line(count, records):
 
 
 COMMANDS = {
-    "short-corpus": short_corpus, "ab-ingest": ab_ingest, "verdict": verdict, "sub": sub, "rate": rate, "ratio": ratio,
+    "short-corpus": short_corpus, "ab-ingest": ab_ingest, "ab-http": ab_http, "verdict": verdict, "sub": sub, "rate": rate, "ratio": ratio,
     "max": maximum, "median": median, "median-over": median_over, "seconds": seconds, "elapsed-ms": elapsed_ms,
     "why-over-http": why_over_http, "console-over-http": console_over_http, "get-over-http": get_over_http, "timed-summary": timed_summary,
     "ingest-times": ingest_times, "cli-storing-rate": cli_storing_rate, "store-size": store_size,

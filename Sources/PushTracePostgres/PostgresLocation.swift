@@ -136,6 +136,9 @@ public struct PostgresLocation: Sendable, Equatable {
         configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
         configuration.options.additionalStartupParameters = startupParameters
         configuration.options.maximumConnections = max(1, connections)
+        // One kept open: postgres-nio opens a connection for waiting leases only below the minimum, so with none
+        // kept, leases queued when every connection closed would wait for the next lease to come.
+        configuration.options.minimumConnections = 1
         return configuration
     }
 

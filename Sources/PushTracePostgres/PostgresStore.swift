@@ -128,7 +128,7 @@ public final class PostgresStore: Sendable {
         _ transaction: StoreSQL<PostgresSession>.Transaction, _ body: @escaping @Sendable (PostgresSession) async throws -> T
     ) async throws -> T {
         let preparesStatements = poolMode != .transaction
-        return try await Self.withLease(client, limit: leaseLimit) { [logger] connection in
+        return try await Self.withLease(client, limit: leaseLimit, location: location) { [logger] connection in
             let session = PostgresSession(
                 connection: connection, logger: logger, preparesStatements: preparesStatements, answersAtOnce: false)
             do {
@@ -142,29 +142,49 @@ public final class PostgresStore: Sendable {
                     }
                 }
             } catch {
+                // Closed before the lease is given back, so that the pool never lends it again.
                 try? await connection.close()
+                try? await connection.closeFuture.get()
                 throw error
             }
         }
     }
 
+    /// Whether a lease came before its limit: one of the two is decided, once.
+    private enum LeaseRace { case pending, leased, timedOut }
+
     /// `body` with a connection of `client`'s, whose lease is waited for no longer than `limit`; `body` is bounded by
-    /// its statements' own deadlines.
+    /// its statements' own deadlines. A lease that comes after the limit runs no body, so that a call answered with
+    /// the timeout has done nothing. A lease the pool refuses (it gave up connecting, or it was shut down) is
+    /// ``StoreError/unavailable(_:reason:detail:)``.
     static func withLease<T: Sendable>(
-        _ client: PostgresClient, limit: Duration, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        _ client: PostgresClient, limit: Duration, location: String,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let leased = NIOLockedValueBox(false)
+        let race = NIOLockedValueBox(LeaseRace.pending)
+        let decide: @Sendable (LeaseRace) -> Bool = { outcome in
+            race.withLockedValue { state in
+                guard state == .pending else { return false }
+                state = outcome
+                return true
+            }
+        }
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
-                try await client.withConnection { connection in
-                    leased.withLockedValue { $0 = true }
-                    return try await body(connection)
+                do {
+                    return try await client.withConnection { connection in
+                        guard decide(.leased) else { throw CancellationError() }
+                        return try await body(connection)
+                    }
+                } catch  where race.withLockedValue({ $0 == .pending }) {
+                    throw StoreError.unavailable(
+                        location, reason: "the database cannot be reached now: try again shortly", detail: "\(error)")
                 }
             }
             group.addTask {
-                try await Task.sleep(for: limit)
-                guard leased.withLockedValue({ $0 }) else { throw StoreError.noAnswer(seconds: limit.components.seconds) }
-                return nil
+                try? await Task.sleep(for: limit)
+                guard decide(.timedOut) else { return nil }
+                throw StoreError.noAnswer(seconds: limit.components.seconds)
             }
             while let answer = try await group.next() {
                 if let answer {

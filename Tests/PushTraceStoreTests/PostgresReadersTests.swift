@@ -21,7 +21,7 @@ struct PostgresReadersTests {
         let running = Task { await client.run() }
         defer { running.cancel() }
         await #expect {
-            try await PostgresStore.withLease(client, limit: .seconds(1)) { _ in true }
+            try await PostgresStore.withLease(client, limit: .seconds(1), location: "nowhere") { _ in true }
         } throws: { ($0 as? StoreError)?.code == .noAnswer }
     }
 }
