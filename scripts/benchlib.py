@@ -96,31 +96,37 @@ def write(path, records, gzipped):
         out.write(text)
 
 
+def _turned(pairs, base, new):
+    """(pair, name, binary) of PAIRS pairs of runs, base and new, the order turned each pair: a run starts while the
+    run before it is still being written back to disk."""
+    for pair in range(1, int(pairs) + 1):
+        order = (("base", base), ("new", new))
+        for name, binary in (order if pair % 2 else order[::-1]):
+            yield pair, name, binary
+
+
 def ab_ingest(base, new, corpus, pairs):
     runs = {"base": [], "new": []}
     with tempfile.TemporaryDirectory() as work:
-        for pair in range(1, int(pairs) + 1):
-            # The order turns each pair: a run starts while the run before it is still being written back to disk.
-            order = (("base", base), ("new", new))
-            for name, binary in (order if pair % 2 else order[::-1]):
-                db = os.path.join(work, f"{name}.sqlite")
-                for suffix in ("", "-wal", "-shm"):
-                    if os.path.exists(db + suffix):
-                        os.remove(db + suffix)
-                start = time.monotonic()
-                out = subprocess.run([binary, "ingest", "--db", db, "--quiet", "--format", "json", corpus],
-                                     check=True, capture_output=True, text=True).stdout
-                whole = time.monotonic() - start
-                answer = json.loads(out)
-                records = answer["accepted"]
-                run = {"whole": whole, "store": answer["store_ms"] / 1000, "diagnose": answer["diagnose_ms"] / 1000,
-                       "bytes": sum(os.path.getsize(db + suffix) for suffix in ("", "-wal")
-                                    if os.path.exists(db + suffix)) / records,
-                       "records": records}
-                runs[name].append(run)
-                print(f"  pair {pair} {name:4}: whole {whole:6.2f} s ({records / whole:8,.0f} records/s), storing "
-                      f"{run['store']:6.2f} s, diagnosing {run['diagnose']:6.2f} s, {run['bytes']:6.2f} bytes/record",
-                      flush=True)
+        for pair, name, binary in _turned(pairs, base, new):
+            db = os.path.join(work, f"{name}.sqlite")
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(db + suffix):
+                    os.remove(db + suffix)
+            start = time.monotonic()
+            out = subprocess.run([binary, "ingest", "--db", db, "--quiet", "--format", "json", corpus],
+                                 check=True, capture_output=True, text=True).stdout
+            whole = time.monotonic() - start
+            answer = json.loads(out)
+            records = answer["accepted"]
+            run = {"whole": whole, "store": answer["store_ms"] / 1000, "diagnose": answer["diagnose_ms"] / 1000,
+                   "bytes": sum(os.path.getsize(db + suffix) for suffix in ("", "-wal")
+                                if os.path.exists(db + suffix)) / records,
+                   "records": records}
+            runs[name].append(run)
+            print(f"  pair {pair} {name:4}: whole {whole:6.2f} s ({records / whole:8,.0f} records/s), storing "
+                  f"{run['store']:6.2f} s, diagnosing {run['diagnose']:6.2f} s, {run['bytes']:6.2f} bytes/record",
+                  flush=True)
     median = {name: {key: statistics.median(run[key] for run in rs) for key in ("whole", "bytes")} for name, rs in runs.items()}
     pairwise = [b["whole"] / n["whole"] for b, n in zip(runs["base"], runs["new"])]
     print(f"  rate new/base, medians: {median['base']['whole'] / median['new']['whole']:.3f} (pairs: "
@@ -131,27 +137,25 @@ def ab_ingest(base, new, corpus, pairs):
 def ab_http(base, new, load, corpus, pairs, uploaders):
     runs = {"base": [], "new": []}
     with tempfile.TemporaryDirectory() as work:
-        for pair in range(1, int(pairs) + 1):
-            order = (("base", base), ("new", new))
-            for name, binary in (order if pair % 2 else order[::-1]):
-                db = os.path.join(work, f"{name}-{pair}.sqlite")
-                token = subprocess.run([binary, "token", "create", "--db", db, "--scope", "admin"], check=True,
-                                       capture_output=True, text=True).stdout.strip()
-                port = _free_port()
-                server = subprocess.Popen([binary, "serve", "--db", db, "--port", str(port), "--log-level", "error"])
-                try:
-                    _wait_healthy(port)
-                    out = subprocess.run([load, "--server", f"http://127.0.0.1:{port}", "--concurrency", str(uploaders),
-                                          "--replay", "--preload", "--format", "json", corpus],
-                                         env={**os.environ, "PUSHTRACE_TOKEN": token}, check=True,
-                                         capture_output=True, text=True).stdout
-                finally:
-                    server.terminate()
-                    server.wait()
-                answer = json.loads(out)
-                rate, p50, p99 = answer["records_per_second"], answer["p50_ms"], answer["p99_ms"]
-                runs[name].append(rate)
-                print(f"  pair {pair} {name:4}: {rate:8,.0f} records/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms", flush=True)
+        for pair, name, binary in _turned(pairs, base, new):
+            db = os.path.join(work, f"{name}-{pair}.sqlite")
+            token = subprocess.run([binary, "token", "create", "--db", db, "--scope", "admin"], check=True,
+                                   capture_output=True, text=True).stdout.strip()
+            port = _free_port()
+            server = subprocess.Popen([binary, "serve", "--db", db, "--port", str(port), "--log-level", "error"])
+            try:
+                _wait_healthy(port)
+                out = subprocess.run([load, "--server", f"http://127.0.0.1:{port}", "--concurrency", str(uploaders),
+                                      "--replay", "--preload", "--format", "json", corpus],
+                                     env={**os.environ, "PUSHTRACE_TOKEN": token}, check=True,
+                                     capture_output=True, text=True).stdout
+            finally:
+                server.terminate()
+                server.wait()
+            answer = json.loads(out)
+            rate, p50, p99 = answer["records_per_second"], answer["p50_ms"], answer["p99_ms"]
+            runs[name].append(rate)
+            print(f"  pair {pair} {name:4}: {rate:8,.0f} records/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms", flush=True)
     pairwise = [n / b for b, n in zip(runs["base"], runs["new"])]
     print(f"  rate new/base, medians: {statistics.median(runs['new']) / statistics.median(runs['base']):.3f} (pairs: "
           + ", ".join(f"{r:.3f}" for r in pairwise) + ")")
