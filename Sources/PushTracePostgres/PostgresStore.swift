@@ -156,7 +156,7 @@ public final class PostgresStore: Sendable {
     /// `body` with a connection of `client`'s, whose lease is waited for no longer than `limit`; `body` is bounded by
     /// its statements' own deadlines. A lease that comes after the limit runs no body, so that a call answered with
     /// the timeout has done nothing. A lease the pool refuses (it gave up connecting, or it was shut down) is
-    /// ``StoreError/unavailable(_:reason:detail:)``.
+    /// ``StoreError/unavailable(_:reason:detail:)``; a caller cancelled while it waits gets its `CancellationError`.
     static func withLease<T: Sendable>(
         _ client: PostgresClient, limit: Duration, location: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
@@ -177,13 +177,16 @@ public final class PostgresStore: Sendable {
                         return try await body(connection)
                     }
                 } catch  where race.withLockedValue({ $0 == .pending }) {
+                    // postgres-nio answers a lease request cancelled with an error of its own.
+                    if Task.isCancelled { throw CancellationError() }
                     throw StoreError.unavailable(
                         location, reason: "the database cannot be reached now: try again shortly", detail: "\(error)")
                 }
             }
             group.addTask {
                 try? await Task.sleep(for: limit)
-                guard decide(.timedOut) else { return nil }
+                // Cancelled, the caller gets the lease's own answer (a `CancellationError` while it waits).
+                guard !Task.isCancelled, decide(.timedOut) else { return nil }
                 throw StoreError.noAnswer(seconds: limit.components.seconds)
             }
             while let answer = try await group.next() {

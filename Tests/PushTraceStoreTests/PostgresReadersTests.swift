@@ -23,5 +23,10 @@ struct PostgresReadersTests {
         await #expect {
             try await PostgresStore.withLease(client, limit: .seconds(1), location: "nowhere") { _ in true }
         } throws: { ($0 as? StoreError)?.code == .noAnswer }
+        // A caller cancelled while it waits (a server stopping) is told so, not that the database is down.
+        let waiting = Task { try await PostgresStore.withLease(client, limit: .seconds(600), location: "nowhere") { _ in true } }
+        try await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
     }
 }
