@@ -140,6 +140,22 @@ final class EventLoopExecutor: TaskExecutor {
     }
 }
 
+/// A task executor that runs its jobs on a pool of threads (``PostgresStore/readerThreads``).
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class ThreadPoolExecutor: TaskExecutor {
+    private let pool: NIOThreadPool
+
+    init(_ pool: NIOThreadPool) {
+        self.pool = pool
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        // Run even while the pool stops: a job dropped would leave its task suspended for ever.
+        pool.submit { _ in job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
 /// One connection's queries, their answers waited for (a thread of the caller's held) or awaited (none held).
 package struct PostgresSession {
     let connection: PostgresConnection

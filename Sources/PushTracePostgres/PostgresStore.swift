@@ -27,6 +27,9 @@ public final class PostgresStore: Sendable {
     /// it runs until ``close()``.
     let client: PostgresClient
     private let clientRun: Task<Void, Never>
+    /// The threads an awaited call's body runs on (``ThreadPoolExecutor``), not Swift's shared pool: its CPU work,
+    /// and a dictionary loaded with a statement that waits, would hold up the few threads every request needs.
+    let readerThreads: NIOThreadPool
     /// How long an awaited call waits for a connection of the client's: postgres-nio waits for ever while the
     /// database cannot be reached.
     let leaseLimit: Duration
@@ -58,6 +61,8 @@ public final class PostgresStore: Sendable {
         leadership = PostgresLeadership()
         leaseLimit = .seconds(place.connectTimeoutSeconds + 10)
         client = PostgresClient(configuration: try place.clientConfiguration(connections: readers), backgroundLogger: logger)
+        readerThreads = NIOThreadPool(numberOfThreads: max(1, readers))
+        readerThreads.start()
         // On an event loop, not on Swift's shared pool, whose few threads a caller of the store may hold waiting.
         clientRun =
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
@@ -72,6 +77,7 @@ public final class PostgresStore: Sendable {
         } catch {
             self.connections.close()
             clientRun.cancel()
+            try? readerThreads.syncShutdownGracefully()
             throw explaining(error)
         }
         // A store's errors carry PostgreSQL's words from here on (postgres-nio's own description hides them).
@@ -82,6 +88,7 @@ public final class PostgresStore: Sendable {
         try? connections.withSession { try leadership.releaseAll($0) }
         connections.close()
         clientRun.cancel()
+        try? readerThreads.syncShutdownGracefully()
     }
 
     /// Whether this process leads `task`: it holds the task's lease (``PostgresLeadership``), taken or renewed now.
@@ -125,6 +132,13 @@ public final class PostgresStore: Sendable {
     /// for `transaction`. A connection whose work failed may be in any state (a transaction left open, a statement
     /// whose preparation failed): it is closed rather than lent again.
     func awaiting<T: Sendable>(
+        _ transaction: StoreSQL<PostgresSession>.Transaction, _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws -> T {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return try await leased(transaction, body) }
+        return try await withTaskExecutorPreference(ThreadPoolExecutor(readerThreads)) { try await leased(transaction, body) }
+    }
+
+    private func leased<T: Sendable>(
         _ transaction: StoreSQL<PostgresSession>.Transaction, _ body: @escaping @Sendable (PostgresSession) async throws -> T
     ) async throws -> T {
         let preparesStatements = poolMode != .transaction
