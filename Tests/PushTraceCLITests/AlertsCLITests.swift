@@ -146,7 +146,9 @@ struct AlertsCLITests {
                 "http://127.0.0.1:\(client.port!)/hook",
             ])
             #expect(output.status == 1, "\(output.stderr)")
-            #expect(output.stderr.contains("answered 503"))
+            // The first attempt is answered 503; on a machine busy with the other suites the CLI may give up on
+            // it first (its 10 s timeout). Either way it is retried, and the second attempt delivers.
+            #expect(output.stderr.contains("answered 503") || output.stderr.contains("could not be reached"), "\(output.stderr)")
         }
         #expect(attempts.withLockedValue { $0 } == 2)
         let body = try #require(received.withLockedValue { $0.first })
